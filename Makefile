@@ -1,0 +1,42 @@
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+STAMP := $(VENV)/.installed
+
+.PHONY: venv demo test check lint format typecheck bench clean schemas
+
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -e '.[all]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/citebound demo
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff format --check src tests benchmarks
+
+format: $(STAMP)
+	$(VENV)/bin/ruff format src tests benchmarks
+	$(VENV)/bin/ruff check --fix src tests benchmarks
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+check: lint typecheck test
+
+schemas: $(STAMP)
+	$(PY) -m citebound.contracts.schemas --write
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench_assembly.py
+
+clean:
+	rm -rf $(VENV) .citebound .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""assemble stage."""

@@ -1,0 +1,99 @@
+"""Retrieval bundle: the input contract of answer assembly (seed 000 R2.0A, seed 001 R2 input)."""
+
+from __future__ import annotations
+
+from pydantic import AliasChoices, Field, StrictInt
+
+from citebound.contracts.base import Contract
+from citebound.contracts.enums import RetrievalStatus
+
+
+class SourceRef(Contract):
+    """Where a chunk comes from; what citations show (seed 003 §4 and §9)."""
+
+    document: str = Field(description="Document name shown to people, e.g. the file name or title.")
+    source_path: str | None = Field(
+        default=None, description="Path of the source file as ingested."
+    )
+    heading_path: tuple[str, ...] = Field(
+        default=(), description="Heading hierarchy from the document root down to the chunk."
+    )
+    page: int | None = Field(default=None, description="First page (1-based) for paged sources.")
+    page_end: int | None = Field(default=None, description="Last page when a chunk spans pages.")
+    chunk_index: int | None = Field(
+        default=None, description="Position of the chunk in its document."
+    )
+    char_start: int | None = Field(default=None, description="Start offset in the extracted text.")
+    char_end: int | None = Field(
+        default=None, description="End offset (exclusive) in the extracted text."
+    )
+
+    def reference(self) -> str:
+        """Human reference `Document > Heading > Sub, p. 4` used in prompts and citations."""
+        parts = [self.document, *self.heading_path]
+        ref = " > ".join(p for p in parts if p)
+        if self.page is not None:
+            if self.page_end is not None and self.page_end != self.page:
+                ref += f", pp. {self.page}-{self.page_end}"
+            else:
+                ref += f", p. {self.page}"
+        return ref
+
+
+class DateRange(Contract):
+    start: str | None = Field(default=None, description="Inclusive ISO date (YYYY-MM-DD).")
+    end: str | None = Field(default=None, description="Inclusive ISO date (YYYY-MM-DD).")
+
+
+class FiltersApplied(Contract):
+    """Filters retrieval applied (seed 001); assembly re-checks rows against them."""
+
+    equipment_id: str | None = Field(default=None, description="Only rows of this equipment.")
+    knowledge_type: str | None = Field(default=None, description="Only rows of this type.")
+    date_range: DateRange | None = Field(default=None, description="event_date range.")
+    collection: str | None = Field(default=None, description="Collection searched.")
+
+
+class GateTrace(Contract):
+    """The retrieval gate's decision and the numbers behind it (seed 003 §2)."""
+
+    passed: bool = Field(description="True when the evidence is sufficient to call an LLM.")
+    reason_code: str | None = Field(default=None, description="Why the gate refused, if it did.")
+    max_similarity: float | None = Field(default=None, description="Top calibrated similarity.")
+    min_score: float = Field(description="Threshold the top similarity had to reach.")
+    min_chunks: int = Field(description="How many rows had to reach min_score.")
+    chunks_above_min_score: int = Field(description="How many rows reached min_score.")
+
+
+class RetrievalRow(Contract):
+    """One ranked retrieval result. `similarity` also accepts the seed 000 name."""
+
+    chunk_id: str = Field(description="Stable id of the chunk (content hash).")
+    knowledge_id: str = Field(description="Id of the document (knowledge item) the chunk is from.")
+    rank: StrictInt = Field(description="0-based rank; unique, first rank 0.")
+    similarity: float = Field(
+        validation_alias=AliasChoices("similarity", "similarity_score"),
+        description="Calibrated similarity in [0, 1]. Also accepted as `similarity_score`.",
+    )
+    chunk_text: str = Field(description="Chunk text as stored; sanitized by assembly.")
+    knowledge_type_effective: str = Field(description="Knowledge type after defaults.")
+    equipment_id: str | None = Field(default=None, description="Equipment the chunk is about.")
+    event_date: str | None = Field(default=None, description="ISO date of the event/revision.")
+    faiss_id: int | None = Field(default=None, description="Vector index row id, if any.")
+    source: SourceRef | None = Field(default=None, description="Citation metadata.")
+
+
+class RetrievalBundle(Contract):
+    """What retrieval hands to assembly (seed 001 R2 input schema)."""
+
+    request_id: str = Field(min_length=1, description="Request id, propagated to every record.")
+    user_question: str = Field(description="The raw user question.")
+    retrieval_status: RetrievalStatus = Field(description="SUCCESS, NO_EVIDENCE or FAILED.")
+    index_version: str = Field(min_length=1, description="Version of the index searched.")
+    embedding_model: str = Field(min_length=1, description="Embedding model name.")
+    top_k: StrictInt = Field(ge=0, description="How many rows retrieval was asked for.")
+    results: list[RetrievalRow] = Field(description="Ranked rows.")
+    run_id: str | None = Field(default=None, description="Batch/run id, recommended.")
+    retrieval_latency_ms: float | None = Field(default=None, description="Retrieval time.")
+    filters_applied: FiltersApplied | None = Field(default=None, description="Filters applied.")
+    gate: GateTrace | None = Field(default=None, description="Retrieval gate decision, if run.")

@@ -1,0 +1,180 @@
+"""Policy: every value that changes an answer, versioned, fingerprinted, shipped as presets.
+
+Presets are TOML files in `citebound/presets/`. Load one by name or a file path::
+
+    >>> from citebound.policy import load_policy
+    >>> p = load_policy("strict-v1")
+    >>> p.policy_version
+    'R2_POLICY_V1'
+"""
+
+from __future__ import annotations
+
+import tomllib
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError, model_validator
+
+from citebound.contracts.base import Contract, content_hash
+from citebound.contracts.enums import CitationStyle, PromptStyle
+from citebound.errors import ConfigError
+
+TokenizerName = Literal["cl100k_base", "o200k_base", "llama3", "qwen3", "chars"]
+
+
+class RefusalPolicy(Contract):
+    """Refusal strings. The validator accepts only these exact strings."""
+
+    no_evidence_text: str = Field(
+        min_length=1, description="Answer when the gate or assembly refuses before any LLM call."
+    )
+    model_text: str = Field(
+        min_length=1,
+        description="Exact string the model must output when evidence is insufficient.",
+    )
+
+
+class GatePolicy(Contract):
+    """Retrieval gate (seed 003 §2): no LLM call unless evidence is sufficient."""
+
+    min_score: float = Field(ge=0, le=1, description="Top calibrated similarity must reach this.")
+    min_chunks: int = Field(ge=1, description="At least this many rows must reach min_score.")
+
+
+class RetrievalPolicy(Contract):
+    """N-constants and retrieval knobs (seed 002 §4, §5.3; seed 004)."""
+
+    n0_query_pieces: int = Field(default=5, ge=1, description="Max query pieces (N0).")
+    n1_retr_max_candidates: int = Field(default=200, ge=1, description="Candidates kept (N1).")
+    n2_rerank_top_k: int = Field(default=50, ge=1, description="Candidates to the reranker (N2).")
+    n3_final_selection_max: int = Field(default=24, ge=1, description="Final selection cap (N3).")
+    top_k: int = Field(default=20, ge=1, description="Rows in the RetrievalBundle.")
+    logavgexp_tau: float = Field(default=9.0, gt=0, description="LogAvgExp temperature (τ).")
+    per_hit_neighbors: int = Field(default=0, ge=0, description="Neighbour chunks per hit.")
+    mode: Literal["hybrid", "lexical", "dense"] = Field(default="hybrid", description="Index use.")
+    lexical_weight: float = Field(default=0.5, ge=0, le=1, description="Lexical share in fusion.")
+
+
+class LLMPolicy(Contract):
+    """Execution parameters frozen by policy (seed 001 R4)."""
+
+    temperature: float = Field(default=0.0, ge=0, le=2, description="Sampling temperature.")
+    max_output_tokens: int = Field(default=800, ge=1, description="Output-token cap.")
+    max_attempts: int = Field(default=3, ge=1, le=10, description="Attempts incl. the first.")
+    backoff_base_s: float = Field(default=0.5, ge=0, description="First retry delay.")
+    backoff_max_s: float = Field(default=8.0, ge=0, description="Cap on one retry delay.")
+    timeout_s: float = Field(default=60.0, gt=0, description="Per-attempt timeout.")
+
+
+class ValidationPolicy(Contract):
+    """Post-generation validation knobs (seed 001 R5, seed 003 §6-7, seed 000 P2.2)."""
+
+    new_facts: Literal["fail", "flag"] = Field(
+        default="fail", description="UNSUPPORTED_NEW_FACT fails (fail) or is only recorded (flag)."
+    )
+    min_sentence_support: float = Field(
+        default=0.0, ge=0, le=1, description="Lowest acceptable lexical support per sentence."
+    )
+    low_support_action: Literal["fail", "low_confidence"] = Field(
+        default="fail", description="What happens below min_sentence_support."
+    )
+    length_ratio_limit: float = Field(
+        default=10.0, gt=0, description="Flag answers longer than this × evidence length."
+    )
+    min_attribution_coverage: float = Field(
+        default=1.0, ge=0, le=1, description="Cited factual sentences ÷ factual sentences."
+    )
+
+
+class Policy(Contract):
+    """Frozen selection, prompt, execution and validation values (seed 000 snapshot first)."""
+
+    name: str = Field(description="Preset name.")
+    policy_version: str = Field(min_length=1, description="Version recorded in every trace.")
+    max_chunks: int = Field(ge=1, description="Max chunks in the evidence.")
+    max_chunks_per_knowledge_id: int = Field(ge=1, description="Per-document cap.")
+    max_evidence_tokens: int = Field(ge=1, description="Evidence block budget.")
+    reserved_output_tokens: int = Field(ge=0, description="Reserved for the answer.")
+    max_total_prompt_tokens: int = Field(ge=1, description="Prompt + reserved output budget.")
+    max_chunk_token_ratio: float = Field(gt=0, le=1, description="Per-chunk share of the budget.")
+    overlap_ratio_threshold: float = Field(gt=0, le=1, description="Near-duplicate threshold.")
+    ordering_mode: Literal["rank_strict"] = Field(description="rank asc, then chunk_id asc.")
+    sanitization_mode: Literal["safe_normalize_v1"] = Field(description="Sanitizer.")
+    strict_no_evidence: bool = Field(description="Empty evidence is NO_EVIDENCE, never continued.")
+    min_top_similarity: float = Field(ge=0, le=1, description="Top-similarity gate at selection.")
+    min_similarity_floor: float = Field(ge=0, le=1, description="Per-row floor.")
+    max_question_tokens: int = Field(default=512, ge=1, description="Question block cap.")
+    allowed_knowledge_types: list[str] = Field(
+        description="V5 domain integrity; ['*'] allows any type."
+    )
+    citation_style: CitationStyle = Field(description="Anchor style.")
+    prompt_style: PromptStyle = Field(default=PromptStyle.QA, description="qa or summarize.")
+    tokenizer: TokenizerName = Field(description="Token counter for every budget.")
+    refusal: RefusalPolicy = Field(description="Refusal strings.")
+    gate: GatePolicy = Field(description="Retrieval gate.")
+    retrieval: RetrievalPolicy = Field(default_factory=RetrievalPolicy, description="Retrieval.")
+    llm: LLMPolicy = Field(default_factory=LLMPolicy, description="Execution.")
+    validation: ValidationPolicy = Field(default_factory=ValidationPolicy, description="R5.")
+
+    @model_validator(mode="after")
+    def _budgets_fit(self) -> Policy:
+        if self.max_evidence_tokens + self.reserved_output_tokens > self.max_total_prompt_tokens:
+            raise ValueError(
+                "max_evidence_tokens + reserved_output_tokens must not exceed "
+                "max_total_prompt_tokens"
+            )
+        return self
+
+    @property
+    def fingerprint(self) -> str:
+        """`sha256:<hex>` of the canonical JSON of the policy."""
+        return content_hash(self)
+
+    def allows_knowledge_type(self, value: str) -> bool:
+        return "*" in self.allowed_knowledge_types or value in self.allowed_knowledge_types
+
+
+PRESETS = ("strict-v1", "hybridrag")
+
+
+def _format_error(err: ValidationError, source: str) -> ConfigError:
+    first = err.errors()[0]
+    field = ".".join(str(p) for p in first["loc"]) or "<root>"
+    return ConfigError(
+        f"invalid policy {source}: field '{field}': {first['msg']}", field=field, source=source
+    )
+
+
+def policy_from_mapping(data: dict[str, object], source: str = "<mapping>") -> Policy:
+    """Build a Policy from parsed TOML/JSON, raising ConfigError that names the bad field."""
+    try:
+        return Policy.model_validate(data)
+    except ValidationError as err:
+        raise _format_error(err, source) from None
+
+
+@lru_cache(maxsize=16)
+def _load_preset(name: str) -> Policy:
+    text = resources.files("citebound.presets").joinpath(f"{name}.toml").read_text("utf-8")
+    return policy_from_mapping(tomllib.loads(text), source=f"preset {name}")
+
+
+def load_policy(name_or_path: str | Path = "strict-v1") -> Policy:
+    """Load a preset by name (`strict-v1`, `hybridrag`) or a TOML file by path."""
+    key = str(name_or_path)
+    if key in PRESETS:
+        return _load_preset(key)
+    path = Path(key)
+    if not path.is_file():
+        raise ConfigError(
+            f"unknown policy '{key}': not a preset ({', '.join(PRESETS)}) and not a file",
+            source=key,
+        )
+    try:
+        data = tomllib.loads(path.read_text("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise ConfigError(f"policy file {path} is not valid TOML: {err}", source=key) from None
+    return policy_from_mapping(data, source=str(path))

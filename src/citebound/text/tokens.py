@@ -1,0 +1,59 @@
+"""Token counting behind one protocol: exact offline BPE (quicktok) or seed 004's estimator."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Protocol, runtime_checkable
+
+from citebound.errors import ConfigError
+
+
+@runtime_checkable
+class Tokenizer(Protocol):
+    """Counts tokens. `name` is recorded in traces so counts can be reproduced."""
+
+    name: str
+
+    def count(self, text: str) -> int: ...
+
+
+class QuicktokTokenizer:
+    """Exact BPE counts identical to tiktoken's `encode_ordinary`, offline (quicktok-v1).
+
+    Special-token strings in evidence are counted as plain text, never as specials.
+    """
+
+    def __init__(self, encoding: str) -> None:
+        import quicktok
+
+        try:
+            self._enc = quicktok.Tokenizer(encoding)
+        except Exception as err:  # the extension raises plain RuntimeError/ValueError
+            raise ConfigError(f"unknown tokenizer encoding '{encoding}': {err}") from None
+        self.name = encoding
+
+    def count(self, text: str) -> int:
+        return int(self._enc.count(text))
+
+    def encode(self, text: str) -> list[int]:
+        return list(self._enc.encode_ordinary(text))
+
+    def decode(self, ids: list[int]) -> str:
+        return str(self._enc.decode(ids))
+
+
+class CharTokenizer:
+    """Seed 004's estimator: tokens ≈ character count (conservative for English)."""
+
+    name = "chars"
+
+    def count(self, text: str) -> int:
+        return len(text)
+
+
+@lru_cache(maxsize=8)
+def get_tokenizer(name: str) -> Tokenizer:
+    """Return a cached tokenizer by policy name: cl100k_base, o200k_base, llama3, qwen3, chars."""
+    if name == "chars":
+        return CharTokenizer()
+    return QuicktokTokenizer(name)
