@@ -1,0 +1,56 @@
+"""Shared test setup: no network except loopback, and a skip-aware shared-data fixture."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from citebound.eval.data import dataset_dir
+
+_real_connect = socket.socket.connect
+_real_create_connection = socket.create_connection
+
+
+def _is_loopback(address: Any) -> bool:
+    if isinstance(address, (str, bytes)):  # AF_UNIX paths
+        return True
+    host = address[0]
+    if host in ("localhost", "", None):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> Any:
+    if not _is_loopback(address):
+        raise RuntimeError(f"network access blocked in tests: {address!r}")
+    return _real_connect(self, address)
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Unit and integration tests may only talk to loopback (house rule 8)."""
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    yield
+
+
+@pytest.fixture
+def shared_dataset() -> Callable[[str], Path]:
+    """`shared_dataset("scifact")` returns the folder or skips the test with a clear reason."""
+
+    def _get(name: str) -> Path:
+        path = dataset_dir(name)
+        if path is None:
+            pytest.skip(f"../shared/data/{name} is absent (set CITEBOUND_SHARED_DATA to run this)")
+        return path
+
+    return _get
