@@ -1,0 +1,5 @@
+"""`python -m citebound` runs the CLI."""
+
+from citebound.cli import main
+
+main()
