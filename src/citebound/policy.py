@@ -103,7 +103,9 @@ class Policy(Contract):
     overlap_ratio_threshold: float = Field(gt=0, le=1, description="Near-duplicate threshold.")
     ordering_mode: Literal["rank_strict"] = Field(description="rank asc, then chunk_id asc.")
     sanitization_mode: Literal["safe_normalize_v1"] = Field(description="Sanitizer.")
-    strict_no_evidence: bool = Field(description="Empty evidence is NO_EVIDENCE, never continued.")
+    strict_no_evidence: Literal[True] = Field(
+        description="Empty evidence is NO_EVIDENCE, never continued (only true is supported)."
+    )
     min_top_similarity: float = Field(ge=0, le=1, description="Top-similarity gate at selection.")
     min_similarity_floor: float = Field(ge=0, le=1, description="Per-row floor.")
     max_question_tokens: int = Field(default=512, ge=1, description="Question block cap.")
@@ -132,6 +134,17 @@ class Policy(Contract):
     def fingerprint(self) -> str:
         """`sha256:<hex>` of the canonical JSON of the policy."""
         return content_hash(self)
+
+    def evolve(self, **changes: object) -> Policy:
+        """A validated copy with top-level fields replaced (unlike `model_copy(update=...)`).
+
+        >>> load_policy("strict-v1").evolve(max_chunks=4).max_chunks
+        4
+        """
+        try:
+            return Policy.model_validate({**self.model_dump(), **changes})
+        except ValidationError as err:
+            raise _format_error(err, f"evolve({', '.join(changes)})") from None
 
     def allows_knowledge_type(self, value: str) -> bool:
         return "*" in self.allowed_knowledge_types or value in self.allowed_knowledge_types

@@ -72,6 +72,7 @@ class RetrievalRow(Contract):
     knowledge_id: str = Field(description="Id of the document (knowledge item) the chunk is from.")
     rank: StrictInt = Field(description="0-based rank; unique, first rank 0.")
     similarity: float = Field(
+        strict=True,
         validation_alias=AliasChoices("similarity", "similarity_score"),
         description="Calibrated similarity in [0, 1]. Also accepted as `similarity_score`.",
     )

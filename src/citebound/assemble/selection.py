@@ -1,0 +1,248 @@
+"""Policy-driven chunk selection (seed 000 R2.2, seed 001 "Chunk Selection Rules").
+
+A pure function of (rows, filters, policy). Rows are visited in `rank_strict` order (rank asc,
+then chunk_id asc); each row is kept or dropped with exactly one reason code, the first that
+applies in this order:
+
+    filter (null / mismatch) -> similarity floor -> max_chunks already full -> evidence budget
+    already closed -> empty after sanitize -> structure conflict -> near-duplicate of a kept row
+    -> per-knowledge_id cap -> evidence budget
+
+Capacity drops come before the content checks, so rows that can never be selected are not
+sanitized or compared (this keeps a 200-row bundle cheap).
+
+The top-similarity gate runs first over the rows that pass the filters. Once a row fails the
+evidence budget, no later row is added ("stop adding", R2.5), so pruning is always lowest-rank
+first. A row larger than `max_chunk_token_ratio` of the budget is trimmed at a sentence (else
+word) boundary to a prefix of its sanitized text and flagged `truncated`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date
+
+from citebound.contracts.enums import ReasonCode
+from citebound.contracts.retrieval import FiltersApplied, RetrievalRow
+from citebound.policy import Policy
+from citebound.prompt.evidence import render_block, render_entry, structure_conflict
+from citebound.text.sanitize import safe_normalize_v1
+from citebound.text.tokens import Tokenizer
+
+_WORD = re.compile(r"\w+")
+_SENTENCE_END = re.compile(r"[.?!]+(?=\s|$)|\n")
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Kept:
+    row: RetrievalRow
+    text: str
+    truncated: bool
+    entry_tokens: int
+
+
+@dataclass(frozen=True)
+class Dropped:
+    row: RetrievalRow
+    code: ReasonCode
+    detail: str
+
+
+@dataclass
+class Selection:
+    kept: list[Kept] = field(default_factory=list)
+    dropped: list[Dropped] = field(default_factory=list)
+    evidence_tokens: int = 0
+    top_similarity: float | None = None
+    gate_failed: bool = False
+
+
+def overlap_ratio(a: frozenset[str], b: frozenset[str]) -> float:
+    """|A ∩ B| / min(|A|, |B|) over lower-cased word sets: containment counts as duplicate."""
+    if not a or not b:
+        return 0.0
+    return len(a & b) / min(len(a), len(b))
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(text.lower()))
+
+
+def _parse_date(value: str | None) -> date | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value[:10])
+    except ValueError:
+        return None
+
+
+def filter_reason(
+    row: RetrievalRow, filters: FiltersApplied | None
+) -> tuple[ReasonCode, str] | None:
+    """Seed 001 null semantics: under a filter, a null value never passes silently."""
+    if filters is None:
+        return None
+    if filters.equipment_id is not None:
+        if row.equipment_id is None:
+            return ReasonCode.DROP_FILTER_NULL, "equipment_id is null under an equipment_id filter"
+        if row.equipment_id != filters.equipment_id:
+            return ReasonCode.DROP_FILTER_MISMATCH, f"equipment_id {row.equipment_id!r} != filter"
+    if (
+        filters.knowledge_type is not None
+        and row.knowledge_type_effective != filters.knowledge_type
+    ):
+        return (
+            ReasonCode.DROP_FILTER_MISMATCH,
+            f"knowledge_type {row.knowledge_type_effective!r} != filter",
+        )
+    rng = filters.date_range
+    if rng is not None and (rng.start is not None or rng.end is not None):
+        when = _parse_date(row.event_date)
+        if when is None:
+            return ReasonCode.DROP_FILTER_NULL, "event_date is null or not ISO under a date filter"
+        start, end = _parse_date(rng.start), _parse_date(rng.end)
+        if (start is not None and when < start) or (end is not None and when > end):
+            return (
+                ReasonCode.DROP_FILTER_MISMATCH,
+                f"event_date {row.event_date} outside the date range",
+            )
+    return None
+
+
+def _entry(row: RetrievalRow, text: str) -> str:
+    # Anchor labels are not known yet; a fixed-width placeholder keeps the count stable.
+    source = row.source.reference() if row.source is not None else row.knowledge_id
+    return render_entry("C00", row.chunk_id, row.knowledge_id, source, text)
+
+
+def _cut_points(text: str) -> list[int]:
+    sentence = sorted({m.end() for m in _SENTENCE_END.finditer(text)} - {len(text)})
+    return [p for p in sentence if text[:p].strip()]
+
+
+def trim_to_tokens(row: RetrievalRow, text: str, cap: int, tok: Tokenizer) -> str | None:
+    """Longest sentence-boundary (else word-boundary) prefix whose entry fits `cap` tokens."""
+    for points in (_cut_points(text), [m.start() for m in _SPACE.finditer(text)]):
+        lo, hi, best = 0, len(points) - 1, None
+        while lo <= hi:  # binary search: prefix token counts grow with length
+            mid = (lo + hi) // 2
+            prefix = text[: points[mid]].rstrip()
+            if tok.count(_entry(row, prefix)) <= cap:
+                best, lo = prefix, mid + 1
+            else:
+                hi = mid - 1
+        if best:
+            return best
+    return None
+
+
+def select(
+    rows: list[RetrievalRow], filters: FiltersApplied | None, policy: Policy, tok: Tokenizer
+) -> Selection:
+    """Select evidence rows deterministically; see the module docstring for the order."""
+    ordered = sorted(rows, key=lambda r: (r.rank, r.chunk_id))
+    sel = Selection()
+    admissible: list[RetrievalRow] = []
+    for row in ordered:
+        reason = filter_reason(row, filters)
+        if reason is not None:
+            sel.dropped.append(Dropped(row, *reason))
+        else:
+            admissible.append(row)
+    if admissible:
+        sel.top_similarity = max(r.similarity for r in admissible)
+        if sel.top_similarity < policy.min_top_similarity:
+            sel.gate_failed = True
+            detail = (
+                f"top similarity {sel.top_similarity:.4f} "
+                f"< min_top_similarity {policy.min_top_similarity}"
+            )
+            sel.dropped.extend(
+                Dropped(r, ReasonCode.DROP_BELOW_TOP_SIMILARITY, detail) for r in admissible
+            )
+            sel.dropped.sort(key=lambda d: (d.row.rank, d.row.chunk_id))
+            return sel
+
+    chunk_cap = int(policy.max_chunk_token_ratio * policy.max_evidence_tokens)
+    kept_words: list[frozenset[str]] = []
+    per_knowledge: dict[str, int] = {}
+    budget_closed = False
+    entries: list[str] = []
+    for row in admissible:
+
+        def drop(code: ReasonCode, detail: str, row: RetrievalRow = row) -> None:
+            sel.dropped.append(Dropped(row, code, detail))
+
+        if row.similarity < policy.min_similarity_floor:
+            drop(
+                ReasonCode.DROP_BELOW_SIMILARITY_FLOOR,
+                f"similarity {row.similarity:.4f} < floor {policy.min_similarity_floor}",
+            )
+            continue
+        if len(sel.kept) >= policy.max_chunks:
+            drop(ReasonCode.DROP_MAX_CHUNKS, f"max_chunks {policy.max_chunks} reached")
+            continue
+        if budget_closed:
+            drop(ReasonCode.DROP_BUDGET, "evidence budget already exhausted by higher-ranked rows")
+            continue
+        text = safe_normalize_v1(row.chunk_text)
+        if not text:
+            drop(ReasonCode.DROP_EMPTY_AFTER_SANITIZE, "nothing left after safe_normalize_v1")
+            continue
+        conflict = structure_conflict(text)
+        if conflict is not None:
+            drop(
+                ReasonCode.DROP_STRUCTURE_CONFLICT,
+                f"line forges prompt structure: {conflict[:60]!r}",
+            )
+            continue
+        words = _words(text)
+        dup_of = next(
+            (
+                k
+                for k, w in zip(sel.kept, kept_words, strict=True)
+                if overlap_ratio(words, w) >= policy.overlap_ratio_threshold
+            ),
+            None,
+        )
+        if dup_of is not None:
+            drop(
+                ReasonCode.DROP_DUP,
+                f"overlaps {dup_of.row.chunk_id} >= {policy.overlap_ratio_threshold}",
+            )
+            continue
+        if per_knowledge.get(row.knowledge_id, 0) >= policy.max_chunks_per_knowledge_id:
+            drop(
+                ReasonCode.DROP_PER_KNOWLEDGE_CAP,
+                f"{policy.max_chunks_per_knowledge_id} chunks of {row.knowledge_id} already kept",
+            )
+            continue
+        truncated = False
+        if tok.count(_entry(row, text)) > chunk_cap:
+            trimmed = trim_to_tokens(row, text, chunk_cap, tok)
+            if trimmed is None:
+                drop(
+                    ReasonCode.DROP_BUDGET,
+                    f"no prefix fits the per-chunk cap of {chunk_cap} tokens",
+                )
+                continue
+            text, truncated = trimmed, True
+        candidate = [*entries, _entry(row, text)]
+        block_tokens = tok.count(render_block(candidate))
+        if block_tokens > policy.max_evidence_tokens:
+            budget_closed = True
+            drop(
+                ReasonCode.DROP_BUDGET,
+                f"would make evidence {block_tokens} > {policy.max_evidence_tokens} tokens",
+            )
+            continue
+        entries = candidate
+        sel.evidence_tokens = block_tokens
+        sel.kept.append(Kept(row, text, truncated, tok.count(candidate[-1])))
+        kept_words.append(words)
+        per_knowledge[row.knowledge_id] = per_knowledge.get(row.knowledge_id, 0) + 1
+    sel.dropped.sort(key=lambda d: (d.row.rank, d.row.chunk_id))
+    return sel

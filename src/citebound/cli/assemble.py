@@ -1,0 +1,69 @@
+"""`citebound assemble BUNDLE.json`: R2 assembly + R3 prompt build from a retrieval bundle."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from citebound.assemble import assemble_and_build
+from citebound.cli._common import EXIT_FAILED, STATUS_EXIT, fail
+from citebound.errors import ConfigError
+from citebound.policy import Policy, load_policy
+
+
+def load_policy_option(value: str) -> Policy:
+    try:
+        return load_policy(value)
+    except ConfigError as err:
+        fail(str(err))
+
+
+@click.command("assemble")
+@click.argument("bundle_file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--policy",
+    "policy_name",
+    default="strict-v1",
+    show_default=True,
+    help="Preset name (strict-v1, hybridrag) or a policy TOML file.",
+)
+@click.option(
+    "--question", default=None, help="Use this question instead of the bundle's user_question."
+)
+@click.option("--prompt-only", is_flag=True, help="Print only the exact prompt bytes.")
+def assemble_cmd(
+    bundle_file: Path, policy_name: str, question: str | None, prompt_only: bool
+) -> None:
+    """Assemble evidence and build the frozen prompt for BUNDLE_FILE (a RetrievalBundle JSON).
+
+    Prints {"answer_bundle": ..., "prompt": ...} as JSON. Exit codes: 0 OK, 3 NO_EVIDENCE,
+    2 FAILED (one-line reason on stderr).
+    """
+    policy = load_policy_option(policy_name)
+    try:
+        raw = bundle_file.read_bytes()
+    except OSError as err:
+        fail(f"cannot read {bundle_file}: {err.strerror or err}")
+    outcome = assemble_and_build(raw, policy, question=question)
+    status = outcome.prompt.build_status.value
+    if prompt_only:
+        if status == "OK":
+            sys.stdout.buffer.write(outcome.prompt.prompt_text.encode("utf-8"))
+            sys.stdout.flush()
+    else:
+        payload = {
+            "answer_bundle": outcome.bundle.model_dump(mode="json"),
+            "prompt": outcome.prompt.model_dump(mode="json"),
+        }
+        click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+    if status != "OK":
+        reason = outcome.bundle.failure_reason or outcome.prompt.failure_reason
+        detail = (outcome.bundle.messages or [outcome.prompt.message])[0]
+        click.echo(f"citebound: {status}: {reason}: {detail}", err=True)
+    sys.exit(STATUS_EXIT.get(status, EXIT_FAILED))
+
+
+COMMANDS = [assemble_cmd]
