@@ -47,12 +47,14 @@ _MARKER_PATTERNS = {
 }
 
 # Words that say what kind of question it is, not what it is about.
-_STOPWORD_TEXT = """a about above after all also an and any are as at be been before being between both
-    but by can could describe did do does during each explain for from give had has have he
-    her his how i if in into is it its list many may me might more most much must my no not
-    of on or our per please shall she should so some such tell than that the their them then
-    there these they this those to under up was we were what when where which while who whom
-    whose why will with would you your"""
+_STOPWORD_TEXT = """
+    a about above after all also an and any are as at be been before being between both
+    but by can could describe did do does during each explain for from give had has have
+    he her his how i if in into is it its list many may me might more most much must my
+    no not of on or our per please shall she should so some such tell than that the
+    their them then there these they this those to under up was we were what when where
+    which while who whom whose why will with would you your
+"""
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 _WORD = re.compile(r"\w+")
