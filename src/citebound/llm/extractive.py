@@ -19,7 +19,8 @@ Rules that keep every answer valid for the post-generation validator:
 
 Scoring: question and sentence are lower-cased into word tokens; stopwords (question words
 and function words) are dropped and a light plural stem is applied. The score of a sentence
-is the share of distinct question terms it contains. The best `max_sentences` are kept
+is the share of distinct question terms it contains; it must be above `floor` and share at
+least `min_matches` terms. The best `max_sentences` are kept
 (score desc, then evidence order, then sentence order) and emitted in evidence order.
 """
 
@@ -108,6 +109,9 @@ class ExtractiveProvider:
     Args:
         floor: A sentence is a candidate only when its score (share of question terms it
             contains) is strictly above this. Default 0.2.
+        min_matches: ... and when it shares at least this many distinct terms with the
+            question (fewer if the question has fewer terms). Default 2, so one shared word
+            ("painted") does not answer "Who painted the Mona Lisa?".
         max_sentences: Most sentences in one answer. Default 3.
         max_sentence_chars: Longer "sentences" (tables, run-on text) are never emitted.
 
@@ -118,13 +122,19 @@ class ExtractiveProvider:
     """
 
     def __init__(
-        self, *, floor: float = 0.2, max_sentences: int = 3, max_sentence_chars: int = 600
+        self,
+        *,
+        floor: float = 0.2,
+        min_matches: int = 2,
+        max_sentences: int = 3,
+        max_sentence_chars: int = 600,
     ) -> None:
         if not 0.0 <= floor < 1.0:
             raise ConfigError(f"floor must be in [0, 1), got {floor}", field="floor")
         if max_sentences < 1:
             raise ConfigError("max_sentences must be at least 1", field="max_sentences")
         self.floor = floor
+        self.min_matches = max(1, min_matches)
         self.max_sentences = max_sentences
         self.max_sentence_chars = max_sentence_chars
 
@@ -158,13 +168,15 @@ class ExtractiveProvider:
         if not question:
             return refusal_text
         forbidden = self._forbidden(bundle, refusal_text)
+        needed = min(self.min_matches, len(question))
         scored: list[tuple[float, int, int, str, str]] = []
         for ev_index, evidence in enumerate(bundle.selected_evidence):
             for s_index, sentence in enumerate(split_sentences(evidence.sanitized_text)):
                 if not self._eligible(sentence, forbidden):
                     continue
-                score = len(question & terms(sentence)) / len(question)
-                if score > self.floor:
+                shared = len(question & terms(sentence))
+                score = shared / len(question)
+                if score > self.floor and shared >= needed:
                     scored.append((score, ev_index, s_index, sentence, evidence.citation_anchor))
         # Tie-break: score desc, then evidence order, then sentence order (fully deterministic).
         scored.sort(key=lambda t: (-t[0], t[1], t[2]))

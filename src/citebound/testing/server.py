@@ -116,7 +116,10 @@ class ScriptedLLMServer:
         """Serve in a daemon thread (idempotent)."""
         if self._thread is None:
             self._thread = threading.Thread(
-                target=self._httpd.serve_forever, name="ScriptedLLMServer", daemon=True
+                target=self._httpd.serve_forever,
+                kwargs={"poll_interval": 0.02},
+                name="ScriptedLLMServer",
+                daemon=True,
             )
             self._thread.start()
         return self
