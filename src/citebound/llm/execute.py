@@ -104,8 +104,7 @@ def execute(
 
     skipped = _skip_reason(prompt, bundle)
     if skipped is not None:
-        status, message = skipped
-        return finish(status, ReasonCode.LLM_SKIPPED, message)
+        return finish(*skipped)
     try:
         request = ProviderRequest(
             request_id=prompt.request_id,
@@ -213,12 +212,17 @@ def execute(
 
 def _skip_reason(
     prompt: PromptBuildResult, bundle: AnswerBundle
-) -> tuple[GenerationStatus, str] | None:
-    """Why no call is made, or None when the prompt may be sent."""
+) -> tuple[GenerationStatus, ReasonCode, str] | None:
+    """Why no call is made, or None when the prompt may be sent.
+
+    Upstream FAILED / NO_EVIDENCE is LLM_SKIPPED; a prompt whose parts do not add up (messages
+    vs prompt_text vs prompt_sha256, or another request's bundle) is PROMPT_STRUCTURE.
+    """
     if bundle.assembly_status is AssemblyStatus.FAILED or prompt.build_status is BuildStatus.FAILED:
         upstream = bundle.failure_reason or prompt.failure_reason or "unknown reason"
         return (
             GenerationStatus.FAILED,
+            ReasonCode.LLM_SKIPPED,
             f"no model call: assembly/prompt build FAILED ({upstream})",
         )
     if (
@@ -227,11 +231,13 @@ def _skip_reason(
     ):
         return (
             GenerationStatus.NO_EVIDENCE,
+            ReasonCode.LLM_SKIPPED,
             "no model call: there is no evidence to answer from (NO_EVIDENCE before R4)",
         )
     if prompt.request_id != bundle.request_id:
         return (
             GenerationStatus.FAILED,
+            ReasonCode.PROMPT_STRUCTURE,
             f"no model call: prompt request_id {prompt.request_id!r} does not match the "
             f"AnswerBundle's {bundle.request_id!r}",
         )
@@ -240,11 +246,13 @@ def _skip_reason(
     ):
         return (
             GenerationStatus.FAILED,
+            ReasonCode.PROMPT_STRUCTURE,
             "no model call: prompt messages are not exactly system + user of prompt_text",
         )
     if sha256_hex(prompt.prompt_text) != prompt.prompt_sha256:
         return (
             GenerationStatus.FAILED,
+            ReasonCode.PROMPT_STRUCTURE,
             "no model call: prompt_sha256 does not match prompt_text (prompt was altered)",
         )
     return None
