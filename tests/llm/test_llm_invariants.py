@@ -89,6 +89,22 @@ class TestNoSilentFallback:
         assert result.failure_reason == ReasonCode.LLM_NOT_FOUND
         assert len(server.requests) == 1 and result.model_name == "test-model"
 
+    def test_server_side_substitution_is_logged_not_adopted(
+        self,
+        server: ScriptedLLMServer,
+        provider: Provider,
+        caplog: pytest.LogCaptureFixture,
+    ) -> None:
+        server.reply("The pump runs at 40 bar. [C0]", model="cheaper-model")
+        server.reply("The pump runs at 40 bar. [C0]", model="test-model-2024-07-18")
+        bundle = make_bundle()
+        caplog.set_level(logging.INFO, logger="citebound.llm")
+        first = execute(make_prompt(bundle), bundle, provider, POLICY)
+        second = execute(make_prompt(bundle), bundle, provider, POLICY)
+        assert first.model_name == second.model_name == "test-model"
+        warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+        assert len(warnings) == 1 and "reported=cheaper-model" in warnings[0]
+
 
 @pytest.mark.integration
 class TestNoParameterDrift:

@@ -198,6 +198,17 @@ def execute(
                 attempts=attempts,
                 llm_latency_ms=_ms(started, clock),
             )
+        reported = reply.reported_model
+        if reported is not None and not reported.startswith(provider.model):
+            # Servers may report a dated snapshot of the model asked for (gpt-4o-mini ->
+            # gpt-4o-mini-2024-07-18); anything else is the server's own routing. We never
+            # switch models ourselves, and we say so loudly when the server did.
+            log.warning(
+                "llm server reported another model request_id=%s configured=%s reported=%s",
+                prompt.request_id,
+                provider.model,
+                reported,
+            )
         return _from_reply(reply, finish, attempts, _ms(started, clock))
 
     assert last is not None

@@ -55,6 +55,7 @@ class Step:
     body: bytes = b""
     delay_s: float = 0.0
     usage: tuple[int, int] | None = None
+    model: str | None = None
 
 
 @dataclass(frozen=True)
@@ -164,10 +165,27 @@ class ScriptedLLMServer:
         finish_reason: str = "stop",
         usage: tuple[int, int] | None = None,
         delay_s: float = 0.0,
+        model: str | None = None,
     ) -> None:
-        """Queue a successful answer; `usage` is (prompt_tokens, completion_tokens)."""
+        """Queue a successful answer.
+
+        Args:
+            text: Answer text, returned byte for byte.
+            finish_reason: `stop`, or `length` for a cut-off answer.
+            usage: (prompt_tokens, completion_tokens); default: whitespace word counts.
+            delay_s: Wait this long before answering.
+            model: Model name to report; default: the one requested (a server-side
+                substitution can be simulated by giving another name).
+        """
         self.queue(
-            Step("reply", text=text, finish_reason=finish_reason, usage=usage, delay_s=delay_s)
+            Step(
+                "reply",
+                text=text,
+                finish_reason=finish_reason,
+                usage=usage,
+                delay_s=delay_s,
+                model=model,
+            )
         )
 
     def truncated(self, text: str = "The answer was cut") -> None:
@@ -289,7 +307,9 @@ def _usage(step: Step, record: RecordedRequest) -> tuple[int, int]:
     return prompt_words, len(step.text.split())
 
 
-def _model(record: RecordedRequest) -> str:
+def _model(step: Step, record: RecordedRequest) -> str:
+    if step.model is not None:
+        return step.model
     try:
         return str(record.json().get("model", ""))
     except (ValueError, AttributeError):
@@ -311,7 +331,7 @@ def _chat(step: Step, record: RecordedRequest, number: int) -> dict[str, Any]:
         "id": f"chatcmpl-scripted-{number}",
         "object": "chat.completion",
         "created": 0,
-        "model": _model(record),
+        "model": _model(step, record),
         "choices": choices,
         "usage": {
             "prompt_tokens": prompt,
@@ -341,7 +361,7 @@ def _responses(step: Step, record: RecordedRequest, number: int) -> dict[str, An
         "created_at": 0,
         "status": "incomplete" if truncated else "completed",
         "incomplete_details": {"reason": "max_output_tokens"} if truncated else None,
-        "model": _model(record),
+        "model": _model(step, record),
         "output": output,
         "usage": {
             "input_tokens": prompt,
@@ -354,7 +374,7 @@ def _responses(step: Step, record: RecordedRequest, number: int) -> dict[str, An
 def _ollama(step: Step, record: RecordedRequest, number: int) -> dict[str, Any]:
     prompt, completion = _usage(step, record)
     return {
-        "model": _model(record),
+        "model": _model(step, record),
         "created_at": "1970-01-01T00:00:00Z",
         "message": {"role": "assistant", "content": "" if step.kind == "empty" else step.text},
         "done": True,
