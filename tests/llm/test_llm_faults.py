@@ -103,8 +103,8 @@ def test_backoff_is_capped_exponential(
 def test_timeout_is_retried(
     server: ScriptedLLMServer, provider: Provider, fake_sleep: FakeSleep
 ) -> None:
-    policy = fast_policy(timeout_s=0.3)
-    server.timeout(delay_s=2.0)
+    policy = fast_policy(timeout_s=0.5)
+    server.timeout(delay_s=5.0)
     server.reply(ANSWER)
     result, sha = run(provider, fake_sleep, policy)
     assert (result.generation_status, result.attempts) == (GenerationStatus.OK, 2)
@@ -114,8 +114,8 @@ def test_timeout_is_retried(
 
 def test_timeouts_until_exhausted(server: ScriptedLLMServer, fake_sleep: FakeSleep) -> None:
     policy = fast_policy(timeout_s=0.2, max_attempts=2)
-    server.timeout(delay_s=2.0)
-    server.timeout(delay_s=2.0)
+    server.timeout(delay_s=5.0)
+    server.timeout(delay_s=5.0)
     with OpenAIProvider("m", base_url=server.base_url) as provider:
         result, _ = run(provider, fake_sleep, policy)
     assert result.failure_reason == ReasonCode.LLM_RETRIES_EXHAUSTED
@@ -217,10 +217,10 @@ def test_finish_reason_length_is_truncated_and_not_retried(
 def test_mixed_faults_then_success(
     server: ScriptedLLMServer, provider: Provider, fake_sleep: FakeSleep
 ) -> None:
-    policy = fast_policy(max_attempts=4, timeout_s=0.3)
+    policy = fast_policy(max_attempts=4, timeout_s=0.5)
     server.reset()
     server.error(429, retry_after="0")
-    server.timeout(delay_s=2.0)
+    server.timeout(delay_s=5.0)
     server.reply(ANSWER, usage=(111, 7))
     result, sha = run(provider, fake_sleep, policy)
     assert (result.generation_status, result.attempts) == (GenerationStatus.OK, 4)

@@ -56,7 +56,16 @@ class TestNoPromptMutation:
         )
         wrong_hash = good.model_copy(update={"prompt_sha256": "0" * 64})
         other_request = good.model_copy(update={"request_id": "someone-else"})
-        for prompt in (tampered, swapped, wrong_hash, other_request):
+        system, user = good.messages
+        roles = good.model_copy(
+            update={
+                "messages": [
+                    ChatMessage(role="user", content=system.content),
+                    ChatMessage(role="system", content=user.content),
+                ]
+            }
+        )
+        for prompt in (tampered, swapped, wrong_hash, other_request, roles):
             spy = SpyProvider(ExtractiveProvider())
             result = execute(prompt, bundle, spy, POLICY)
             assert result.generation_status is GenerationStatus.FAILED
@@ -136,10 +145,10 @@ class TestNoPromptCorruptionAcrossRetries:
     def test_every_attempt_hashes_to_prompt_sha256(
         self, server: ScriptedLLMServer, provider: Provider, fake_sleep: FakeSleep
     ) -> None:
-        policy = fast_policy(max_attempts=5, timeout_s=0.3)
+        policy = fast_policy(max_attempts=5, timeout_s=0.5)
         server.reset()
         server.error(503)
-        server.timeout(delay_s=2.0)
+        server.timeout(delay_s=5.0)
         server.error(429, retry_after="0")
         server.reply("The pump runs at 40 bar. [C0]")
         bundle = make_bundle()

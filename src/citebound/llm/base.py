@@ -165,7 +165,7 @@ def post_json(
             provider=provider,
             transient=True,
         ) from None
-    if response.status_code != 200:
+    if not 200 <= response.status_code < 300:
         raise _status_error(provider, response)
     try:
         data = json.loads(response.content)
