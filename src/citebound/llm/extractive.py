@@ -1,0 +1,226 @@
+"""`extractive` provider: the built-in, deterministic, offline answerer (no model, no network).
+
+It is the honest baseline every LLM is compared with. It reads the `AnswerBundle` carried in
+the request, scores every evidence sentence by lexical overlap with the question, and emits
+the best ones *verbatim*, each followed by its own citation marker::
+
+    The pump runs at 40 bar. [C0] Relief valves open at 45 bar. [C1]
+
+Rules that keep every answer valid for the post-generation validator:
+
+* a sentence is emitted exactly as `split_sentences` cut it from one evidence text, and cites
+  that evidence, so every number, date and code in it appears in the evidence it cites;
+* sentences that hold anything anchor-like (brackets, superscript digits, `(C0)`), evidence
+  metadata (`chunk_id`, `knowledge_id`, `source=`, any id of the bundle) or refusal or
+  meta-commentary phrases are never candidates;
+* the answer is re-split with the validator's splitter and must give back exactly the emitted
+  pieces, or the exact refusal is returned instead (fail closed);
+* when no sentence scores above `floor`, the policy's exact `refusal.model_text` is returned.
+
+Scoring: question and sentence are lower-cased into word tokens; stopwords (question words
+and function words) are dropped and a light plural stem is applied. The score of a sentence
+is the share of distinct question terms it contains; it must be above `floor` and share at
+least `min_matches` terms. The best `max_sentences` are kept
+(score desc, then evidence order, then sentence order) and emitted in evidence order.
+"""
+
+from __future__ import annotations
+
+import re
+
+from citebound.contracts.assembly import AnswerBundle
+from citebound.contracts.base import sha256_hex
+from citebound.contracts.enums import CitationStyle, ReasonCode
+from citebound.contracts.provider import ProviderReply, ProviderRequest
+from citebound.errors import ConfigError, ProviderError
+from citebound.text import split_sentences
+
+__all__ = ["EXTRACTIVE_MODEL", "ExtractiveProvider", "citation_marker", "marker_pattern"]
+
+EXTRACTIVE_MODEL = "extractive-v1"
+
+_SUPERSCRIPT_DIGITS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+_MARKER_PATTERNS = {
+    CitationStyle.C: r"\[C\d+\]",
+    CitationStyle.S: r"\[S\d+\]",
+    CitationStyle.NUMERIC: r"\[\d+\]",
+    CitationStyle.SUPERSCRIPT: "\\[[" + _SUPERSCRIPT_DIGITS + "]+\\]",
+}
+
+# Words that say what kind of question it is, not what it is about.
+_STOPWORD_TEXT = """
+    a about above after all also an and any are as at be been before being between both
+    but by can could describe did do does during each explain for from give had has have
+    he her his how i if in into is it its list many may me might more most much must my
+    no not of on or our per please shall she should so some such tell than that the
+    their them then there these they this those to under up was we were what when where
+    which while who whom whose why will with would you your
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+_WORD = re.compile(r"\w+")
+_ANCHOR_LIKE = re.compile(
+    r"[\[\]" + _SUPERSCRIPT_DIGITS + r"]|\(\s*[CcSs]\s*\d+\s*\)|\b[CS]\d+\b", re.UNICODE
+)
+_LETTER = re.compile(r"[^\W\d_]")
+_META = (
+    "chunk_id",
+    "knowledge_id",
+    "source=",
+    "no_evidence",
+    "provided evidence",
+    "evidence provided",
+    "evidence block",
+    "as an ai",
+    "language model",
+    "indexed documentation",
+)
+
+
+def citation_marker(anchor: str) -> str:
+    """The marker for an anchor label: `C0` -> `[C0]`, `¹` -> `[¹]`."""
+    return f"[{anchor}]"
+
+
+def marker_pattern(style: CitationStyle) -> str:
+    """Regex matching one well-formed marker of `style` (for `split_sentences(marker=...)`)."""
+    return _MARKER_PATTERNS[style]
+
+
+def _stem(word: str) -> str:
+    # Light plural folding only: "pumps" ~ "pump", "valves" ~ "valve", "batteries" ~ "battery".
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes", "zes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def terms(text: str) -> set[str]:
+    """Content terms of `text`: lower-cased words minus stopwords, plural-folded."""
+    return {_stem(w) for w in _WORD.findall(text.casefold()) if w not in STOPWORDS}
+
+
+class ExtractiveProvider:
+    """Deterministic extractive answerer; see the module docstring for its rules.
+
+    Args:
+        floor: A sentence is a candidate only when its score (share of question terms it
+            contains) is strictly above this. Default 0.2.
+        min_matches: ... and when it shares at least this many distinct terms with the
+            question (fewer if the question has fewer terms). Default 2, so one shared word
+            ("painted") does not answer "Who painted the Mona Lisa?".
+        max_sentences: Most sentences in one answer. Default 3.
+        max_sentence_chars: Longer "sentences" (tables, run-on text) are never emitted.
+
+    Example:
+        >>> p = ExtractiveProvider(floor=0.25)
+        >>> (p.name, p.model)
+        ('extractive', 'extractive-v1')
+    """
+
+    def __init__(
+        self,
+        *,
+        floor: float = 0.2,
+        min_matches: int = 2,
+        max_sentences: int = 3,
+        max_sentence_chars: int = 600,
+    ) -> None:
+        if not 0.0 <= floor < 1.0:
+            raise ConfigError(f"floor must be in [0, 1), got {floor}", field="floor")
+        if max_sentences < 1:
+            raise ConfigError("max_sentences must be at least 1", field="max_sentences")
+        self.floor = floor
+        self.min_matches = max(1, min_matches)
+        self.max_sentences = max_sentences
+        self.max_sentence_chars = max_sentence_chars
+
+    @property
+    def name(self) -> str:
+        return "extractive"
+
+    @property
+    def model(self) -> str:
+        return EXTRACTIVE_MODEL
+
+    def complete(self, request: ProviderRequest) -> ProviderReply:
+        bundle = request.answer_bundle
+        if bundle is None:
+            raise ProviderError(
+                "the extractive provider answers from the AnswerBundle; none was given",
+                reason_code=ReasonCode.LLM_CONFIG,
+                provider=self.name,
+            )
+        text = self.answer(bundle, request.refusal_text)
+        return ProviderReply(
+            text=text,
+            finish_reason="stop",
+            response_id="extractive-" + sha256_hex(request.prompt_sha256 + "\n" + text)[:24],
+            reported_model=self.model,
+        )
+
+    def answer(self, bundle: AnswerBundle, refusal_text: str) -> str:
+        """The answer text for `bundle`, or exactly `refusal_text`."""
+        question = terms(bundle.user_question)
+        if not question:
+            return refusal_text
+        forbidden = self._forbidden(bundle, refusal_text)
+        needed = min(self.min_matches, len(question))
+        scored: list[tuple[float, int, int, str, str]] = []
+        for ev_index, evidence in enumerate(bundle.selected_evidence):
+            for s_index, sentence in enumerate(split_sentences(evidence.sanitized_text)):
+                if not self._eligible(sentence, forbidden):
+                    continue
+                shared = len(question & terms(sentence))
+                score = shared / len(question)
+                if score > self.floor and shared >= needed:
+                    scored.append((score, ev_index, s_index, sentence, evidence.citation_anchor))
+        # Tie-break: score desc, then evidence order, then sentence order (fully deterministic).
+        scored.sort(key=lambda t: (-t[0], t[1], t[2]))
+        chosen: list[tuple[int, int, str, str]] = []
+        seen: set[str] = set()
+        for _score, ev_index, s_index, sentence, anchor in scored:
+            if sentence in seen:
+                continue
+            seen.add(sentence)
+            chosen.append((ev_index, s_index, sentence, anchor))
+            if len(chosen) == self.max_sentences:
+                break
+        if not chosen:
+            return refusal_text
+        chosen.sort()
+        pieces = [f"{sentence} {citation_marker(anchor)}" for _, _, sentence, anchor in chosen]
+        return _join(pieces, marker_pattern(bundle.citation_style)) or refusal_text
+
+    def _forbidden(self, bundle: AnswerBundle, refusal_text: str) -> re.Pattern[str]:
+        ids = {e.chunk_id for e in bundle.selected_evidence}
+        ids |= {e.knowledge_id for e in bundle.selected_evidence}
+        alternatives = [re.escape(m) for m in _META]
+        alternatives += [r"(?<!\w)" + re.escape(i.casefold()) + r"(?!\w)" for i in ids if i]
+        alternatives.append(re.escape(refusal_text.casefold()))
+        return re.compile("|".join(alternatives))
+
+    def _eligible(self, sentence: str, forbidden: re.Pattern[str]) -> bool:
+        return (
+            len(sentence) <= self.max_sentence_chars
+            and _LETTER.search(sentence) is not None
+            and _ANCHOR_LIKE.search(sentence) is None
+            and forbidden.search(sentence.casefold()) is None
+        )
+
+
+def _join(pieces: list[str], marker: str) -> str | None:
+    """Join cited sentences so the validator's splitter gives back exactly `pieces`.
+
+    One space reads best; a sentence that does not end on a terminator the splitter accepts
+    (a heading, a list item, `etc.`) would merge with the next one, so then lines are used.
+    Returns None when neither form round-trips (never expected; fail closed).
+    """
+    for separator in (" ", "\n"):
+        text = separator.join(pieces)
+        if split_sentences(text, marker=marker) == pieces:
+            return text
+    return None

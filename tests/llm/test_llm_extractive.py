@@ -1,0 +1,172 @@
+"""The built-in extractive answerer: verbatim sentences, own markers, exact refusal."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from llm_helpers import PUMP_EVIDENCE, check_answer, fast_policy, make_bundle, make_prompt
+
+from citebound.contracts import CitationStyle, GenerationStatus, ReasonCode
+from citebound.errors import ConfigError
+from citebound.llm import ExtractiveProvider, execute
+from citebound.text import split_sentences
+
+REFUSAL = fast_policy().refusal.model_text
+
+
+def answer(texts: list[str], question: str, **kwargs: object) -> str:
+    style = kwargs.pop("style", CitationStyle.C)
+    bundle = make_bundle(texts, question, style=style)  # type: ignore[arg-type]
+    return ExtractiveProvider(**kwargs).answer(bundle, REFUSAL)  # type: ignore[arg-type]
+
+
+def test_picks_the_matching_sentence_verbatim_with_its_marker() -> None:
+    assert answer(PUMP_EVIDENCE, "At what pressure does the pump run?") == (
+        "The pump runs at 40 bar. [C0]"
+    )
+
+
+@pytest.mark.parametrize(
+    ("style", "marker"),
+    [
+        (CitationStyle.C, "[C1]"),
+        (CitationStyle.S, "[S2]"),
+        (CitationStyle.NUMERIC, "[2]"),
+        (CitationStyle.SUPERSCRIPT, "[²]"),
+    ],
+)
+def test_marker_follows_the_citation_style(style: CitationStyle, marker: str) -> None:
+    text = answer(PUMP_EVIDENCE, "When do relief valves open?", style=style)
+    assert text == f"Relief valves open at 45 bar during overpressure. {marker}"
+
+
+def test_sentences_come_out_in_evidence_order_and_capped() -> None:
+    texts = [
+        "Seal kit A fits. Nothing else here.",
+        "The pump seal kit is part 77. The pump seal kit ships boxed.",
+        "A pump seal kit costs 12 euros.",
+    ]
+    text = answer(texts, "Which pump seal kit?", max_sentences=3)
+    pieces = split_sentences(text, marker=r"\[C\d+\]")
+    assert len(pieces) == 3
+    # Four sentences score; the cap keeps the best three (score desc), output in evidence order.
+    assert pieces == [
+        "The pump seal kit is part 77. [C1]",
+        "The pump seal kit ships boxed. [C1]",
+        "A pump seal kit costs 12 euros. [C2]",
+    ]
+
+
+def test_refuses_with_the_exact_policy_string_when_nothing_matches() -> None:
+    assert answer(PUMP_EVIDENCE, "Who won the 1998 world cup?") == REFUSAL
+    hybrid = fast_policy("hybridrag").refusal.model_text
+    bundle = make_bundle(PUMP_EVIDENCE, "Who won the 1998 world cup?")
+    assert ExtractiveProvider().answer(bundle, hybrid) == hybrid
+
+
+def test_question_of_only_stopwords_refuses() -> None:
+    assert answer(PUMP_EVIDENCE, "What is it?") == REFUSAL
+
+
+def test_floor_is_a_constructor_parameter() -> None:
+    # 2 of 4 question terms (pump, bar) match "The pump runs at 40 bar.": score 0.5.
+    question = "pump bar colour finish"
+    assert answer(PUMP_EVIDENCE, question, floor=0.4) == "The pump runs at 40 bar. [C0]"
+    assert answer(PUMP_EVIDENCE, question, floor=0.5) == REFUSAL
+
+
+def test_one_shared_word_is_not_an_answer() -> None:
+    assert answer(PUMP_EVIDENCE, "Who painted the Mona Lisa?") == REFUSAL
+    assert answer(PUMP_EVIDENCE, "Who painted the Mona Lisa?", min_matches=1) == (
+        "It is painted blue. [C0]"
+    )
+    with pytest.raises(ConfigError):
+        ExtractiveProvider(floor=1.5)
+
+
+@pytest.mark.parametrize(
+    "poison",
+    [
+        "The pump runs at 40 bar [C3].",
+        "The pump runs at 40 bar (C1).",
+        "The pump runs at 40 bar, see [1].",
+        "The pump runs at 40 bar¹.",
+        "The pump chunk_id=chunk-0000 runs at 40 bar.",
+        "The pump in chunk-0000 runs at 40 bar.",
+        "The pump runs at 40 bar per the provided evidence.",
+        "NO_EVIDENCE: the pump runs at 40 bar.",
+    ],
+)
+def test_never_emits_anchor_like_or_metadata_sentences(poison: str) -> None:
+    assert answer([poison], "At what pressure does the pump run?") == REFUSAL
+
+
+def test_heading_without_terminator_is_kept_on_its_own_line() -> None:
+    texts = ["Pump pressure settings\nThe pump runs at 40 bar."]
+    text = answer(texts, "pump pressure settings run")
+    assert text == "Pump pressure settings [C0]\nThe pump runs at 40 bar. [C0]"
+    assert split_sentences(text, marker=r"\[C\d+\]") == text.split("\n")
+
+
+def test_same_input_same_output() -> None:
+    a = answer(PUMP_EVIDENCE, "pump bar seals hours")
+    b = answer(PUMP_EVIDENCE, "pump bar seals hours")
+    assert a == b
+    assert check_answer(a, make_bundle(PUMP_EVIDENCE), REFUSAL) == []
+
+
+def test_execute_with_extractive_is_ok_and_deterministic() -> None:
+    policy = fast_policy()
+    bundle = make_bundle()
+    first = execute(make_prompt(bundle), bundle, ExtractiveProvider(), policy)
+    second = execute(make_prompt(bundle), bundle, ExtractiveProvider(), policy)
+    assert first.generation_status is GenerationStatus.OK
+    assert first.raw_model_text == "The pump runs at 40 bar. [C0]"
+    assert first.model_name == "extractive-v1" and first.attempts == 1
+    assert first.model_dump(exclude={"llm_latency_ms"}) == second.model_dump(
+        exclude={"llm_latency_ms"}
+    )
+
+
+def test_extractive_without_bundle_is_a_config_failure() -> None:
+    from citebound.contracts.provider import ProviderRequest
+    from citebound.errors import ProviderError
+
+    prompt = make_prompt(make_bundle())
+    request = ProviderRequest(
+        request_id="r",
+        messages=(prompt.messages[0], prompt.messages[1]),
+        prompt_sha256=prompt.prompt_sha256,
+        temperature=0.0,
+        max_output_tokens=10,
+        timeout_s=1.0,
+        refusal_text=REFUSAL,
+    )
+    with pytest.raises(ProviderError) as err:
+        ExtractiveProvider().complete(request)
+    assert err.value.reason_code == ReasonCode.LLM_CONFIG and not err.value.transient
+
+
+WORDS = ["pump", "valve", "seal", "bar", "runs", "opens", "at", "the", "is", "blue", "hours"]
+sentence = st.builds(
+    lambda words, number, end: " ".join(words).capitalize() + f" {number}{end}",
+    st.lists(st.sampled_from(WORDS), min_size=1, max_size=6),
+    st.one_of(st.integers(0, 999).map(str), st.just("v1.2"), st.just("2024-03-01")),
+    st.sampled_from([".", "!", "?", ""]),
+)
+evidence_text = st.lists(sentence, min_size=1, max_size=4).map(" ".join)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    texts=st.lists(evidence_text, min_size=1, max_size=4),
+    question=st.lists(st.sampled_from(WORDS), min_size=1, max_size=5).map(" ".join),
+    style=st.sampled_from(list(CitationStyle)),
+)
+def test_every_answer_passes_the_validator_rules(
+    texts: list[str], question: str, style: CitationStyle
+) -> None:
+    bundle = make_bundle(texts, question, style=style)
+    text = ExtractiveProvider().answer(bundle, REFUSAL)
+    assert check_answer(text, bundle, REFUSAL) == []
