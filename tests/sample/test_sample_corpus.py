@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
+import subprocess
+import sys
 import tomllib
+import zipfile
 from collections import Counter
 from importlib.resources import files
 from pathlib import Path
@@ -13,6 +17,7 @@ import pydantic
 import pypdf
 import pytest
 
+import citebound
 from citebound.sample_corpus import (
     DEMO_QUESTIONS,
     PDF_FILENAME,
@@ -241,3 +246,27 @@ def test_corpus_dir_is_the_package_folder_and_copy_writes_documents_only(tmp_pat
     assert sorted(p.name for p in (tmp_path / "corpus").iterdir()) == names
     for src in markdown_paths():
         assert (tmp_path / "corpus" / src.name).read_bytes() == src.read_bytes()
+
+
+@pytest.mark.integration
+def test_corpus_dir_works_when_the_package_is_imported_from_a_zip(tmp_path: Path) -> None:
+    """A non-folder install (zip import) must still yield a real folder with every document."""
+    package_root = Path(citebound.__file__).parent
+    archive = tmp_path / "citebound.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for path in sorted(package_root.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                zf.write(path, Path("citebound") / path.relative_to(package_root))
+    script = (
+        "import citebound.sample_corpus as s\n"
+        "assert '.zip' in s.__file__, s.__file__\n"
+        "d = s.corpus_dir()\n"
+        "print(d.is_dir(), sorted(p.name for p in d.glob('*.md')))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(archive)}
+    out = subprocess.run(
+        [sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    expected = sorted(p.name for p in markdown_paths())
+    assert out.stdout.strip() == f"True {expected}"

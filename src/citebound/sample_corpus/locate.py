@@ -6,7 +6,8 @@ import atexit
 import contextlib
 import functools
 import shutil
-from importlib.resources import as_file, files
+import tempfile
+from importlib.resources import files
 from pathlib import Path
 
 from citebound.sample_corpus.pdf import PDF_FILENAME, write_sample_pdf
@@ -37,7 +38,13 @@ def corpus_dir() -> Path:
     if isinstance(root, Path):
         # A regular installed or source package is already a folder: no copy needed.
         return root
-    return _EXTRACTED.enter_context(as_file(root))
+    # Zip or other non-folder import. `importlib.resources.as_file` only accepts directories
+    # from Python 3.12 on and we support 3.11, so the documents are extracted one by one.
+    folder = Path(_EXTRACTED.enter_context(tempfile.TemporaryDirectory(prefix="citebound-")))
+    for entry in root.iterdir():
+        if entry.is_file() and entry.name.endswith(".md"):
+            (folder / entry.name).write_bytes(entry.read_bytes())
+    return folder
 
 
 def markdown_paths() -> list[Path]:
