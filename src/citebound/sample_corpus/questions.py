@@ -85,7 +85,7 @@ DEMO_QUESTIONS: list[DemoQuestion] = [
     ),
     DemoQuestion(
         id="q05",
-        text="Which oil does the GB-7 gearbox use?",
+        text="What is the oil grade for the GB-7 gearbox?",
         kind="answerable",
         expect="ISO VG 220",
         source="gb7_specification.md",
