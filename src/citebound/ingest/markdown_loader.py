@@ -19,11 +19,22 @@ from citebound.ingest.source import SourceFile, block, decode_text, make_documen
 
 @lru_cache(maxsize=1)
 def _parser() -> MarkdownIt:
-    return MarkdownIt("commonmark", {"html": True}).enable("table")
+    # Block structure only: inline parsing is half the cost and only headings need it.
+    return MarkdownIt("commonmark", {"html": True}).enable("table").disable("inline")
+
+
+@lru_cache(maxsize=1)
+def _inline_parser() -> MarkdownIt:
+    return MarkdownIt("commonmark", {"html": True})
 
 
 def _inline_text(token: Token) -> str:
-    """Plain text of a heading's inline token (markup such as `**`, links and code dropped)."""
+    """Plain text of a heading's inline source (markup such as `**`, links and code dropped)."""
+    (inline,) = _inline_parser().parseInline(token.content)
+    return _children_text(inline)
+
+
+def _children_text(token: Token) -> str:
     parts: list[str] = []
     for child in token.children or []:
         if child.type in ("text", "code_inline"):
@@ -31,7 +42,7 @@ def _inline_text(token: Token) -> str:
         elif child.type in ("softbreak", "hardbreak"):
             parts.append(" ")
         elif child.type == "image":
-            parts.append(_inline_text(child))
+            parts.append(_children_text(child))
     return " ".join("".join(parts).split())
 
 
