@@ -199,13 +199,14 @@ def test_duplicate_jsonl_ids_across_files_are_skipped(tmp_path: Path, store: Sql
     assert store.get_document("y") is not None
 
 
-def test_missing_path_and_empty_collection_are_config_errors(
+def test_missing_path_and_bad_collection_are_config_errors(
     tmp_path: Path, store: SqliteStore
 ) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
         ingest_paths(store, [tmp_path / "nope"], progress=False)
-    with pytest.raises(ConfigError, match="collection"):
-        ingest_paths(store, [tmp_path], collection=" ", progress=False)
+    for bad in (" ", "../x", "a/b", "", "-x"):
+        with pytest.raises(ConfigError, match="invalid collection name"):
+            ingest_paths(store, [tmp_path], collection=bad, progress=False)
 
 
 def test_store_directory_inside_root_is_not_ingested(tmp_path: Path) -> None:
@@ -246,3 +247,11 @@ def test_index_hook_absent_is_unavailable(
     monkeypatch.delattr(citebound.index, "update_indexes", raising=False)
     report = ingest_paths(store, [write_corpus(tmp_path)], progress=False)
     assert report.index_status == "unavailable"
+
+
+def test_deleted_document_comes_back_on_next_ingest(tmp_path: Path, store: SqliteStore) -> None:
+    docs = write_corpus(tmp_path)
+    ingest_paths(store, [docs], progress=False, update_index=False)
+    store.delete_document("r2")
+    report = ingest_paths(store, [docs], progress=False, update_index=False)
+    assert report.files_updated == 1 and store.get_document("r2") is not None

@@ -159,3 +159,12 @@ def test_index_version_seen_by_a_second_connection(tmp_path: Path) -> None:
     finally:
         writer.close()
         reader.close()
+
+
+def test_public_names_resolve() -> None:
+    import citebound.ingest
+    import citebound.store
+
+    for module in (citebound.ingest, citebound.store):
+        for name in module.__all__:
+            assert getattr(module, name) is not None, name

@@ -40,6 +40,7 @@ from citebound.ingest.loaders import SIDECAR_SUFFIX, is_supported, load_file
 from citebound.ingest.metadata import parse_sidecar
 from citebound.ingest.source import SourceFile
 from citebound.store.base import IngestStore
+from citebound.store.sqlite import check_collection_name
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,7 @@ def ingest_paths(
         update_index: call `citebound.index.update_indexes` afterwards when available.
 
     Raises:
-        ConfigError: a path does not exist or the collection name is empty.
+        ConfigError: a path does not exist or the collection name is invalid.
 
     Example:
         >>> report = ingest_paths(SqliteStore(Path(".citebound")), [Path("docs")])
@@ -155,8 +156,7 @@ def ingest_paths(
     """
     started = time.perf_counter()
     config = config or ChunkerConfig()
-    if not collection.strip():
-        raise ConfigError("collection name must not be empty", field="collection")
+    check_collection_name(collection)
     missing = [str(p) for p in paths if not Path(p).exists()]
     if missing:
         raise ConfigError(f"path does not exist: {', '.join(missing)}", field="paths")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -31,11 +32,30 @@ from typing import Any
 from citebound.contracts.base import canonical_json, sha256_hex
 from citebound.contracts.documents import Chunk, Document
 from citebound.contracts.ingest import SourceRecord
-from citebound.errors import ContractError, StoreError
+from citebound.errors import ConfigError, ContractError, StoreError
 from citebound.store.migrations import migrate
 
 DEFAULT_ROOT = Path(".citebound")
 _ALL = "*"
+_COLLECTION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+def check_collection_name(name: str) -> str:
+    """Return `name` if it is a valid collection name (it names a directory), else raise.
+
+    Raises:
+        ConfigError: not 1-64 characters of letters, digits, `_`, `.`, `-` starting with a
+            letter or digit.
+    """
+    if not _COLLECTION_NAME.fullmatch(name):
+        raise ConfigError(
+            f"invalid collection name {name!r}: use 1-64 letters, digits, '_', '.' or '-', "
+            "starting with a letter or digit",
+            field="collection",
+        )
+    return name
+
+
 _CHUNK_COLUMNS = (
     "c.chunk_id, c.knowledge_id, c.collection, c.text, c.chunk_index, c.heading_path, c.page, "
     "c.page_end, c.char_start, c.char_end, c.token_count, d.title, d.source_path, "
@@ -124,8 +144,12 @@ class SqliteStore:
         self.close()
 
     def index_dir(self, collection: str) -> Path:
-        """Directory for the index files of `collection` (not created here)."""
-        return self.root / "index" / collection
+        """Directory for the index files of `collection` (not created here).
+
+        Raises:
+            ConfigError: the name is not a valid collection name (it becomes a path).
+        """
+        return self.root / "index" / check_collection_name(collection)
 
     # -- writes -------------------------------------------------------------------------
     def _write(self, fn: Any, *args: Any) -> Any:
@@ -234,14 +258,21 @@ class SqliteStore:
         return int(self._write(run))
 
     def delete_document(self, knowledge_id: str) -> None:
-        """Delete one document and its chunks (its source record stays)."""
+        """Delete one document and its chunks; its file is marked stale for the next ingest."""
 
         def run() -> None:
             row = self._conn.execute(
-                "SELECT collection FROM documents WHERE knowledge_id = ?", (knowledge_id,)
+                "SELECT collection, source_path FROM documents WHERE knowledge_id = ?",
+                (knowledge_id,),
             ).fetchone()
             if row is not None:
                 self._conn.execute("DELETE FROM documents WHERE knowledge_id = ?", (knowledge_id,))
+                # Mark the file stale so the next ingest restores what is still on disk.
+                self._conn.execute(
+                    "UPDATE sources SET content_sha256 = '' WHERE collection = ? AND "
+                    "source_path = ?",
+                    (row[0], row[1]),
+                )
                 self._invalidate(row[0])
 
         self._write(run)
