@@ -78,7 +78,8 @@ def test_code_fence_is_never_split_even_when_larger_than_a_chunk() -> None:
     check_invariants(parsed, chunks, config)
     holders = [c for c in chunks if "call_step_40" in c.text]
     assert len(holders) == 1
-    assert holders[0].text.startswith("```python") and holders[0].text.endswith("```")
+    assert holders[0].text.startswith("# Code\n\nBefore the code.\n\n```python")
+    assert holders[0].text.endswith("```")
     assert holders[0].token_count > 64
 
 
@@ -171,3 +172,13 @@ def test_property_invariants_hold_for_any_markdown(
     chunks = chunk_document(parsed, config)
     check_invariants(parsed, chunks, config)
     assert chunk_document(parsed, config) == chunks  # deterministic
+
+
+def test_short_lead_in_stays_with_an_oversized_code_block() -> None:
+    lines = "\n".join(f"option --flag-{i}  does thing number {i}" for i in range(60))
+    parsed = parse_md(f"### `events`\n\nHelp message:\n\n```\n{lines}\n```\n\nAfter text.\n")
+    config = ChunkerConfig(chunk_tokens=64, overlap_tokens=0)
+    chunks = chunk_document(parsed, config)
+    check_invariants(parsed, chunks, config)
+    assert chunks[0].text.startswith("### `events`\n\nHelp message:\n\n```")
+    assert chunks[0].text.endswith("```") and chunks[-1].text == "After text."

@@ -9,7 +9,8 @@ Rules, in order:
    count as boundaries) and packed into chunks of about equal size, never above chunk_tokens.
    A sentence longer than chunk_tokens is cut between words.
 3. Code blocks and table rows are atomic: never split, even when one alone exceeds
-   chunk_tokens (that chunk is then larger than asked).
+   chunk_tokens (that chunk is then larger than asked, and a short lead-in of at most a
+   quarter chunk, such as a heading and "Usage:", stays with it).
 4. Consecutive chunks of one section share up to `overlap_tokens` of whole sentences/rows.
 
 Every chunk satisfies ``chunk.text == document.text[chunk.char_start:chunk.char_end]``.
@@ -41,6 +42,7 @@ class _Unit:
     tokens: int
     page: int | None
     path: tuple[str, ...]
+    atomic: bool = False
 
 
 def chunk_id(knowledge_id: str, occurrence: int, text: str) -> str:
@@ -114,7 +116,14 @@ def _sentences(text: str, blk: Block, tok: Tokenizer, limit: int) -> list[_Unit]
 
 def _units(text: str, section: list[Block], tok: Tokenizer, limit: int) -> list[_Unit]:
     whole = [
-        _Unit(b.start, b.end, tok.count(text[b.start : b.end]), b.page, b.heading_path)
+        _Unit(
+            b.start,
+            b.end,
+            tok.count(text[b.start : b.end]),
+            b.page,
+            b.heading_path,
+            b.kind in ("code", "table_row"),
+        )
         for b in section
     ]
     if sum(u.tokens + 1 for u in whole) <= limit:
@@ -144,7 +153,10 @@ def _pack(units: list[_Unit], limit: int, overlap: int) -> list[list[_Unit]]:
     size = 0
     for u in units:
         cost = u.tokens + 1
-        if current and (size + cost > limit or size + cost / 2 > target):
+        full = size + cost > limit or size + cost / 2 > target
+        if full and u.atomic and u.tokens >= limit and size <= limit // 4:
+            full = False  # keep a short lead-in ("Usage:") with the oversized block it introduces
+        if current and full:
             groups.append(current)
             tail: list[_Unit] = []
             tail_size = 0
