@@ -255,3 +255,15 @@ def test_deleted_document_comes_back_on_next_ingest(tmp_path: Path, store: Sqlit
     store.delete_document("r2")
     report = ingest_paths(store, [docs], progress=False, update_index=False)
     assert report.files_updated == 1 and store.get_document("r2") is not None
+
+
+def test_new_chunk_settings_rechunk_unchanged_files(tmp_path: Path, store: SqliteStore) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\n" + "Sentence here. " * 80, encoding="utf-8")
+    ingest_paths(store, [docs], progress=False, update_index=False)
+    n_default = store.chunk_count()
+    report = ingest_paths(
+        store, [docs], config=ChunkerConfig(chunk_tokens=50, overlap_tokens=0), progress=False
+    )
+    assert report.files_updated == 1 and store.chunk_count() > n_default

@@ -114,6 +114,8 @@ class SourceRecord(Contract):
     collection: str = Field(description="Collection name.")
     source_path: str = Field(description="Path as ingested (see Document.source_path).")
     content_sha256: str = Field(description="sha256 of the file bytes.")
-    meta_sha256: str = Field(default="", description="sha256 of the sidecar file, or ''.")
+    meta_sha256: str = Field(
+        default="", description="sha256 of ingest version + chunker settings + sidecar bytes."
+    )
     documents: int = Field(default=0, description="Documents stored from this file.")
     chunks: int = Field(default=0, description="Chunks stored from this file.")

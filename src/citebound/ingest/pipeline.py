@@ -6,7 +6,8 @@ the same way. Hidden files and folders (leading `.`), `*.meta.json` sidecars and
 directory are never ingested. Files are processed in sorted source_path order, so any input
 order gives the same store.
 
-Incremental: a file is reloaded only when the sha256 of its bytes or of its sidecar changed.
+Incremental: a file is reloaded only when the sha256 of its bytes changed, or its sidecar,
+the chunker settings or INGEST_VERSION did (`settings_fingerprint`).
 Stored files under a folder root (source_path starting with `f"{R.name}/"`) that no longer
 exist are deleted. Two folders with the same name share that namespace within a collection:
 give them different collections.
@@ -25,6 +26,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from citebound.contracts.base import canonical_json
 from citebound.contracts.documents import Chunk, Document
 from citebound.contracts.ingest import (
     ChunkerConfig,
@@ -41,6 +43,16 @@ from citebound.ingest.metadata import parse_sidecar
 from citebound.ingest.source import SourceFile
 from citebound.store.base import IngestStore
 from citebound.store.sqlite import check_collection_name
+
+# Bump when a loader or the chunker changes its output, so stores re-chunk unchanged files.
+INGEST_VERSION = "ingest-v1"
+
+
+def settings_fingerprint(config: ChunkerConfig, sidecar: bytes) -> str:
+    """sha256 over what shapes a file's chunks besides its bytes: ingest version, chunker
+    settings and sidecar bytes. Stored as `SourceRecord.meta_sha256`."""
+    head = f"{INGEST_VERSION}\n{canonical_json(config)}\n".encode()
+    return hashlib.sha256(head + sidecar).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -250,7 +262,7 @@ def _ingest_one(
     except OSError as err:
         return skip(SkipReason.UNREADABLE, f"cannot read the file: {err.strerror or err}")
     sha = hashlib.sha256(raw).hexdigest()
-    meta_sha = hashlib.sha256(sidecar).hexdigest() if sidecar else ""
+    meta_sha = settings_fingerprint(config, sidecar)
     if previous and (previous.content_sha256, previous.meta_sha256) == (sha, meta_sha):
         return _Outcome("unchanged")
     try:

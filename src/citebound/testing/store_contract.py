@@ -149,3 +149,23 @@ class StoreContract:
         store.upsert_document(other, other_chunks)
         assert store.index_version("default") == v3  # another collection does not matter
         assert store.index_version(None) != v3
+
+    def test_replace_source_and_delete_source(self, store: IngestStore) -> None:
+        from citebound.contracts.ingest import SourceRecord
+
+        a, a_chunks = make_doc("a", 2)
+        b, b_chunks = make_doc("b", 3)
+        a = a.model_copy(update={"source_path": "docs/all.jsonl"})
+        b = b.model_copy(update={"source_path": "docs/all.jsonl"})
+        record = SourceRecord(
+            collection="default", source_path="docs/all.jsonl", content_sha256="1" * 64
+        )
+        assert store.replace_source(record, [(a, a_chunks), (b, b_chunks)]) == 5
+        (listed,) = store.list_sources("default")
+        assert (listed.documents, listed.chunks, listed.content_sha256) == (2, 5, "1" * 64)
+        assert store.document_sources(["a", "zz"]) == {"a": ("default", "docs/all.jsonl")}
+        # b vanished from the file: replacing the source deletes it in the same transaction
+        assert store.replace_source(record, [(a, a_chunks)]) == 2
+        assert store.get_document("b") is None and store.chunk_count("default") == 2
+        assert store.delete_source("default", "docs/all.jsonl") == 1
+        assert store.list_sources("default") == [] and store.chunk_count() == 0
