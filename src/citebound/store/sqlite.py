@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -32,76 +31,19 @@ from typing import Any
 from citebound.contracts.base import canonical_json, sha256_hex
 from citebound.contracts.documents import Chunk, Document
 from citebound.contracts.ingest import SourceRecord
-from citebound.errors import ConfigError, ContractError, StoreError
+from citebound.errors import ContractError, StoreError
 from citebound.store.migrations import migrate
-
-DEFAULT_ROOT = Path(".citebound")
-_ALL = "*"
-_COLLECTION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-
-
-def check_collection_name(name: str) -> str:
-    """Return `name` if it is a valid collection name (it names a directory), else raise.
-
-    Raises:
-        ConfigError: not 1-64 characters of letters, digits, `_`, `.`, `-` starting with a
-            letter or digit.
-    """
-    if not _COLLECTION_NAME.fullmatch(name):
-        raise ConfigError(
-            f"invalid collection name {name!r}: use 1-64 letters, digits, '_', '.' or '-', "
-            "starting with a letter or digit",
-            field="collection",
-        )
-    return name
-
-
-_CHUNK_COLUMNS = (
-    "c.chunk_id, c.knowledge_id, c.collection, c.text, c.chunk_index, c.heading_path, c.page, "
-    "c.page_end, c.char_start, c.char_end, c.token_count, d.title, d.source_path, "
-    "d.knowledge_type, d.equipment_id, d.event_date"
-)
-_CHUNK_SELECT = f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN documents d USING (knowledge_id)"
-_DOC_SELECT = (
-    "SELECT knowledge_id, source_path, title, text, content_sha256, knowledge_type, "
-    "equipment_id, event_date, collection, page_offsets FROM documents"
+from citebound.store.sqlite_rows import (
+    ALL_SCOPE,
+    CHUNK_SELECT,
+    DEFAULT_ROOT,
+    DOC_SELECT,
+    check_collection_name,
+    chunk_from_row,
+    document_from_row,
 )
 
-
-def _chunk(row: Sequence[Any]) -> Chunk:
-    return Chunk(
-        chunk_id=row[0],
-        knowledge_id=row[1],
-        collection=row[2],
-        text=row[3],
-        chunk_index=row[4],
-        heading_path=tuple(json.loads(row[5])),
-        page=row[6],
-        page_end=row[7],
-        char_start=row[8],
-        char_end=row[9],
-        token_count=row[10],
-        title=row[11],
-        source_path=row[12],
-        knowledge_type=row[13],
-        equipment_id=row[14],
-        event_date=row[15],
-    )
-
-
-def _document(row: Sequence[Any]) -> Document:
-    return Document(
-        knowledge_id=row[0],
-        source_path=row[1],
-        title=row[2],
-        text=row[3],
-        content_sha256=row[4],
-        knowledge_type=row[5],
-        equipment_id=row[6],
-        event_date=row[7],
-        collection=row[8],
-        page_offsets=json.loads(row[9]),
-    )
+__all__ = ["DEFAULT_ROOT", "SqliteStore", "check_collection_name"]
 
 
 class SqliteStore:
@@ -167,7 +109,9 @@ class SqliteStore:
                 raise StoreError(f"store write failed: {err}") from err
 
     def _invalidate(self, collection: str) -> None:
-        self._conn.execute("DELETE FROM index_versions WHERE scope IN (?, ?)", (collection, _ALL))
+        self._conn.execute(
+            "DELETE FROM index_versions WHERE scope IN (?, ?)", (collection, ALL_SCOPE)
+        )
 
     def _insert(self, document: Document, chunks: Sequence[Chunk]) -> int:
         d = document
@@ -321,18 +265,18 @@ class SqliteStore:
         return str(rows[0][0]) if rows else ""
 
     def get_document(self, knowledge_id: str) -> Document | None:
-        rows = self._read(f"{_DOC_SELECT} WHERE knowledge_id = ?", (knowledge_id,))
-        return _document(rows[0]) if rows else None
+        rows = self._read(f"{DOC_SELECT} WHERE knowledge_id = ?", (knowledge_id,))
+        return document_from_row(rows[0]) if rows else None
 
     def list_documents(self, collection: str | None = None) -> list[Document]:
         """Documents ordered by knowledge_id."""
         if collection is None:
-            rows = self._read(f"{_DOC_SELECT} ORDER BY knowledge_id")
+            rows = self._read(f"{DOC_SELECT} ORDER BY knowledge_id")
         else:
             rows = self._read(
-                f"{_DOC_SELECT} WHERE collection = ? ORDER BY knowledge_id", (collection,)
+                f"{DOC_SELECT} WHERE collection = ? ORDER BY knowledge_id", (collection,)
             )
-        return [_document(r) for r in rows]
+        return [document_from_row(r) for r in rows]
 
     def document_hash(self, collection: str, source_path: str) -> str | None:
         """content_sha256 of the stored file, for incremental ingest; None when absent."""
@@ -388,18 +332,18 @@ class SqliteStore:
         if not chunk_ids:
             return []
         rows = self._read(
-            f"{_CHUNK_SELECT} WHERE c.chunk_id IN (SELECT value FROM json_each(?))",
+            f"{CHUNK_SELECT} WHERE c.chunk_id IN (SELECT value FROM json_each(?))",
             (json.dumps(list(chunk_ids)),),
         )
         by_id = {r[0]: r for r in rows}
-        return [_chunk(by_id[cid]) for cid in chunk_ids if cid in by_id]
+        return [chunk_from_row(by_id[cid]) for cid in chunk_ids if cid in by_id]
 
     def iter_chunks(self, collection: str | None = None) -> Iterator[Chunk]:
         """All chunks ordered by (knowledge_id, chunk_index), fetched in pages."""
         where, params = (
             ("", ()) if collection is None else (" WHERE c.collection = ?", (collection,))
         )
-        sql = f"{_CHUNK_SELECT}{where} ORDER BY c.knowledge_id, c.chunk_index"
+        sql = f"{CHUNK_SELECT}{where} ORDER BY c.knowledge_id, c.chunk_index"
         with self._lock:
             cursor = self._conn.execute(sql, params)
         while True:
@@ -407,7 +351,7 @@ class SqliteStore:
                 page = cursor.fetchmany(2000)
             if not page:
                 return
-            yield from (_chunk(r) for r in page)
+            yield from (chunk_from_row(r) for r in page)
 
     def neighbors(self, chunk_id: str, n: int) -> list[Chunk]:
         """Up to n chunks before and n after `chunk_id` in its document, in order, without
@@ -415,12 +359,12 @@ class SqliteStore:
         if n <= 0:
             return []
         rows = self._read(
-            f"{_CHUNK_SELECT} JOIN chunks me ON me.knowledge_id = c.knowledge_id "
+            f"{CHUNK_SELECT} JOIN chunks me ON me.knowledge_id = c.knowledge_id "
             "WHERE me.chunk_id = ? AND c.chunk_index BETWEEN me.chunk_index - ? AND "
             "me.chunk_index + ? AND c.chunk_id != me.chunk_id ORDER BY c.chunk_index",
             (chunk_id, n, n),
         )
-        return [_chunk(r) for r in rows]
+        return [chunk_from_row(r) for r in rows]
 
     def collections(self) -> list[str]:
         """Collection names, sorted."""
@@ -428,7 +372,7 @@ class SqliteStore:
 
     def index_version(self, collection: str | None = None) -> str:
         """See the module docstring. Cached; recomputed after any write to the collection."""
-        scope = _ALL if collection is None else collection
+        scope = ALL_SCOPE if collection is None else collection
         model = self.embedding_model()
         rows = self._read(
             "SELECT version FROM index_versions WHERE scope = ? AND embedding_model = ?",
