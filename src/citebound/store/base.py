@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from citebound.contracts.documents import Chunk, Document
+from citebound.contracts.ingest import SourceRecord
 
 
 @runtime_checkable
@@ -51,4 +52,44 @@ class Store(Protocol):
 
     def index_version(self, collection: str | None = None) -> str:
         """Changes whenever the corpus or the embedding model changes."""
+        ...
+
+
+@runtime_checkable
+class IngestStore(Store, Protocol):
+    """A `Store` that `ingest_paths` can write: per-file records for incremental ingest.
+
+    Added by the ingestion work; `Store` itself is unchanged so read-only backends and test
+    fakes keep satisfying it.
+    """
+
+    def list_sources(self, collection: str) -> list[SourceRecord]:
+        """Files stored in `collection`, ordered by source_path."""
+        ...
+
+    def replace_source(
+        self, record: SourceRecord, documents: Sequence[tuple[Document, Sequence[Chunk]]]
+    ) -> int:
+        """Atomically replace everything stored from one file; return chunks written."""
+        ...
+
+    def delete_source(self, collection: str, source_path: str) -> int:
+        """Delete a file's record and its documents; return documents deleted."""
+        ...
+
+    def document_sources(self, knowledge_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """(collection, source_path) of each known id, so ingest never steals another
+        file's document id."""
+        ...
+
+    def chunk_count(self, collection: str | None = None) -> int: ...
+
+    def set_embedding_model(self, name: str) -> None:
+        """Record the embedding model; changing it changes every index_version."""
+        ...
+
+    def embedding_model(self) -> str: ...
+
+    def index_dir(self, collection: str) -> Path:
+        """`root / "index" / collection`: where index files of a collection live."""
         ...

@@ -1,0 +1,136 @@
+"""`citebound ingest PATH...` and `citebound documents list`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from pydantic import ValidationError
+
+from citebound.cli._common import EXIT_FAILED, fail, to_json
+from citebound.contracts.ingest import ChunkerConfig, IngestReport
+from citebound.errors import CiteboundError
+from citebound.store.sqlite import DEFAULT_ROOT, SqliteStore
+
+_STORE_HELP = "Store directory (default: ./.citebound)."
+
+
+def _open_store(store_dir: Path) -> SqliteStore:
+    try:
+        return SqliteStore(store_dir)
+    except CiteboundError as err:
+        fail(str(err))
+
+
+def render_report(report: IngestReport) -> str:
+    """The human summary printed by `citebound ingest`."""
+    lines = [
+        f"collection {report.collection}: {report.files_seen} files "
+        f"({report.files_added} added, {report.files_updated} updated, "
+        f"{report.files_unchanged} unchanged, {report.files_deleted} deleted, "
+        f"{report.files_skipped} skipped, {report.files_ignored} ignored)",
+        f"chunks: {report.chunks_written} written, {report.chunks_total} in collection; "
+        f"{report.documents_written} documents written in {report.seconds:.1f}s",
+        f"index_version {report.index_version}; index {report.index_status}"
+        + (f": {report.index_message}" if report.index_message else ""),
+    ]
+    if report.skipped:
+        lines.append("skipped:")
+        for s in report.skipped:
+            where = f"{s.source_path}:{s.line}" if s.line is not None else s.source_path
+            lines.append(f"  {where}  {s.reason.value}  {s.message}")
+    return "\n".join(lines)
+
+
+@click.command("ingest")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--collection", default="default", show_default=True, help="Collection name.")
+@click.option("--store", "store_dir", type=click.Path(path_type=Path), default=DEFAULT_ROOT,
+              help=_STORE_HELP)  # fmt: skip
+@click.option("--chunk-tokens", type=int, default=200, show_default=True,
+              help="Target chunk size in cl100k_base tokens.")  # fmt: skip
+@click.option("--overlap", type=int, default=30, show_default=True,
+              help="Tokens of whole sentences repeated between consecutive chunks.")  # fmt: skip
+@click.option("--no-progress", is_flag=True, help="Never show the progress bar.")
+@click.option("--json", "as_json", is_flag=True, help="Print the IngestReport as JSON.")
+def ingest_command(
+    paths: tuple[Path, ...],
+    collection: str,
+    store_dir: Path,
+    chunk_tokens: int,
+    overlap: int,
+    no_progress: bool,
+    as_json: bool,
+) -> None:
+    """Ingest files and folders (Markdown, text, HTML, PDF, JSONL) into the store.
+
+    Incremental: unchanged files are skipped, changed files re-chunked, files deleted under a
+    given folder are removed. Exit 0 on success (skipped files are listed, not fatal), 2 on a
+    usage error or when the index could not be updated.
+    """
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        raise click.UsageError(f"path does not exist: {', '.join(missing)}")
+    try:
+        config = ChunkerConfig(chunk_tokens=chunk_tokens, overlap_tokens=overlap)
+    except ValidationError as err:
+        problems = "; ".join(e["msg"] for e in err.errors())
+        raise click.UsageError(f"bad chunk settings: {problems}") from None
+    from citebound.ingest.pipeline import ingest_paths
+
+    store = _open_store(store_dir)
+    try:
+        report = ingest_paths(
+            store,
+            list(paths),
+            collection=collection,
+            config=config,
+            progress=False if no_progress or as_json else None,
+        )
+    except CiteboundError as err:
+        fail(str(err))
+    finally:
+        store.close()
+    click.echo(to_json(report) if as_json else render_report(report))
+    if report.index_status == "failed":
+        raise SystemExit(EXIT_FAILED)
+
+
+@click.group("documents")
+def documents_group() -> None:
+    """Inspect stored documents."""
+
+
+@documents_group.command("list")
+@click.option("--store", "store_dir", type=click.Path(path_type=Path), default=DEFAULT_ROOT,
+              help=_STORE_HELP)  # fmt: skip
+@click.option("--collection", default=None, help="Only this collection.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+def list_documents(store_dir: Path, collection: str | None, as_json: bool) -> None:
+    """List documents (tab-separated): knowledge_id, collection, source path, title."""
+    if not (store_dir / "store.sqlite").is_file():
+        fail(f"no store at {store_dir} (run `citebound ingest` first)")
+    store = _open_store(store_dir)
+    try:
+        names = [collection] if collection else store.collections()
+        for name in names:
+            for doc in store.list_documents(name):
+                row = {
+                    "knowledge_id": doc.knowledge_id,
+                    "collection": doc.collection,
+                    "source_path": doc.source_path,
+                    "title": doc.title,
+                    "pages": len(doc.page_offsets),
+                }
+                if as_json:
+                    click.echo(json.dumps(row, ensure_ascii=False, sort_keys=True))
+                else:
+                    click.echo(
+                        f"{doc.knowledge_id}\t{doc.collection}\t{doc.source_path}\t{doc.title}"
+                    )
+    finally:
+        store.close()
+
+
+COMMANDS = [ingest_command, documents_group]

@@ -1,0 +1,218 @@
+"""Heading-aware, token-sized chunker.
+
+Rules, in order:
+
+1. A heading (or a change of heading path, e.g. a new PDF outline entry) starts a new chunk.
+   A section holding only headings is merged into the next one, so `# A` directly followed by
+   `## B` gives one chunk with heading path (A, B).
+2. A section that fits `chunk_tokens` is one chunk. A longer one is cut into sentences (lines
+   count as boundaries) and packed into chunks of about equal size, never above chunk_tokens.
+   A sentence longer than chunk_tokens is cut between words.
+3. Code blocks and table rows are atomic: never split, even when one alone exceeds
+   chunk_tokens (that chunk is then larger than asked, and a short lead-in of at most a
+   quarter chunk, such as a heading and "Usage:", stays with it).
+4. Consecutive chunks of one section share up to `overlap_tokens` of whole sentences/rows.
+
+Every chunk satisfies ``chunk.text == document.text[chunk.char_start:chunk.char_end]``.
+
+chunk_id (a contract): ``sha256(f"{knowledge_id}\\x00{occurrence}\\x00{text}")[:20]`` where
+`occurrence` counts earlier chunks of the same document with identical text (0 for almost all).
+Positions are left out on purpose: editing one section keeps the ids (and so the cached
+vectors) of chunks elsewhere in the document.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from citebound.contracts.base import sha256_hex
+from citebound.contracts.documents import Chunk
+from citebound.contracts.ingest import Block, ChunkerConfig, ParsedDocument
+from citebound.text import Tokenizer, get_tokenizer, split_sentences
+
+_WORD = re.compile(r"\S+\s*")
+
+
+@dataclass(frozen=True)
+class _Unit:
+    start: int
+    end: int
+    tokens: int
+    page: int | None
+    path: tuple[str, ...]
+    atomic: bool = False
+
+
+def chunk_id(knowledge_id: str, occurrence: int, text: str) -> str:
+    """The chunk_id formula (see the module docstring)."""
+    return sha256_hex(f"{knowledge_id}\x00{occurrence}\x00{text}")[:20]
+
+
+def _sections(blocks: tuple[Block, ...]) -> list[list[Block]]:
+    sections: list[list[Block]] = []
+    current: list[Block] = []
+    for blk in blocks:
+        starts_new = blk.kind == "heading" or (
+            current and blk.heading_path != current[-1].heading_path
+        )
+        if current and starts_new and any(b.kind != "heading" for b in current):
+            sections.append(current)
+            current = []
+        current.append(blk)
+    if current:
+        sections.append(current)
+    return sections
+
+
+def _split_long(text: str, unit: _Unit, limit: int, tok: Tokenizer) -> list[_Unit]:
+    """Cut an over-long sentence between words (or, for a giant word, between characters)."""
+    out: list[_Unit] = []
+    start = unit.start
+    count = 0
+    pos = unit.start
+    for m in _WORD.finditer(text, unit.start, unit.end):
+        n = tok.count(m.group())
+        if count and count + n > limit:
+            out.append(_Unit(start, pos, count, unit.page, unit.path))
+            start, count = m.start(), 0
+        if n > limit:  # one "word" beyond the limit: cut by characters
+            step = max(1, limit * 2)
+            for s in range(m.start(), m.end(), step):
+                e = min(m.end(), s + step)
+                out.append(_Unit(s, e, tok.count(text[s:e]), unit.page, unit.path))
+            start, count, pos = m.end(), 0, m.end()
+            continue
+        count += n
+        pos = m.end()
+    if pos > start:
+        out.append(_Unit(start, pos, count, unit.page, unit.path))
+    return [_trim(text, u, tok) for u in out if text[u.start : u.end].strip()]
+
+
+def _trim(text: str, u: _Unit, tok: Tokenizer) -> _Unit:
+    s, e = u.start, u.end
+    while e > s and text[e - 1].isspace():
+        e -= 1
+    return u if e == u.end else _Unit(s, e, tok.count(text[s:e]), u.page, u.path)
+
+
+def _sentences(text: str, blk: Block, tok: Tokenizer, limit: int) -> list[_Unit]:
+    """Sentence units of a text block with their offsets (found in order, so exact)."""
+    out: list[_Unit] = []
+    cursor = blk.start
+    span = text[blk.start : blk.end]
+    for sentence in split_sentences(span):
+        at = text.find(sentence, cursor, blk.end)
+        if at < 0:  # cannot happen for stripped substrings; keep the block whole if it does
+            return [_Unit(blk.start, blk.end, tok.count(span), blk.page, blk.heading_path)]
+        end = at + len(sentence)
+        unit = _Unit(at, end, tok.count(sentence), blk.page, blk.heading_path)
+        out.extend(_split_long(text, unit, limit, tok) if unit.tokens > limit else [unit])
+        cursor = end
+    return out
+
+
+def _units(text: str, section: list[Block], tok: Tokenizer, limit: int) -> list[_Unit]:
+    whole = [
+        _Unit(
+            b.start,
+            b.end,
+            tok.count(text[b.start : b.end]),
+            b.page,
+            b.heading_path,
+            b.kind in ("code", "table_row"),
+        )
+        for b in section
+    ]
+    if sum(u.tokens + 1 for u in whole) <= limit:
+        return whole
+    out: list[_Unit] = []
+    for blk, unit in zip(section, whole, strict=True):
+        if blk.kind == "text" and unit.tokens > 0:
+            out.extend(_sentences(text, blk, tok, limit))
+        else:
+            out.append(unit)  # headings, code and table rows stay whole
+    return out
+
+
+def _pack(units: list[_Unit], limit: int, overlap: int) -> list[list[_Unit]]:
+    """Greedy packing toward an equal share of the section, capped at `limit`.
+
+    Each unit costs its tokens + 1 for the whitespace that joins it to the previous one, so
+    packed sums stay close to the exact count of the joined text.
+    """
+    total = sum(u.tokens + 1 for u in units)
+    if total <= limit:
+        return [units]
+    k = max(1, math.ceil((total - overlap) / max(1, limit - overlap)))
+    target = min(limit, math.ceil((total + (k - 1) * overlap) / k))
+    groups: list[list[_Unit]] = []
+    current: list[_Unit] = []
+    size = 0
+    for u in units:
+        cost = u.tokens + 1
+        full = size + cost > limit or size + cost / 2 > target
+        if full and u.atomic and u.tokens >= limit and size <= limit // 4:
+            full = False  # keep a short lead-in ("Usage:") with the oversized block it introduces
+        if current and full:
+            groups.append(current)
+            tail: list[_Unit] = []
+            tail_size = 0
+            for prev in reversed(current[1:]):  # never repeat a whole chunk
+                if tail_size + prev.tokens + 1 > overlap:
+                    break
+                tail.insert(0, prev)
+                tail_size += prev.tokens + 1
+            while tail and tail_size + cost > limit:
+                tail_size -= tail.pop(0).tokens + 1
+            current, size = tail, tail_size
+        current.append(u)
+        size += cost
+    if current:
+        groups.append(current)
+    return groups
+
+
+def chunk_document(parsed: ParsedDocument, config: ChunkerConfig | None = None) -> list[Chunk]:
+    """Chunk one parsed document. Deterministic: same input and config, same chunks and ids.
+
+    Example:
+        >>> chunks = chunk_document(parsed, ChunkerConfig(chunk_tokens=200, overlap_tokens=30))
+    """
+    config = config or ChunkerConfig()
+    tok = get_tokenizer(config.tokenizer)
+    doc = parsed.document
+    text = doc.text
+    chunks: list[Chunk] = []
+    seen: dict[str, int] = {}
+    for section in _sections(parsed.blocks):
+        units = _units(text, section, tok, config.chunk_tokens)
+        for group in _pack(units, config.chunk_tokens, config.overlap_tokens):
+            start, end = group[0].start, group[-1].end
+            body = text[start:end]
+            pages = [u.page for u in group if u.page is not None]
+            occurrence = seen.get(body, 0)
+            seen[body] = occurrence + 1
+            chunks.append(
+                Chunk(
+                    chunk_id=chunk_id(doc.knowledge_id, occurrence, body),
+                    knowledge_id=doc.knowledge_id,
+                    collection=doc.collection,
+                    text=body,
+                    chunk_index=len(chunks),
+                    heading_path=group[-1].path,
+                    page=min(pages) if pages else None,
+                    page_end=max(pages) if pages else None,
+                    char_start=start,
+                    char_end=end,
+                    token_count=tok.count(body),
+                    title=doc.title,
+                    source_path=doc.source_path,
+                    knowledge_type=doc.knowledge_type,
+                    equipment_id=doc.equipment_id,
+                    event_date=doc.event_date,
+                )
+            )
+    return chunks

@@ -1,0 +1,59 @@
+"""One registry from file extension to loader; it drives both dispatch and error messages."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from citebound.contracts.ingest import ParsedDocument, SkippedFile, SkipReason
+from citebound.errors import StageError
+from citebound.ingest.html_loader import load_html
+from citebound.ingest.markdown_loader import load_markdown
+from citebound.ingest.pdf_loader import load_pdf
+from citebound.ingest.source import SourceFile, skip
+from citebound.ingest.text_loader import iter_jsonl, load_text
+
+Loader = Callable[[SourceFile], list[ParsedDocument]]
+
+LOADERS: dict[str, Loader] = {
+    ".md": load_markdown,
+    ".markdown": load_markdown,
+    ".txt": load_text,
+    ".text": load_text,
+    ".html": load_html,
+    ".htm": load_html,
+    ".pdf": load_pdf,
+}
+JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
+SIDECAR_SUFFIX = ".meta.json"
+
+
+def is_supported(path: Path) -> bool:
+    """True for files a loader exists for (sidecars are metadata, not documents)."""
+    suffix = path.suffix.lower()
+    return suffix in LOADERS or suffix in JSONL_SUFFIXES
+
+
+def load_file(src: SourceFile, on_skip: Callable[[SkippedFile], None]) -> list[ParsedDocument]:
+    """Load `src` with the loader for its extension.
+
+    Raises:
+        StageError: with a `SkipReason` as reason_code when the whole file must be skipped.
+    """
+    suffix = src.path.suffix.lower()
+    if not src.raw.strip():
+        raise skip(SkipReason.EMPTY, "file is empty")
+    if suffix in JSONL_SUFFIXES:
+        return iter_jsonl(src, on_skip)
+    loader = LOADERS.get(suffix)
+    if loader is None:
+        known = ", ".join(sorted([*LOADERS, *JSONL_SUFFIXES]))
+        raise skip(SkipReason.UNSUPPORTED_TYPE, f"no loader for '{suffix}' (supported: {known})")
+    try:
+        return loader(src)
+    except StageError:
+        raise
+    except RecursionError:
+        raise skip(SkipReason.CORRUPT, "document is nested too deeply to parse") from None
+    except Exception as err:  # a loader bug or a pathological file must not abort the run
+        raise skip(SkipReason.CORRUPT, f"{type(err).__name__}: {err}") from None

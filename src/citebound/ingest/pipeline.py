@@ -1,0 +1,302 @@
+"""`ingest_paths`: incremental, deterministic ingestion of files and folders into a store.
+
+Source paths: a folder root `R` gives `f"{R.name}/{relative posix path}"`; a file argument
+`F` gives `f"{F.parent.name}/{F.name}"`, so ingesting `docs/` or `docs/a.md` names the file
+the same way. Hidden files and folders (leading `.`), `*.meta.json` sidecars and the store
+directory are never ingested. Files are processed in sorted source_path order, so any input
+order gives the same store.
+
+Incremental: a file is reloaded only when the sha256 of its bytes changed, or its sidecar,
+the chunker settings or INGEST_VERSION did (`settings_fingerprint`).
+Stored files under a folder root (source_path starting with `f"{R.name}/"`) that no longer
+exist are deleted. Two folders with the same name share that namespace within a collection:
+give them different collections.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from citebound.contracts.base import canonical_json
+from citebound.contracts.documents import Chunk, Document
+from citebound.contracts.ingest import (
+    ChunkerConfig,
+    IndexStatus,
+    IngestReport,
+    SkippedFile,
+    SkipReason,
+    SourceRecord,
+)
+from citebound.errors import ConfigError, StageError
+from citebound.ingest.chunker import chunk_document
+from citebound.ingest.loaders import SIDECAR_SUFFIX, is_supported, load_file
+from citebound.ingest.metadata import parse_sidecar
+from citebound.ingest.source import SourceFile
+from citebound.store.base import IngestStore
+from citebound.store.sqlite import check_collection_name
+
+# Bump when a loader or the chunker changes its output, so stores re-chunk unchanged files.
+INGEST_VERSION = "ingest-v1"
+
+
+def settings_fingerprint(config: ChunkerConfig, sidecar: bytes) -> str:
+    """sha256 over what shapes a file's chunks besides its bytes: ingest version, chunker
+    settings and sidecar bytes. Stored as `SourceRecord.meta_sha256`."""
+    head = f"{INGEST_VERSION}\n{canonical_json(config)}\n".encode()
+    return hashlib.sha256(head + sidecar).hexdigest()
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    path: Path
+    source_path: str
+
+
+def _hidden(name: str) -> bool:
+    return name.startswith(".")
+
+
+def _discover(
+    roots: list[Path], store_root: Path
+) -> tuple[list[_Candidate], list[str], int, list[SkippedFile]]:
+    """Candidates sorted by source_path, folder prefixes (deletion scopes), ignored count."""
+    found: dict[str, _Candidate] = {}
+    prefixes: list[str] = []
+    ignored = 0
+    dupes: list[SkippedFile] = []
+
+    def add(path: Path, source_path: str) -> None:
+        if source_path in found and found[source_path].path != path:
+            dupes.append(
+                SkippedFile(
+                    source_path=source_path,
+                    reason=SkipReason.DUPLICATE_ID,
+                    message=f"{path} has the same source path as {found[source_path].path}",
+                )
+            )
+            return
+        found[source_path] = _Candidate(path, source_path)
+
+    for root in roots:
+        if root.is_file():
+            add(root, f"{root.parent.name}/{root.name}" if root.parent.name else root.name)
+            continue
+        prefix = root.name or "root"
+        prefixes.append(prefix + "/")
+        for dirpath, dirnames, filenames in os.walk(root):
+            here = Path(dirpath)
+            dirnames[:] = sorted(
+                d for d in dirnames if not _hidden(d) and (here / d).resolve() != store_root
+            )
+            for name in sorted(filenames):
+                path = here / name
+                if _hidden(name) or name.endswith(SIDECAR_SUFFIX):
+                    continue
+                if not is_supported(path):
+                    ignored += 1
+                    continue
+                add(path, f"{prefix}/{path.relative_to(root).as_posix()}")
+    ordered = [found[k] for k in sorted(found)]
+    return ordered, sorted(set(prefixes)), ignored, dupes
+
+
+def _index_hook(store: IngestStore, collection: str) -> tuple[IndexStatus, str | None]:
+    """Call `citebound.index.update_indexes(store, collection)` when that exists."""
+    try:
+        module = importlib.import_module("citebound.index")
+    except ImportError as err:
+        return "unavailable", f"citebound.index cannot be imported: {err}"
+    hook: Callable[[IngestStore, str], object] | None = getattr(module, "update_indexes", None)
+    if hook is None:
+        return "unavailable", None
+    try:
+        hook(store, collection)
+    except Exception as err:  # the corpus is stored; the index is stale and says so
+        return "failed", f"{type(err).__name__}: {err}"
+    return "updated", None
+
+
+def _progress(enabled: bool | None) -> Progress:
+    console = Console(stderr=True)
+    show = console.is_terminal if enabled is None else enabled
+    return Progress(
+        TextColumn("[bold]ingest[/bold]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+        console=console,
+        disable=not show,
+        transient=True,
+    )
+
+
+def ingest_paths(
+    store: IngestStore,
+    paths: Sequence[Path],
+    *,
+    collection: str = "default",
+    config: ChunkerConfig | None = None,
+    progress: bool | None = None,
+    update_index: bool = True,
+) -> IngestReport:
+    """Ingest files and folders into `collection` of `store`; see the module docstring.
+
+    Args:
+        store: where documents and chunks go.
+        paths: files and/or folders; each must exist.
+        collection: collection name.
+        config: chunk sizes (default ChunkerConfig()).
+        progress: True/False forces the progress bar; None shows it only on a terminal.
+        update_index: call `citebound.index.update_indexes` afterwards when available.
+
+    Raises:
+        ConfigError: a path does not exist or the collection name is invalid.
+
+    Example:
+        >>> report = ingest_paths(SqliteStore(Path(".citebound")), [Path("docs")])
+        >>> report.chunks_written
+    """
+    started = time.perf_counter()
+    config = config or ChunkerConfig()
+    check_collection_name(collection)
+    missing = [str(p) for p in paths if not Path(p).exists()]
+    if missing:
+        raise ConfigError(f"path does not exist: {', '.join(missing)}", field="paths")
+    roots = sorted({Path(p).resolve() for p in paths})
+    candidates, prefixes, ignored, skipped = _discover(roots, store.root.resolve())
+    stored = {s.source_path: s for s in store.list_sources(collection)}
+    present = {c.source_path for c in candidates}
+
+    deleted = 0
+    for source_path in sorted(stored):
+        if source_path not in present and any(source_path.startswith(p) for p in prefixes):
+            store.delete_source(collection, source_path)
+            deleted += 1
+
+    added = updated = unchanged = docs_written = chunks_written = 0
+    with _progress(progress) as bar:
+        task = bar.add_task("", total=len(candidates))
+        for cand in candidates:
+            bar.update(task, description=cand.source_path[-60:])
+            previous = stored.get(cand.source_path)
+            outcome = _ingest_one(store, cand, collection, config, previous)
+            if outcome.status == "skipped" and previous is not None:
+                # Never keep answering from a version of a file that is now unreadable.
+                store.delete_source(collection, cand.source_path)
+                deleted += 1
+                last = outcome.skipped[-1]
+                note = last.message + " (its previous version was removed from the store)"
+                outcome.skipped = (*outcome.skipped[:-1], last.model_copy(update={"message": note}))
+            skipped.extend(outcome.skipped)
+            if outcome.status == "unchanged":
+                unchanged += 1
+            elif outcome.status in ("added", "updated"):
+                added += outcome.status == "added"
+                updated += outcome.status == "updated"
+                docs_written += outcome.documents
+                chunks_written += outcome.chunks
+            bar.advance(task)
+
+    status: IndexStatus = "unavailable"
+    message: str | None = None
+    if update_index:
+        status, message = _index_hook(store, collection)
+    return IngestReport(
+        collection=collection,
+        roots=[str(r) for r in roots],
+        files_seen=len(candidates),
+        files_added=added,
+        files_updated=updated,
+        files_unchanged=unchanged,
+        files_deleted=deleted,
+        files_ignored=ignored,
+        skipped=skipped,
+        documents_written=docs_written,
+        chunks_written=chunks_written,
+        chunks_total=store.chunk_count(collection),
+        index_version=store.index_version(collection),
+        index_status=status,
+        index_message=message,
+        seconds=round(time.perf_counter() - started, 3),
+    )
+
+
+@dataclass
+class _Outcome:
+    status: str
+    documents: int = 0
+    chunks: int = 0
+    skipped: tuple[SkippedFile, ...] = ()
+
+
+def _ingest_one(
+    store: IngestStore,
+    cand: _Candidate,
+    collection: str,
+    config: ChunkerConfig,
+    previous: SourceRecord | None,
+) -> _Outcome:
+    """Load, chunk and store one file; every failure becomes a skip entry."""
+    record_skips: list[SkippedFile] = []
+
+    def skip(reason: str, message: str) -> _Outcome:
+        entry = SkippedFile(
+            source_path=cand.source_path, reason=SkipReason(reason), message=message
+        )
+        return _Outcome("skipped", skipped=(*record_skips, entry))
+
+    try:
+        raw = cand.path.read_bytes()
+        sidecar_path = cand.path.with_name(cand.path.name + SIDECAR_SUFFIX)
+        sidecar = sidecar_path.read_bytes() if sidecar_path.is_file() else b""
+    except OSError as err:
+        return skip(SkipReason.UNREADABLE, f"cannot read the file: {err.strerror or err}")
+    sha = hashlib.sha256(raw).hexdigest()
+    meta_sha = settings_fingerprint(config, sidecar)
+    if previous and (previous.content_sha256, previous.meta_sha256) == (sha, meta_sha):
+        return _Outcome("unchanged")
+    try:
+        metadata = parse_sidecar(sidecar) if sidecar else {}
+        src = SourceFile(cand.path, cand.source_path, collection, raw, sha, metadata)
+        parsed = load_file(src, record_skips.append)
+    except StageError as err:
+        return skip(err.reason_code, str(err))
+
+    owners = store.document_sources([p.document.knowledge_id for p in parsed])
+    documents: list[tuple[Document, Sequence[Chunk]]] = []
+    for p in parsed:
+        owner = owners.get(p.document.knowledge_id)
+        if owner is not None and owner != (collection, cand.source_path):
+            record_skips.append(
+                SkippedFile(
+                    source_path=cand.source_path,
+                    reason=SkipReason.DUPLICATE_ID,
+                    message=f"id {p.document.knowledge_id} already belongs to "
+                    f"{owner[1]} in collection {owner[0]}",
+                )
+            )
+            continue
+        documents.append((p.document, chunk_document(p, config)))
+    if not documents:
+        return skip(SkipReason.DUPLICATE_ID, "every document id in the file is already taken")
+    record = SourceRecord(
+        collection=collection, source_path=cand.source_path, content_sha256=sha,
+        meta_sha256=meta_sha,
+    )  # fmt: skip
+    written = store.replace_source(record, documents)
+    return _Outcome(
+        "updated" if previous else "added",
+        documents=len(documents),
+        chunks=written,
+        skipped=tuple(record_skips),
+    )

@@ -1,0 +1,80 @@
+"""Row mapping and naming rules of the SQLite store (kept apart so sqlite.py stays small)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from citebound.contracts.documents import Chunk, Document
+from citebound.errors import ConfigError
+
+DEFAULT_ROOT = Path(".citebound")
+ALL_SCOPE = "*"
+_COLLECTION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+def check_collection_name(name: str) -> str:
+    """Return `name` if it is a valid collection name (it names a directory), else raise.
+
+    Raises:
+        ConfigError: not 1-64 characters of letters, digits, `_`, `.`, `-` starting with a
+            letter or digit.
+    """
+    if not _COLLECTION_NAME.fullmatch(name):
+        raise ConfigError(
+            f"invalid collection name {name!r}: use 1-64 letters, digits, '_', '.' or '-', "
+            "starting with a letter or digit",
+            field="collection",
+        )
+    return name
+
+
+CHUNK_COLUMNS = (
+    "c.chunk_id, c.knowledge_id, c.collection, c.text, c.chunk_index, c.heading_path, c.page, "
+    "c.page_end, c.char_start, c.char_end, c.token_count, d.title, d.source_path, "
+    "d.knowledge_type, d.equipment_id, d.event_date"
+)
+CHUNK_SELECT = f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN documents d USING (knowledge_id)"
+DOC_SELECT = (
+    "SELECT knowledge_id, source_path, title, text, content_sha256, knowledge_type, "
+    "equipment_id, event_date, collection, page_offsets FROM documents"
+)
+
+
+def chunk_from_row(row: Sequence[Any]) -> Chunk:
+    return Chunk(
+        chunk_id=row[0],
+        knowledge_id=row[1],
+        collection=row[2],
+        text=row[3],
+        chunk_index=row[4],
+        heading_path=tuple(json.loads(row[5])),
+        page=row[6],
+        page_end=row[7],
+        char_start=row[8],
+        char_end=row[9],
+        token_count=row[10],
+        title=row[11],
+        source_path=row[12],
+        knowledge_type=row[13],
+        equipment_id=row[14],
+        event_date=row[15],
+    )
+
+
+def document_from_row(row: Sequence[Any]) -> Document:
+    return Document(
+        knowledge_id=row[0],
+        source_path=row[1],
+        title=row[2],
+        text=row[3],
+        content_sha256=row[4],
+        knowledge_type=row[5],
+        equipment_id=row[6],
+        event_date=row[7],
+        collection=row[8],
+        page_offsets=json.loads(row[9]),
+    )

@@ -1,0 +1,72 @@
+"""`citebound ingest` and `citebound documents list` through click's runner and a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from citebound.cli import main
+
+
+def corpus(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Alpha\n\nAlpha text.\n", encoding="utf-8")
+    (docs / "empty.txt").write_text("", encoding="utf-8")
+    return docs
+
+
+def test_ingest_prints_summary_with_skips(tmp_path: Path) -> None:
+    docs = corpus(tmp_path)
+    store = tmp_path / "store"
+    result = CliRunner().invoke(main, ["ingest", str(docs), "--store", str(store)])
+    assert result.exit_code == 0, result.output
+    assert "collection default: 2 files (1 added" in result.output
+    assert "docs/empty.txt  EMPTY  file is empty" in result.output
+    again = CliRunner().invoke(main, ["ingest", str(docs), "--store", str(store), "--json"])
+    report = json.loads(again.output)
+    assert (report["files_unchanged"], report["chunks_written"]) == (1, 0)
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    runner = CliRunner()
+    missing = runner.invoke(main, ["ingest", str(tmp_path / "nope"), "--store", str(tmp_path)])
+    assert missing.exit_code == 2 and "does not exist" in missing.output
+    assert runner.invoke(main, ["ingest"]).exit_code == 2
+    bad = runner.invoke(main, ["ingest", str(tmp_path), "--chunk-tokens", "20", "--overlap", "15"])
+    assert bad.exit_code == 2 and "overlap_tokens" in bad.output
+
+
+def test_documents_list(tmp_path: Path) -> None:
+    docs = corpus(tmp_path)
+    store = tmp_path / "store"
+    runner = CliRunner()
+    runner.invoke(main, ["ingest", str(docs), "--store", str(store), "--collection", "c1"])
+    listed = runner.invoke(main, ["documents", "list", "--store", str(store), "--json"])
+    rows = [json.loads(line) for line in listed.output.splitlines()]
+    assert [(r["collection"], r["source_path"], r["title"]) for r in rows] == [
+        ("c1", "docs/a.md", "Alpha")
+    ]
+    none = runner.invoke(main, ["documents", "list", "--store", str(tmp_path / "absent")])
+    assert none.exit_code == 2 and "no store" in none.output
+
+
+@pytest.mark.integration
+def test_python_m_citebound_ingest(tmp_path: Path) -> None:
+    docs = corpus(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "citebound", "ingest", str(docs), "--store", str(tmp_path / "s")],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "1 added" in proc.stdout and proc.stderr == ""  # no progress bar off a terminal
