@@ -67,3 +67,33 @@ def test_missing_file_and_bad_policy_exit_2(tmp_path: Path) -> None:
     assert code == 2 and "cannot read" in err
     code, _, err = _run("assemble", str(EXAMPLE), "--policy", str(tmp_path / "missing.toml"))
     assert code == 2 and "unknown policy" in err
+
+
+def test_execute_with_extractive_provider_prints_llm_result() -> None:
+    code, out, _ = _run("assemble", str(EXAMPLE), "--execute", "--provider", "extractive")
+    assert code == 0
+    data = json.loads(out)
+    assert data["generation_status"] == "OK" and data["provider"] == "extractive"
+    assert "[C0]" in data["raw_model_text"] and data["attempts"] == 1
+    _, full, _ = _run("assemble", str(EXAMPLE))
+    assert data["prompt_sha256"] == json.loads(full)["prompt"]["prompt_sha256"]
+
+
+def test_execute_against_scripted_server_over_http() -> None:
+    from citebound.testing import ScriptedLLMServer
+
+    with ScriptedLLMServer() as server:
+        server.reply("Tighten the impeller bolts to 45 Nm. [C0]")
+        code, out, _ = _run(
+            "assemble",
+            str(EXAMPLE),
+            "--execute",
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            server.base_url,
+        )
+    assert code == 0
+    assert json.loads(out)["raw_model_text"] == "Tighten the impeller bolts to 45 Nm. [C0]"
