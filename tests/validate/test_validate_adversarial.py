@@ -25,7 +25,7 @@ FAILING: list[tuple[str, str, ReasonCode]] = [
         "invented_only_cite_with_new_number",
         "The pump runs at 3000 rpm [C99].",
         R.INVALID_CITATION_REFERENCE,
-    ),  # noqa: E501
+    ),
     ("invented_beats_uncited", f"{T} [C7]. Coolant is blue.", R.INVALID_CITATION_REFERENCE),
     # malformed markers
     ("lowercase", f"{T} [c0].", R.MALFORMED_CITATION),
@@ -54,7 +54,7 @@ FAILING: list[tuple[str, str, ReasonCode]] = [
         "uncited_bullet",
         f"Steps:\n- {T} [C0].\n- Check the coolant level.",
         R.UNCITED_FACTUAL_STATEMENT,
-    ),  # noqa: E501
+    ),
     ("uncited_exclamation", f"{T} [C0]! Never skip this step!", R.UNCITED_FACTUAL_STATEMENT),
     # refusals that are not exact
     ("refusal_reworded", REFUSAL.replace("sufficient", "enough"), R.INVALID_REFUSAL_FORMAT),
@@ -66,7 +66,7 @@ FAILING: list[tuple[str, str, ReasonCode]] = [
         "refusal_other_preset",
         "The indexed documentation does not contain this information.",
         R.INVALID_REFUSAL_FORMAT,
-    ),  # noqa: E501
+    ),
     ("refusal_token_only", "NO_EVIDENCE", R.INVALID_REFUSAL_FORMAT),
     ("i_dont_know", "I don't know.", R.INVALID_REFUSAL_FORMAT),
     ("refusal_with_citation", REFUSAL + " [C0]", R.INVALID_REFUSAL_FORMAT),
@@ -75,7 +75,7 @@ FAILING: list[tuple[str, str, ReasonCode]] = [
     ("knowledge_id_keyword", f"{T} per knowledge_id kb-0 [C0].", R.INTERNAL_ID_LEAK),
     ("evidence_header_copy", f"[C0 | source=manual] {T} [C0].", R.INTERNAL_ID_LEAK),
     ("as_an_ai", f"As an AI, I advise this: {T} [C0].", R.META_COMMENTARY),
-    ("based_on_provided", f"Based on the provided documents, {T.lower()} [C0].", R.META_COMMENTARY),  # noqa: E501
+    ("based_on_provided", f"Based on the provided documents, {T.lower()} [C0].", R.META_COMMENTARY),
     ("context_says", f"The context says to {T.lower()} [C0].", R.META_COMMENTARY),
     ("evidence_word", f"According to the Evidence, {T.lower()} [C0].", R.META_COMMENTARY),
     ("think_tags", f"<think>easy</think> {T} [C0].", R.META_COMMENTARY),
@@ -88,14 +88,14 @@ FAILING: list[tuple[str, str, ReasonCode]] = [
         "prefix_of_number",
         "Replace the hydraulic filter every 50 operating hours [C1].",
         R.UNSUPPORTED_NEW_FACT,
-    ),  # noqa: E501
+    ),
     ("decimal_extension", "Torque the M8 bolts to 25.5 Nm [C0].", R.UNSUPPORTED_NEW_FACT),
     ("new_acronym", "Torque the M8 bolts to 25 Nm per ISO guidance [C0].", R.UNSUPPORTED_NEW_FACT),
     (
         "new_year",
         "Torque the M8 bolts to 25 Nm, as required since 1999 [C0].",
         R.UNSUPPORTED_NEW_FACT,
-    ),  # noqa: E501
+    ),
     # nothing to validate
     ("empty", "", R.EMPTY_ANSWER),
     ("whitespace", "  \n\t ", R.EMPTY_ANSWER),
@@ -131,9 +131,9 @@ PASSING: list[tuple[str, str, list[str]]] = [
         "first_use_order",
         f"Check the coolant when the engine is cold [C2]. {T} [C0] [C2].",
         ["C2", "C0"],
-    ),  # noqa: E501
-    ("list_with_label", f"Steps:\n- {T} [C0].\n- Check the coolant when cold [C2].", ["C0", "C2"]),  # noqa: E501
-    ("question_identifier", f"For the X200, torque the M8 bolts to 25 Nm [C0].", ["C0"]),
+    ),
+    ("list_with_label", f"Steps:\n- {T} [C0].\n- Check the coolant when cold [C2].", ["C0", "C2"]),
+    ("question_identifier", "For the X200, torque the M8 bolts to 25 Nm [C0].", ["C0"]),
     ("evidence_word_in_evidence", "Inspection found evidence of corrosion [C3].", ["C3"]),
     ("thousands_separator", "1000 units were recalled [C3].", ["C3"]),
     ("date_and_code", "Bulletin SB-114 was issued 2019-03-01 [C1].", ["C1"]),

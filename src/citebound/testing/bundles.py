@@ -1,11 +1,11 @@
 """Builders of valid AnswerBundles and LLM results for tests (yours and ours).
 
-    >>> from citebound.testing.bundles import make_answer_bundle, make_llm_result
-    >>> bundle = make_answer_bundle(["Torque the bolts to 40 Nm."])
-    >>> bundle.allowed_anchors
-    ['C0']
-    >>> make_llm_result(bundle, "Torque the bolts to 40 Nm [C0].").generation_status.value
-    'OK'
+>>> from citebound.testing.bundles import make_answer_bundle, make_llm_result
+>>> bundle = make_answer_bundle(["Torque the bolts to 40 Nm."])
+>>> bundle.allowed_anchors
+['C0']
+>>> make_llm_result(bundle, "Torque the bolts to 40 Nm [C0].").generation_status.value
+'OK'
 """
 
 from __future__ import annotations
