@@ -47,7 +47,7 @@ class SQLiteAuditSink:
             self._conn.execute("PRAGMA synchronous=FULL")
             self._conn.execute("PRAGMA foreign_keys=ON")
             self._migrate()
-        except sqlite3.Error as err:
+        except (OSError, sqlite3.Error) as err:
             raise AuditError(f"cannot open audit store {self.path}: {err}") from err
 
     # --- schema -----------------------------------------------------------------------------
