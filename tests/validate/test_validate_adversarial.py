@@ -138,6 +138,8 @@ PASSING: list[tuple[str, str, list[str]]] = [
     ("thousands_separator", "1000 units were recalled [C3].", ["C3"]),
     ("date_and_code", "Bulletin SB-114 was issued 2019-03-01 [C1].", ["C1"]),
     ("case_insensitive_code", "Torque the m8 bolts to 25 Nm [C0].", ["C0"]),
+    ("initials_in_name", "Bulletin SB-114 was issued 2019-03-01 by J. R. Miller [C1].", ["C1"]),
+    ("yes_answer", "Yes [C2].", ["C2"]),
     ("no_evidence_of_fact", "Inspection found no evidence of leaks beyond corrosion [C3].", ["C3"]),
 ]
 

@@ -174,7 +174,7 @@ into is it its itself just may me might more most must my myself no nor not of o
 once only or other our ours out over own same shall she should so some such than that the
 their theirs them themselves then there these they this those through to too under until
 up upon very was we were what when where which while who whom whose why will with would
-you your yours
+you your yours yes
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _WORD = re.compile(r"[a-z0-9]+")
