@@ -51,3 +51,21 @@ def test_exact_refusal_only_when_alone(prefix: str, suffix: str) -> None:
         assert r.generation_status == "NO_EVIDENCE" and r.validation_status == "PASSED"
     else:
         assert r.validation_status == "FAILED"
+
+
+PATHOLOGICAL = [
+    "[" + " " * 5000 + "C",
+    "[C" + " 1," * 3000,
+    "(" + " 1 -" * 3000 + "x",
+    "[" + "1" * 20000,
+    "1." * 5000,
+    "[C0 " + "| " * 3000,
+    "[C0" + " " * 3000 + "\n" * 3000,
+]
+
+
+def test_pathological_inputs_finish_with_a_verdict() -> None:
+    # Regression for catastrophic regex backtracking: these used to hang the marker scan.
+    for text in PATHOLOGICAL:
+        r = validate_text(BUNDLE, text, POLICIES[0])
+        assert r.validation_status == "FAILED" and r.failure_reason in CODES

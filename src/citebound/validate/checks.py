@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from difflib import SequenceMatcher
+from functools import lru_cache
 
 # Phrases that mark an answer as a refusal attempt. An answer containing one of these (or a
 # near copy of a policy refusal string) must be exactly the refusal, or it fails with
@@ -148,20 +149,26 @@ def identifiers(text: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=256)
 def _canon(text: str) -> str:
     return _THOUSANDS.sub("", text.casefold())
+
+
+@lru_cache(maxsize=4096)
+def _token_pattern(ident: str) -> re.Pattern[str]:
+    # Not glued to letters/digits, and not part of a decimal (`3.4`) or thousands group; parts
+    # of hyphen/slash/colon compounds count (`2019` in `2019-03-01`, `25` in `25-30`).
+    return re.compile(
+        r"(?<![a-z0-9])(?<![a-z0-9][.,])" + re.escape(ident) + r"(?![a-z0-9])(?![.,][a-z0-9])"
+    )
 
 
 def present_in(identifier: str, text: str) -> bool:
     """Whether `identifier` occurs in `text` as a whole token (case-insensitive).
 
-    `4` is not found in `40` or `3.4`; `1000` matches `1,000`.
+    `4` is not found in `40` or `3.4`; `1000` matches `1,000`; `2019` matches `2019-03-01`.
     """
-    ident = _canon(identifier)
-    pattern = (
-        r"(?<![a-z0-9])(?<![a-z0-9][.,:/-])" + re.escape(ident) + r"(?![a-z0-9])(?![.,:/-][a-z0-9])"
-    )
-    return re.search(pattern, _canon(text)) is not None
+    return _token_pattern(_canon(identifier)).search(_canon(text)) is not None
 
 
 # --- lexical support (seed 003 §6 "simple heuristic") -----------------------------------------

@@ -33,7 +33,9 @@ _LABEL: dict[CitationStyle, str] = {
 }
 
 _DIGIT = rf"[0-9{SUPERSCRIPT_DIGITS}]"
-_ITEM = rf"\s*[A-Za-z]?\s*[-#:]?\s*{_DIGIT}+\s*"
+# Whitespace runs are bounded ({0,3}) and each optional part starts with a non-space, so the
+# pattern cannot backtrack catastrophically on long runs of spaces or digits.
+_ITEM = rf"\s{{0,3}}(?:[A-Za-z]\s{{0,3}})?(?:[-#:]\s{{0,3}})?{_DIGIT}{{1,12}}\s{{0,3}}"
 _LIST = rf"{_ITEM}(?:[,;–—-]{_ITEM})*"
 # Any bracket family around an anchor-like token or list of tokens.
 _LOOSE_BRACKETED = re.compile(rf"\[{_LIST}\]|\({_LIST}\)|\{{{_LIST}\}}|【{_LIST}】|［{_LIST}］")
