@@ -140,6 +140,7 @@ PASSING: list[tuple[str, str, list[str]]] = [
     ("case_insensitive_code", "Torque the m8 bolts to 25 Nm [C0].", ["C0"]),
     ("initials_in_name", "Bulletin SB-114 was issued 2019-03-01 by J. R. Miller [C1].", ["C1"]),
     ("yes_answer", "Yes [C2].", ["C2"]),
+    ("plain_english_not_meta", f"Follow the steps step by step: {T.lower()} [C0].", ["C0"]),
     ("year_of_a_date", "Bulletin SB-114 was issued in 2019 [C1].", ["C1"]),
     ("no_evidence_of_fact", "Inspection found no evidence of leaks beyond corrosion [C3].", ["C3"]),
 ]

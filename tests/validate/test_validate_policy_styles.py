@@ -126,3 +126,12 @@ def test_support_metric_per_sentence(bundle: AnswerBundle, strict: Policy) -> No
     r = validate_text(bundle, VALID, strict)
     assert r.grounding_metrics.sentence_support == [1.0, 1.0]
     assert r.grounding_metrics.mean_support == 1.0
+
+
+def test_meta_phrase_used_by_the_evidence_is_content(strict: Policy) -> None:
+    b = make_answer_bundle(["The system prompt is stored in prompts/qa_v1.txt and hashed."])
+    ok = validate_text(b, "The system prompt is stored in prompts/qa_v1.txt [C0].", strict)
+    assert ok.validation_status == "PASSED", ok.message
+    other = make_answer_bundle(EVIDENCE)
+    ko = validate_text(other, f"{T}, says the system prompt [C0].", strict)
+    assert ko.failure_reason == ReasonCode.META_COMMENTARY

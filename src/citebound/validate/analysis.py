@@ -112,7 +112,7 @@ def analyse(view: EvidenceView, text: str, policy: Policy, refusals: tuple[str, 
     leaks = checks.find_leaks(text, view.chunk_ids)
     if leaks:
         a.flag(ReasonCode.INTERNAL_ID_LEAK, f"evidence metadata in the answer: {_unique(leaks)}")
-    meta = checks.find_meta(text)
+    meta = checks.find_meta(text, "\n".join(view.texts.values()))
     if meta:
         a.flag(ReasonCode.META_COMMENTARY, f"meta commentary in the answer: {meta}")
 

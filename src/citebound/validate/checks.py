@@ -32,7 +32,7 @@ _REFUSAL_CUES = (
 _META_PHRASES = (
     "as an ai",
     "as a language model",
-    "language model",
+    "as an ai language model",
     "i am an ai",
     "i'm an ai",
     "based on the provided",
@@ -47,21 +47,21 @@ _META_PHRASES = (
     "the context states",
     "the context provided",
     "the context mentions",
-    "in the context",
     "the provided documentation",
     "the provided documents",
     "the provided sources",
     "the provided text",
-    "the retrieved",
-    "the excerpts",
+    "the provided excerpts",
+    "the retrieved documents",
+    "the retrieved context",
+    "the retrieved passages",
+    "the retrieved chunks",
     "my training",
     "my knowledge",
     "i was instructed",
     "my instructions",
     "system prompt",
-    "the prompt",
     "let me think",
-    "step by step",
     "<think>",
     "</think>",
 )
@@ -110,10 +110,14 @@ def find_leaks(text: str, chunk_ids: tuple[str, ...]) -> list[str]:
     return found
 
 
-def find_meta(text: str) -> list[str]:
-    """Meta-commentary phrases present in `text` (case-insensitive)."""
+def find_meta(text: str, evidence: str = "") -> list[str]:
+    """Meta-commentary phrases in `text` (case-insensitive) that `evidence` does not use.
+
+    A phrase the evidence itself uses ("the system prompt" in an LLM manual) is content.
+    """
     norm = _normalize(text)
-    return [p for p in _META_PHRASES if p in norm]
+    used = _normalize(evidence)
+    return [p for p in _META_PHRASES if p in norm and p not in used]
 
 
 def mentions_evidence_word(sentence: str, cited_text: str) -> bool:
