@@ -103,3 +103,18 @@ def test_mismatched_request_ids_fail_closed() -> None:
     v = validate_answer(b, llm, POLICY).model_copy(update={"request_id": "other"})
     r = package_response(b, llm, v, latency_ms=1.0)
     assert (r.status, r.answer, r.failure_reason) == (PublicStatus.FAILED, "", "INTERNAL_ERROR")
+
+
+def test_low_confidence_flows_from_validation_to_text() -> None:
+    from citebound.contracts.enums import CitationStyle
+    from citebound.policy import load_policy
+    from citebound.respond import render_text
+    from citebound.testing.bundles import make_answer_bundle
+    from citebound.validate import validate_answer
+
+    hybrid = load_policy("hybridrag")
+    b = make_answer_bundle(["Torque the M8 bolts to 25 Nm."], style=CitationStyle.S, policy=hybrid)
+    llm = make_llm_result(b, "Engines are marvellous machines built by people [S1].")
+    r = package_response(b, llm, validate_answer(b, llm, hybrid), latency_ms=1.0)
+    assert r.status is PublicStatus.OK and r.low_confidence is True
+    assert render_text(r).startswith("Answer (LOW CONFIDENCE")
