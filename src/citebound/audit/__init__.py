@@ -1,1 +1,36 @@
-"""audit stage."""
+"""Append-only audit store: one record per request, SQLite (default) and Delta Lake sinks.
+
+>>> from citebound.audit import build_audit_record, open_sink, replay
+"""
+
+from citebound.audit.columns import COLUMN_NAMES, COLUMNS, from_row, to_row
+from citebound.audit.record import build_audit_record, utc_now
+from citebound.audit.replay import replay
+from citebound.audit.sink import DEFAULT_AUDIT_PATH, AuditSink, open_sink
+from citebound.audit.sqlite import SQLiteAuditSink
+from citebound.contracts.audit import (
+    AUDIT_SCHEMA_VERSION,
+    AuditEvidence,
+    AuditRecord,
+    FeedbackRecord,
+    ReplayReport,
+)
+
+__all__ = [
+    "AUDIT_SCHEMA_VERSION",
+    "COLUMNS",
+    "COLUMN_NAMES",
+    "DEFAULT_AUDIT_PATH",
+    "AuditEvidence",
+    "AuditRecord",
+    "AuditSink",
+    "FeedbackRecord",
+    "ReplayReport",
+    "SQLiteAuditSink",
+    "build_audit_record",
+    "from_row",
+    "open_sink",
+    "replay",
+    "to_row",
+    "utc_now",
+]

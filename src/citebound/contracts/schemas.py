@@ -12,6 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from citebound.contracts.assembly import AnswerBundle, PromptBuildResult
+from citebound.contracts.audit import AuditRecord
 from citebound.contracts.documents import Chunk, Document
 from citebound.contracts.execution import LLMExecutionResult, ValidationResult
 from citebound.contracts.public import PublicResponse
@@ -24,6 +25,7 @@ SCHEMA_MODELS: dict[str, type[BaseModel]] = {
     "LLMExecutionResult": LLMExecutionResult,
     "ValidationResult": ValidationResult,
     "PublicResponse": PublicResponse,
+    "AuditRecord": AuditRecord,
     "Document": Document,
     "Chunk": Chunk,
 }

@@ -1,1 +1,21 @@
-"""respond stage."""
+"""Response packaging (R6): the public JSON response and its text rendering for people."""
+
+from citebound.respond.package import (
+    package_failure,
+    package_response,
+    package_without_generation,
+    public_citation,
+    token_usage,
+)
+from citebound.respond.render import LOW_CONFIDENCE_HEADER, render_text, source_line
+
+__all__ = [
+    "LOW_CONFIDENCE_HEADER",
+    "package_failure",
+    "package_response",
+    "package_without_generation",
+    "public_citation",
+    "render_text",
+    "source_line",
+    "token_usage",
+]

@@ -2,8 +2,8 @@
 
 Refinements that keep the rule honest on real text: a terminator only ends a sentence when
 followed by whitespace or end of text (so `3.5`, `v1.2.0` and `e.g.x` stay whole), a short list
-of abbreviations does not end a sentence, and citation markers that follow a terminator
-(`... 40 Nm. [C0]`) stay with the sentence they cite.
+of abbreviations and single-capital initials (`J. Smith`) do not end a sentence, and citation
+markers that follow a terminator (`... 40 Nm. [C0]`) stay with the sentence they cite.
 """
 
 from __future__ import annotations
@@ -65,7 +65,9 @@ def split_sentences(text: str, *, marker: str | None = None) -> list[str]:
             end = m.end()
             word = line[start : m.start()].rsplit(None, 1)
             last = word[-1].lower().lstrip("([") if word else ""
-            if m.group() == "." and last in _ABBREVIATIONS:
+            # A single capital before "." is an initial (`Mark L. Lester`, `J. Smith`).
+            initial = len(last) == 1 and word[-1][-1:].isupper()
+            if m.group() == "." and (last in _ABBREVIATIONS or initial):
                 pos = end
                 continue
             if trailing is not None:

@@ -1,0 +1,109 @@
+"""The one flat column layout of an AuditRecord, shared by every sink.
+
+Scalars map to typed columns. `text_list` columns are JSON arrays in SQLite and
+`list<string>` in Delta. `json` columns (anchor_map, evidence) are canonical JSON text in both,
+so Spark reads them with `from_json` and pandas with `json.loads`. A test checks this list
+against the `AuditRecord` fields, so a new field cannot be silently dropped by a sink.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from citebound.contracts.audit import AuditRecord
+from citebound.contracts.base import canonical_json
+
+Kind = Literal["text", "int", "real", "bool", "text_list", "json"]
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    kind: Kind
+    nullable: bool
+
+
+def _c(name: str, kind: Kind, nullable: bool = False) -> Column:
+    return Column(name, kind, nullable)
+
+
+COLUMNS: tuple[Column, ...] = (
+    _c("schema_version", "int"),
+    _c("request_id", "text"),
+    _c("run_id", "text", True),
+    _c("timestamp_utc", "text"),
+    _c("status", "text"),
+    _c("assembly_status", "text", True),
+    _c("generation_status", "text"),
+    _c("llm_generation_status", "text", True),
+    _c("validation_status", "text", True),
+    _c("failure_reason", "text", True),
+    _c("reason_codes", "text_list"),
+    _c("llm_failure_reason", "text", True),
+    _c("citation_count", "int"),
+    _c("uncited_sentence_count", "int"),
+    _c("invalid_anchor_count", "int"),
+    _c("suspicious_new_ids", "text_list"),
+    _c("refusal_detected", "bool"),
+    _c("length_ratio_flag", "bool"),
+    _c("attribution_coverage", "real", True),
+    _c("min_support", "real", True),
+    _c("low_confidence", "bool"),
+    _c("validated_citations", "text_list"),
+    _c("validated_answer_text", "text", True),
+    _c("raw_model_text", "text", True),
+    _c("model_name", "text", True),
+    _c("provider", "text", True),
+    _c("response_id", "text", True),
+    _c("embedding_model", "text", True),
+    _c("index_version", "text", True),
+    _c("policy_version", "text"),
+    _c("policy_fingerprint", "text"),
+    _c("validator_version", "text", True),
+    _c("citation_style", "text", True),
+    _c("prompt_sha256", "text", True),
+    _c("template_id", "text", True),
+    _c("anchor_map", "json"),
+    _c("evidence", "json"),
+    _c("evidence_chars", "int"),
+    _c("evidence_texts", "text_list", True),
+    _c("attempts", "int"),
+    _c("llm_latency_ms", "real", True),
+    _c("latency_ms", "real"),
+    _c("prompt_tokens", "int", True),
+    _c("completion_tokens", "int", True),
+    _c("total_tokens", "int", True),
+    _c("question", "text"),
+    _c("prompt_text", "text", True),
+    _c("record_hash", "text"),
+)
+COLUMN_NAMES = tuple(c.name for c in COLUMNS)
+
+
+def to_row(record: AuditRecord, *, lists_as_json: bool) -> dict[str, Any]:
+    """Flat row of `record`. `lists_as_json` encodes text lists as JSON text (SQLite)."""
+    data = record.model_dump(mode="json")
+    row: dict[str, Any] = {}
+    for col in COLUMNS:
+        value = data[col.name]
+        if col.kind == "json" or (col.kind == "text_list" and lists_as_json and value is not None):
+            value = canonical_json(value)
+        elif col.kind == "bool" and lists_as_json:
+            value = int(value)
+        row[col.name] = value
+    return row
+
+
+def from_row(row: dict[str, Any]) -> AuditRecord:
+    """Rebuild an AuditRecord from a row written by `to_row` (either encoding)."""
+    data: dict[str, Any] = {}
+    for col in COLUMNS:
+        value = row[col.name]
+        if value is not None and (col.kind == "json" or col.kind == "text_list"):
+            value = json.loads(value) if isinstance(value, str) else list(value)
+        elif value is not None and col.kind == "bool":
+            value = bool(value)
+        data[col.name] = value
+    return AuditRecord.model_validate(data)

@@ -1,0 +1,94 @@
+"""Replay: re-run the current validator on a stored raw answer and report verdict changes.
+
+Replay needs the evidence texts the model saw. The record always keeps each chunk's id and the
+sha256 of its sanitized text; the texts themselves come from, in order:
+
+1. `evidence_texts` in the record (stored only when the operator opted in), or
+2. a `chunk_id -> text` mapping the caller provides (e.g. read from the document store).
+
+Every text is checked against the recorded sha256, so replay never validates against evidence
+that changed since the request. When text or evidence is missing, the report says why and
+`replayable` is False.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from citebound.contracts.audit import AuditRecord, ReplayReport
+from citebound.contracts.base import sha256_hex
+from citebound.contracts.enums import AssemblyStatus, CitationStyle, GenerationStatus
+from citebound.policy import Policy
+from citebound.validate.validator import validate_view
+from citebound.validate.view import EvidenceView
+
+
+def _report(record: AuditRecord, policy: Policy, **kw: object) -> ReplayReport:
+    return ReplayReport.model_validate(
+        {
+            "request_id": record.request_id,
+            "stored_validation_status": record.validation_status,
+            "stored_failure_reason": record.failure_reason,
+            "stored_validator_version": record.validator_version,
+            "policy_fingerprint_matches": policy.fingerprint == record.policy_fingerprint,
+            **kw,
+        }
+    )
+
+
+def _evidence_texts(
+    record: AuditRecord, chunk_texts: Mapping[str, str] | None
+) -> tuple[dict[str, str] | None, str]:
+    """anchor -> text, verified against the recorded hashes; or (None, why not)."""
+    texts: dict[str, str] = {}
+    stored = record.evidence_texts
+    if stored is not None and len(stored) != len(record.evidence):
+        return None, "stored evidence_texts do not match the evidence list"
+    for i, ev in enumerate(record.evidence):
+        text = stored[i] if stored is not None else (chunk_texts or {}).get(ev.chunk_id)
+        if text is None:
+            return None, (
+                f"evidence text of {ev.anchor} (chunk {ev.chunk_id}) is not available: the record "
+                "was written without evidence texts (store_evidence_text) and none was provided"
+            )
+        if sha256_hex(text) != ev.text_sha256:
+            return None, f"evidence text of {ev.anchor} (chunk {ev.chunk_id}) changed since then"
+        texts[ev.anchor] = text
+    return texts, ""
+
+
+def replay(
+    record: AuditRecord, policy: Policy, *, chunk_texts: Mapping[str, str] | None = None
+) -> ReplayReport:
+    """Validate `record.raw_model_text` again with the current validator and `policy`."""
+    if not record.hash_ok():
+        return _report(record, policy, replayable=False, reason="record hash does not verify")
+    if record.raw_model_text is None or record.llm_generation_status is None:
+        return _report(
+            record, policy, replayable=False, reason="the model was not called: nothing to replay"
+        )
+    texts, why = _evidence_texts(record, chunk_texts)
+    if texts is None:
+        return _report(record, policy, replayable=False, reason=why)
+    view = EvidenceView(
+        request_id=record.request_id,
+        assembly_status=record.assembly_status or AssemblyStatus.FAILED,
+        citation_style=record.citation_style or CitationStyle.C,
+        anchors=tuple(ev.anchor for ev in record.evidence),
+        texts=texts,
+        chunk_ids=tuple(ev.chunk_id for ev in record.evidence),
+        question=record.question,
+        evidence_chars=record.evidence_chars,
+    )
+    result = validate_view(
+        view,
+        record.raw_model_text,
+        policy,
+        generation_status=record.llm_generation_status or GenerationStatus.OK,
+        llm_reason=record.llm_failure_reason,
+    )
+    changed = (result.validation_status, result.failure_reason) != (
+        record.validation_status,
+        record.failure_reason,
+    )
+    return _report(record, policy, replayable=True, new_result=result, verdict_changed=changed)

@@ -1,0 +1,182 @@
+"""SQLite audit sink: the embedded default. WAL, numbered migrations, append-only triggers.
+
+Durability: every append is its own transaction with `synchronous=FULL`, so a record whose
+`append` returned survives a killed process (and a power loss). The triggers refuse UPDATE
+and DELETE even from other programs using the same file.
+
+    >>> import tempfile, pathlib
+    >>> sink = SQLiteAuditSink(pathlib.Path(tempfile.mkdtemp()) / "audit.sqlite")
+    >>> sink.schema_version()
+    3
+    >>> sink.close()
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from citebound.audit.columns import COLUMN_NAMES, from_row, to_row
+from citebound.audit.migrations import MIGRATIONS
+from citebound.contracts.audit import AuditRecord, FeedbackRecord
+from citebound.errors import AuditError
+
+_INSERT = (
+    f"INSERT INTO audit_records ({', '.join(COLUMN_NAMES)}) "
+    f"VALUES ({', '.join(':' + n for n in COLUMN_NAMES)})"
+)
+_SELECT = f"SELECT {', '.join(COLUMN_NAMES)} FROM audit_records"
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class SQLiteAuditSink:
+    """Append-only audit records and feedback in one SQLite file."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # isolation_level=None: we issue BEGIN/COMMIT ourselves, one transaction per append.
+            self._conn = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=FULL")
+            self._conn.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+        except (OSError, sqlite3.Error) as err:
+            raise AuditError(f"cannot open audit store {self.path}: {err}") from err
+
+    # --- schema -----------------------------------------------------------------------------
+
+    def _migrate(self) -> None:
+        c = self._conn
+        c.execute(
+            "CREATE TABLE IF NOT EXISTS _migrations ("
+            "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+        )
+        done = {row[0] for row in c.execute("SELECT version FROM _migrations")}
+        for version, name, statements in MIGRATIONS:
+            if version in done:
+                continue
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                # Another process may have migrated between our read and the lock.
+                if c.execute("SELECT 1 FROM _migrations WHERE version=?", (version,)).fetchone():
+                    c.execute("COMMIT")
+                    continue
+                for sql in statements:
+                    c.execute(sql)
+                c.execute(
+                    "INSERT INTO _migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                    (version, name, _now()),
+                )
+                c.execute("COMMIT")
+            except sqlite3.Error:
+                c.execute("ROLLBACK")
+                raise
+
+    def schema_version(self) -> int:
+        """Highest applied migration number."""
+        row = self._conn.execute("SELECT max(version) FROM _migrations").fetchone()
+        return int(row[0] or 0)
+
+    # --- audit records ----------------------------------------------------------------------
+
+    def append(self, record: AuditRecord) -> None:
+        """Durably append one record; refuses duplicates and records whose hash is wrong."""
+        if not record.hash_ok():
+            raise AuditError(f"record {record.request_id} has a wrong record_hash; not stored")
+        try:
+            with self._transaction():
+                self._conn.execute(_INSERT, to_row(record, lists_as_json=True))
+        except sqlite3.IntegrityError as err:
+            raise AuditError(
+                f"audit record for request_id={record.request_id!r} run_id={record.run_id!r} "
+                f"already exists (one record per request per run): {err}"
+            ) from err
+        except sqlite3.Error as err:
+            raise AuditError(f"cannot append to audit store {self.path}: {err}") from err
+
+    def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[AuditRecord]:
+        try:
+            cur = self._conn.execute(sql, params)
+            return [from_row(dict(zip(COLUMN_NAMES, row, strict=True))) for row in cur]
+        except sqlite3.Error as err:
+            raise AuditError(f"cannot read audit store {self.path}: {err}") from err
+
+    def find(self, request_id: str) -> list[AuditRecord]:
+        return self._rows(f"{_SELECT} WHERE request_id = ? ORDER BY seq", (request_id,))
+
+    def records(self) -> list[AuditRecord]:
+        return self._rows(f"{_SELECT} ORDER BY timestamp_utc, request_id, ifnull(run_id, '')")
+
+    # --- feedback ---------------------------------------------------------------------------
+
+    def append_feedback(self, feedback: FeedbackRecord) -> None:
+        """Append a verdict on a recorded request; unknown request ids are refused."""
+        known = self._conn.execute(
+            "SELECT 1 FROM audit_records WHERE request_id = ? LIMIT 1", (feedback.request_id,)
+        ).fetchone()
+        if known is None:
+            raise AuditError(f"no audit record for request_id={feedback.request_id!r}")
+        try:
+            with self._transaction():
+                self._conn.execute(
+                    "INSERT INTO feedback (request_id, verdict, comment, timestamp_utc) "
+                    "VALUES (?, ?, ?, ?)",
+                    (
+                        feedback.request_id,
+                        feedback.verdict,
+                        feedback.comment,
+                        feedback.timestamp_utc,
+                    ),
+                )
+        except sqlite3.Error as err:
+            raise AuditError(f"cannot append feedback to {self.path}: {err}") from err
+
+    def feedback(self, request_id: str) -> list[FeedbackRecord]:
+        """Feedback on `request_id`, oldest first."""
+        rows = self._conn.execute(
+            "SELECT request_id, verdict, comment, timestamp_utc FROM feedback "
+            "WHERE request_id = ? ORDER BY seq",
+            (request_id,),
+        )
+        return [
+            FeedbackRecord(request_id=r[0], verdict=r[1], comment=r[2], timestamp_utc=r[3])
+            for r in rows
+        ]
+
+    # --- plumbing ---------------------------------------------------------------------------
+
+    def _transaction(self) -> _Tx:
+        return _Tx(self._conn)
+
+    def integrity_check(self) -> str:
+        """`PRAGMA integrity_check` result ("ok" when the file is sound)."""
+        return str(self._conn.execute("PRAGMA integrity_check").fetchone()[0])
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> SQLiteAuditSink:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _Tx:
+    """BEGIN IMMEDIATE ... COMMIT, ROLLBACK on error (the connection is in autocommit mode)."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self._conn = conn
+
+    def __enter__(self) -> None:
+        self._conn.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        self._conn.execute("ROLLBACK" if exc_type is not None else "COMMIT")

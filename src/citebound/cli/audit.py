@@ -1,0 +1,175 @@
+"""`citebound audit list|show|export|replay`: read the append-only audit store.
+
+Exit codes: 0 OK; 2 unknown request, unreadable store, tampered record or replay impossible;
+1 for `replay` when the current validator reaches a different verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from citebound.audit import DEFAULT_AUDIT_PATH, AuditRecord, AuditSink, open_sink, replay
+from citebound.cli._common import EXIT_FAILED, fail
+from citebound.errors import AuditError, ConfigError
+from citebound.policy import PRESETS, Policy, load_policy
+
+EXIT_VERDICT_CHANGED = 1
+
+_audit_option = click.option(
+    "--audit",
+    "audit_path",
+    type=click.Path(path_type=Path),
+    default=DEFAULT_AUDIT_PATH,
+    show_default=True,
+    help="Audit store: a SQLite file, or a Delta table directory (*.delta or with _delta_log).",
+)
+
+
+def _open(path: Path) -> AuditSink:
+    if not path.exists():
+        fail(f"no audit store at {path} (use --audit PATH)")
+    try:
+        return open_sink(path)
+    except AuditError as err:
+        fail(str(err))
+
+
+def _latest(sink: AuditSink, request_id: str) -> AuditRecord:
+    try:
+        found = sink.find(request_id)
+    except AuditError as err:
+        fail(str(err))
+    if not found:
+        fail(f"no audit record for request_id {request_id!r}")
+    return found[-1]
+
+
+@click.group("audit")
+def audit_group() -> None:
+    """Read the append-only audit store (one record per request)."""
+
+
+@audit_group.command("list")
+@_audit_option
+@click.option("--limit", type=int, default=50, show_default=True, help="Newest N records.")
+def list_command(audit_path: Path, limit: int) -> None:
+    """One line per record: time, request_id, run_id, status, validation, reason."""
+    sink = _open(audit_path)
+    records = sink.records()[-limit:] if limit > 0 else sink.records()
+    for r in records:
+        cols = [
+            r.timestamp_utc,
+            r.request_id,
+            r.run_id or "-",
+            r.status.value,
+            r.validation_status.value if r.validation_status else "-",
+            r.failure_reason or "-",
+        ]
+        click.echo("\t".join(cols))
+    sink.close()
+
+
+@audit_group.command("show")
+@_audit_option
+@click.argument("request_id")
+def show_command(audit_path: Path, request_id: str) -> None:
+    """Print the latest record of REQUEST_ID as JSON; exit 2 if its hash does not verify."""
+    sink = _open(audit_path)
+    record = _latest(sink, request_id)
+    sink.close()
+    click.echo(record.model_dump_json(indent=2))
+    if not record.hash_ok():
+        fail(f"record {request_id} does not match its record_hash: it was altered")
+
+
+@audit_group.command("export")
+@_audit_option
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "parquet"]), default="jsonl")
+@click.option("--out", type=click.Path(path_type=Path, dir_okay=False), default=None)
+def export_command(audit_path: Path, fmt: str, out: Path | None) -> None:
+    """Export every record (jsonl to stdout or --out; parquet needs --out)."""
+    sink = _open(audit_path)
+    records = sink.records()
+    sink.close()
+    if fmt == "jsonl":
+        lines = "".join(r.model_dump_json() + "\n" for r in records)
+        if out is None:
+            sys.stdout.write(lines)
+        else:
+            out.write_text(lines, encoding="utf-8")
+        return
+    if out is None:
+        fail("--format parquet needs --out FILE")
+    try:
+        import pyarrow.parquet as pq
+
+        from citebound.audit.delta import records_to_arrow
+    except ImportError:
+        fail("parquet export needs `pip install citebound[audit-delta]`")
+    pq.write_table(records_to_arrow(records), str(out))
+    click.echo(f"wrote {len(records)} records to {out}", err=True)
+
+
+def _policy_for(record: AuditRecord, name: str | None) -> Policy:
+    try:
+        if name:
+            return load_policy(name)
+        for preset in PRESETS:
+            if load_policy(preset).fingerprint == record.policy_fingerprint:
+                return load_policy(preset)
+    except ConfigError as err:
+        fail(str(err))
+    fail(
+        f"the recorded policy {record.policy_version} ({record.policy_fingerprint[:19]}…) is "
+        "not a shipped preset; pass --policy PRESET_OR_FILE"
+    )
+
+
+@audit_group.command("replay")
+@_audit_option
+@click.argument("request_id")
+@click.option("--policy", "policy_name", default=None, help="Default: the recorded policy.")
+@click.option(
+    "--evidence",
+    "evidence_file",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    default=None,
+    help="JSON object chunk_id -> sanitized text, for records stored without evidence texts.",
+)
+def replay_command(
+    audit_path: Path, request_id: str, policy_name: str | None, evidence_file: Path | None
+) -> None:
+    """Re-validate the stored raw model text with the current validator; report changes."""
+    sink = _open(audit_path)
+    record = _latest(sink, request_id)
+    sink.close()
+    chunk_texts: dict[str, str] | None = None
+    if evidence_file is not None:
+        try:
+            data = json.loads(evidence_file.read_text("utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+            fail(f"cannot read {evidence_file}: {err}")
+        if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+            fail(f"{evidence_file} must be a JSON object of chunk_id -> text")
+        chunk_texts = data
+    report = replay(record, _policy_for(record, policy_name), chunk_texts=chunk_texts)
+    click.echo(report.model_dump_json(indent=2))
+    if not report.replayable:
+        fail(f"cannot replay {request_id}: {report.reason}", EXIT_FAILED)
+    if report.verdict_changed:
+        new = report.new_result
+        assert new is not None
+        click.echo(
+            f"citebound: verdict changed: {record.validation_status} {record.failure_reason} -> "
+            f"{new.validation_status.value} {new.failure_reason}",
+            err=True,
+        )
+        sys.exit(EXIT_VERDICT_CHANGED)
+    click.echo("citebound: same verdict", err=True)
+
+
+COMMANDS = [audit_group]

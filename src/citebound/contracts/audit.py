@@ -1,0 +1,140 @@
+"""Audit contracts: one append-only record per request, feedback, and replay reports.
+
+`AuditRecord` holds every column of seed 001's validation table plus what explains and replays
+a request: prompt hash, policy fingerprint, anchor -> chunk map, retrieval scores of the
+selected evidence, attempts, latency, token usage and the question (seed 003 query_log).
+Prompt text and evidence text are stored only when the operator opts in.
+
+`record_hash` is `content_hash` (sha256 over canonical JSON) of the record without the hash.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from citebound.contracts.base import Contract, content_hash
+from citebound.contracts.enums import (
+    AssemblyStatus,
+    CitationStyle,
+    GenerationStatus,
+    PublicStatus,
+    ValidationStatus,
+)
+from citebound.contracts.execution import ValidationResult
+
+AUDIT_SCHEMA_VERSION = 1
+
+
+class AuditEvidence(Contract):
+    """One selected chunk as the audit keeps it: identity, score and a hash of its text."""
+
+    anchor: str = Field(description="Citation anchor label, e.g. C0.")
+    chunk_id: str = Field(description="Chunk id (content hash) in the store.")
+    knowledge_id: str = Field(description="Document id.")
+    rank: int = Field(description="Retrieval rank.")
+    similarity_score: float = Field(description="Calibrated retrieval similarity in [0, 1].")
+    text_sha256: str = Field(description="sha256 hex of the sanitized text sent to the model.")
+
+
+class AuditRecord(Contract):
+    """Everything needed to explain (and, with evidence, replay) one request."""
+
+    schema_version: int = Field(default=AUDIT_SCHEMA_VERSION, description="Record schema version.")
+    request_id: str = Field(min_length=1, description="Request id.")
+    run_id: str | None = Field(default=None, description="Run id; (request_id, run_id) is unique.")
+    timestamp_utc: str = Field(description="ISO 8601 UTC time the record was built (…Z).")
+    status: PublicStatus = Field(description="Public status returned to the caller.")
+    assembly_status: AssemblyStatus | None = Field(
+        default=None, description="Assembly status; None when no AnswerBundle was built."
+    )
+    generation_status: GenerationStatus = Field(description="R5 generation status (seed 001).")
+    llm_generation_status: GenerationStatus | None = Field(
+        default=None, description="Status the LLM layer returned; None when it was not called."
+    )
+    validation_status: ValidationStatus | None = Field(
+        default=None, description="PASSED/FAILED; None when validation did not run (no model)."
+    )
+    failure_reason: str | None = Field(default=None, description="First reason code.")
+    reason_codes: list[str] = Field(default_factory=list, description="All R5 reason codes.")
+    llm_failure_reason: str | None = Field(default=None, description="LLM_* reason code.")
+    citation_count: int = Field(default=0, description="Citation markers found.")
+    uncited_sentence_count: int = Field(default=0, description="Factual sentences uncited.")
+    invalid_anchor_count: int = Field(default=0, description="Markers outside the anchor set.")
+    suspicious_new_ids: list[str] = Field(
+        default_factory=list, description="Numbers/dates/codes absent from cited evidence."
+    )
+    refusal_detected: bool = Field(default=False, description="Answer is/contains a refusal.")
+    length_ratio_flag: bool = Field(default=False, description="Answer > N x evidence length.")
+    attribution_coverage: float | None = Field(default=None, description="Cited ÷ factual.")
+    min_support: float | None = Field(default=None, description="Lowest sentence support.")
+    low_confidence: bool = Field(default=False, description="Passed with limited support.")
+    validated_citations: list[str] = Field(default_factory=list, description="Anchors used.")
+    validated_answer_text: str | None = Field(
+        default=None, description="The validated answer; only when validation PASSED."
+    )
+    raw_model_text: str | None = Field(
+        default=None, description="Unedited model output (for replay); None if not called."
+    )
+    model_name: str | None = Field(default=None, description="Model identity.")
+    provider: str | None = Field(default=None, description="LLM provider.")
+    response_id: str | None = Field(default=None, description="Provider response id.")
+    embedding_model: str | None = Field(default=None, description="From the trace.")
+    index_version: str | None = Field(default=None, description="From the trace.")
+    policy_version: str = Field(description="Policy version.")
+    policy_fingerprint: str = Field(description="`Policy.fingerprint` (sha256 of the policy).")
+    validator_version: str | None = Field(default=None, description="R5 validator version.")
+    citation_style: CitationStyle | None = Field(default=None, description="Anchor style.")
+    prompt_sha256: str | None = Field(default=None, description="sha256 of the prompt bytes.")
+    template_id: str | None = Field(default=None, description="Prompt template id.")
+    anchor_map: dict[str, str] = Field(default_factory=dict, description="anchor -> chunk_id.")
+    evidence: list[AuditEvidence] = Field(
+        default_factory=list, description="Selected evidence with retrieval scores, anchor order."
+    )
+    evidence_chars: int = Field(default=0, description="Characters of the evidence block.")
+    evidence_texts: list[str] | None = Field(
+        default=None, description="Sanitized evidence texts (opt-in; enables offline replay)."
+    )
+    attempts: int = Field(default=0, description="LLM calls made.")
+    llm_latency_ms: float | None = Field(default=None, description="LLM wall time.")
+    latency_ms: float = Field(description="End-to-end latency reported to the caller.")
+    prompt_tokens: int | None = Field(default=None, description="Prompt tokens reported.")
+    completion_tokens: int | None = Field(default=None, description="Completion tokens reported.")
+    total_tokens: int | None = Field(default=None, description="Total tokens reported.")
+    question: str = Field(default="", description="The user question (seed 003 query_log).")
+    prompt_text: str | None = Field(
+        default=None, description="Exact prompt text; None unless the operator opted in."
+    )
+    record_hash: str = Field(default="", description="content_hash of the record minus this.")
+
+    def compute_hash(self) -> str:
+        """`sha256:<hex>` over the canonical JSON of every field except `record_hash`."""
+        return content_hash(self.model_dump(mode="json", exclude={"record_hash"}))
+
+    def hash_ok(self) -> bool:
+        """True when `record_hash` matches the content (the record is intact)."""
+        return self.record_hash == self.compute_hash()
+
+
+class FeedbackRecord(Contract):
+    """A person's verdict on an answer (seed 003 Phase 4), append-only."""
+
+    request_id: str = Field(min_length=1, description="Request the feedback is about.")
+    verdict: Literal["correct", "incorrect"] = Field(description="correct or incorrect.")
+    comment: str = Field(default="", max_length=4000, description="Free text.")
+    timestamp_utc: str = Field(description="ISO 8601 UTC time (…Z).")
+
+
+class ReplayReport(Contract):
+    """Result of re-validating a stored raw answer with the current validator."""
+
+    request_id: str = Field(description="Request replayed.")
+    replayable: bool = Field(description="False when the model text or evidence is missing.")
+    reason: str = Field(default="", description="Why replay was not possible, or notes.")
+    stored_validation_status: ValidationStatus | None = Field(description="Verdict on record.")
+    stored_failure_reason: str | None = Field(description="Reason on record.")
+    stored_validator_version: str | None = Field(description="Validator that decided then.")
+    policy_fingerprint_matches: bool = Field(description="Replay policy == recorded policy.")
+    new_result: ValidationResult | None = Field(default=None, description="Fresh result.")
+    verdict_changed: bool = Field(default=False, description="Status or reason differs.")

@@ -1,0 +1,54 @@
+"""Text rendering of a PublicResponse for people, in the seed 003 §4 shape::
+
+    Answer:
+    Torque the bolts to 40 Nm [C0].
+
+    Sources:
+    - [C0] manual.pdf, Pump > Maintenance, p. 4
+
+Low confidence answers (seed 003 §7B) use the header
+`Answer (LOW CONFIDENCE — limited source coverage):`. Scores appear as `(score: 0.83)` only
+when asked for *and* the AnswerBundle is given: the JSON response never carries scores.
+"""
+
+from __future__ import annotations
+
+from citebound.contracts.assembly import AnswerBundle
+from citebound.contracts.enums import PublicStatus
+from citebound.contracts.public import PublicCitation, PublicResponse
+
+LOW_CONFIDENCE_HEADER = "Answer (LOW CONFIDENCE — limited source coverage):"
+
+
+def source_line(citation: PublicCitation, score: float | None = None) -> str:
+    """`- [C0] Document, Heading > Sub, p. 4` (+ ` (score: 0.83)` when a score is given)."""
+    parts: list[str] = []
+    if citation.document:
+        parts.append(citation.document)
+    if citation.heading_path:
+        parts.append(" > ".join(citation.heading_path))
+    if citation.page is not None:
+        parts.append(f"p. {citation.page}")
+    where = ", ".join(parts) if parts else citation.source_reference
+    line = f"- [{citation.anchor}] {where}"
+    if score is not None:
+        line += f" (score: {score:.2f})"
+    return line
+
+
+def render_text(
+    response: PublicResponse, *, bundle: AnswerBundle | None = None, show_scores: bool = False
+) -> str:
+    """Human text of `response`; `show_scores` needs `bundle` (scores are internal)."""
+    if response.status is PublicStatus.FAILED:
+        reason = response.failure_reason or "UNKNOWN"
+        return f"Answer:\n(no validated answer: FAILED, reason {reason})\n"
+    header = LOW_CONFIDENCE_HEADER if response.low_confidence else "Answer:"
+    lines = [header, response.answer.strip()]
+    if response.citations:
+        scores: dict[str, float] = {}
+        if show_scores and bundle is not None:
+            scores = {e.citation_anchor: e.similarity_score for e in bundle.selected_evidence}
+        lines += ["", "Sources:"]
+        lines += [source_line(c, scores.get(c.anchor)) for c in response.citations]
+    return "\n".join(lines) + "\n"

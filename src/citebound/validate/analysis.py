@@ -1,0 +1,173 @@
+"""Sentence-level analysis of a non-refusal answer: citations, grounding, new facts, support.
+
+Definitions (documented in docs/validation.md):
+
+- A sentence comes from `split_sentences(text, marker=<style marker>)`.
+- A sentence is **non-factual** when, without its markers and list bullets, it has no letter or
+  digit (`[C0]`, `---`, `…`), or it is a short label ending in `:` (≤ 6 words, no digit,
+  e.g. `Steps:`). Every other sentence is factual and must carry a citation.
+- A sentence is **cited** when it holds at least one exact marker (valid or not; invalid ones
+  fail on their own as INVALID_CITATION_REFERENCE).
+- **attribution_coverage** = cited factual sentences ÷ factual sentences. Uncited sentences fail
+  (UNCITED_FACTUAL_STATEMENT) when coverage < `policy.validation.min_attribution_coverage`
+  (1.0 in strict-v1: any uncited sentence fails). Tolerated ones set `low_confidence`.
+- **support** of a cited factual sentence = lexical overlap with the text of the anchors it
+  cites (`checks.lexical_support`).
+- **suspicious_new_ids**: identifiers of a cited sentence found neither in its cited evidence
+  nor in the user question.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from citebound.contracts.enums import ReasonCode
+from citebound.policy import Policy
+from citebound.text.sentences import split_sentences
+from citebound.validate import checks
+from citebound.validate.markers import marker_pattern, scan_markers, strip_markers
+from citebound.validate.view import EvidenceView
+
+_ALNUM = re.compile(r"[^\W_]")
+_BULLET = re.compile(r"^\s*(?:[-*•+]|\d+[.)]|#+)\s+")
+_EPS = 1e-9
+
+
+@dataclass
+class Analysis:
+    """Everything measured on one answer; `problems` maps reason codes to explanations."""
+
+    citations: list[str] = field(default_factory=list)
+    citation_count: int = 0
+    invalid: list[str] = field(default_factory=list)
+    malformed: list[str] = field(default_factory=list)
+    refusal_like: bool = False
+    length_flag: bool = False
+    factual: int = 0
+    cited: int = 0
+    uncited: int = 0
+    suspicious: list[str] = field(default_factory=list)
+    support: list[float] = field(default_factory=list)
+    low_confidence: bool = False
+    problems: dict[ReasonCode, str] = field(default_factory=dict)
+
+    @property
+    def coverage(self) -> float:
+        return self.cited / self.factual if self.factual else 0.0
+
+    def flag(self, code: ReasonCode, detail: str) -> None:
+        """Record the first explanation of each reason code."""
+        self.problems.setdefault(code, detail)
+
+
+def is_factual(sentence_without_markers: str) -> bool:
+    """Whether a sentence (markers removed) makes a claim that needs a citation."""
+    body = _BULLET.sub("", sentence_without_markers).strip()
+    if not _ALNUM.search(body):
+        return False
+    is_label = body.endswith(":") and len(body.split()) <= 6
+    return not (is_label and not any(ch.isdigit() for ch in body))
+
+
+def _unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def analyse(view: EvidenceView, text: str, policy: Policy, refusals: tuple[str, ...]) -> Analysis:
+    """Measure `text` against `view`; fill `problems` with every rule it breaks."""
+    a = Analysis()
+    style = view.citation_style
+    allowed = set(view.anchors)
+    marker = marker_pattern(style)
+
+    if checks.looks_like_refusal(text, refusals):
+        a.refusal_like = True
+        a.flag(
+            ReasonCode.INVALID_REFUSAL_FORMAT,
+            "the answer looks like a refusal but is not exactly the policy refusal string "
+            f"{refusals[0]!r} on its own",
+        )
+
+    scan = scan_markers(text, style, view.anchors)
+    a.citation_count = len(scan.labels)
+    a.malformed = list(scan.malformed)
+    if a.malformed:
+        a.flag(
+            ReasonCode.MALFORMED_CITATION,
+            f"malformed citation markers {_unique(a.malformed)}; use exactly "
+            f"{', '.join('[' + x + ']' for x in view.anchors[:3])}",
+        )
+    a.invalid = [label for label in scan.labels if label not in allowed]
+    if a.invalid:
+        a.flag(
+            ReasonCode.INVALID_CITATION_REFERENCE,
+            f"cited anchors {_unique(a.invalid)} are not in the evidence "
+            f"(allowed: {', '.join(view.anchors) or 'none'})",
+        )
+    a.citations = _unique([label for label in scan.labels if label in allowed])
+    if view.consistency_errors:
+        a.flag(ReasonCode.CITATION_MISMATCH, "; ".join(view.consistency_errors))
+
+    leaks = checks.find_leaks(text, view.chunk_ids)
+    if leaks:
+        a.flag(ReasonCode.INTERNAL_ID_LEAK, f"evidence metadata in the answer: {_unique(leaks)}")
+    meta = checks.find_meta(text, "\n".join(view.texts.values()))
+    if meta:
+        a.flag(ReasonCode.META_COMMENTARY, f"meta commentary in the answer: {meta}")
+
+    for sentence in split_sentences(text, marker=marker):
+        body = strip_markers(sentence, style)
+        if not is_factual(body):
+            continue
+        a.factual += 1
+        labels = re.findall(marker, sentence)
+        cited = _unique([x[1:-1] for x in labels if x[1:-1] in allowed])
+        cited_text = "\n".join(view.texts.get(anchor, "") for anchor in cited)
+        if checks.mentions_evidence_word(body, cited_text):
+            a.flag(
+                ReasonCode.META_COMMENTARY,
+                f"the word 'evidence' refers to the system in: {sentence[:80]!r}",
+            )
+        if not labels:
+            a.uncited += 1
+            continue
+        a.cited += 1
+        for ident in checks.identifiers(body):
+            known = checks.present_in(ident, cited_text) or checks.present_in(ident, view.question)
+            if not known and ident not in a.suspicious:
+                a.suspicious.append(ident)
+        a.support.append(checks.lexical_support(body, cited_text) if cited else 0.0)
+
+    vp = policy.validation
+    if a.factual == 0:
+        a.flag(ReasonCode.EMPTY_ANSWER, "the answer has no sentence with words or numbers")
+    if a.uncited:
+        if a.coverage + _EPS < vp.min_attribution_coverage:
+            a.flag(
+                ReasonCode.UNCITED_FACTUAL_STATEMENT,
+                f"{a.uncited} factual sentence(s) without a citation "
+                f"(coverage {a.coverage:.2f} < {vp.min_attribution_coverage:.2f})",
+            )
+        else:
+            a.low_confidence = True
+    if a.suspicious and vp.new_facts == "fail":
+        a.flag(
+            ReasonCode.UNSUPPORTED_NEW_FACT,
+            f"numbers/dates/codes not in the cited evidence: {a.suspicious}",
+        )
+    if a.support and min(a.support) + _EPS < vp.min_sentence_support:
+        if vp.low_support_action == "fail":
+            a.flag(
+                ReasonCode.LOW_SUPPORT,
+                f"lowest sentence support {min(a.support):.2f} < {vp.min_sentence_support:.2f}",
+            )
+        else:
+            a.low_confidence = True
+
+    evidence_chars = view.evidence_chars
+    a.length_flag = len(text) > vp.length_ratio_limit * evidence_chars
+    # Citation consistency (seed 001): unique, first-use order, every listed anchor used.
+    if len(set(a.citations)) != len(a.citations) or any(f"[{c}]" not in text for c in a.citations):
+        a.flag(ReasonCode.CITATION_MISMATCH, "validated citations are not unique or not used")
+    return a

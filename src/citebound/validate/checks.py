@@ -1,0 +1,222 @@
+"""Pure text checks used by the validator: refusal look-alikes, leaks, meta commentary,
+new identifiers and lexical support. Every function is deterministic and never raises on text.
+"""
+
+from __future__ import annotations
+
+import re
+from difflib import SequenceMatcher
+from functools import lru_cache
+
+# Phrases that mark an answer as a refusal attempt. An answer containing one of these (or a
+# near copy of a policy refusal string) must be exactly the refusal, or it fails with
+# INVALID_REFUSAL_FORMAT. "no evidence" alone is NOT a cue: "no evidence of corrosion" is a fact.
+_REFUSAL_CUES = (
+    "no_evidence",
+    "does not contain sufficient information",
+    "does not contain enough information",
+    "does not contain this information",
+    "do not contain sufficient information",
+    "no supporting documentation",
+    "insufficient information to answer",
+    "not enough information to answer",
+    "cannot answer this question",
+    "can't answer this question",
+    "unable to answer this question",
+    "cannot be answered from",
+    "i don't know",
+    "i do not know",
+)
+
+# Meta commentary about the system, its inputs or its reasoning (seed 000 P5).
+_META_PHRASES = (
+    "as an ai",
+    "as a language model",
+    "as an ai language model",
+    "i am an ai",
+    "i'm an ai",
+    "based on the provided",
+    "based on the given",
+    "based on the context",
+    "according to the provided",
+    "according to the given",
+    "according to the context",
+    "the provided context",
+    "the given context",
+    "the context says",
+    "the context states",
+    "the context provided",
+    "the context mentions",
+    "the provided documentation",
+    "the provided documents",
+    "the provided sources",
+    "the provided text",
+    "the provided excerpts",
+    "the retrieved documents",
+    "the retrieved context",
+    "the retrieved passages",
+    "the retrieved chunks",
+    "my training",
+    "my knowledge",
+    "i was instructed",
+    "my instructions",
+    "system prompt",
+    "let me think",
+    "<think>",
+    "</think>",
+)
+
+_LEAK = re.compile(
+    r"(?<![A-Za-z])(?:chunk|knowledge|faiss)[_ ]?id\b|\[[A-Za-z]?\d+\s*\|", re.IGNORECASE
+)
+_EVIDENCE_WORD = re.compile(r"\bevidence\b", re.IGNORECASE)
+_SPACES = re.compile(r"\s+")
+_NON_WORD = re.compile(r"[^\w\s]|_")
+
+
+def _normalize(text: str) -> str:
+    text = text.casefold().replace("’", "'")
+    return _SPACES.sub(" ", text).strip()
+
+
+def _loose(text: str) -> str:
+    return _SPACES.sub(" ", _NON_WORD.sub(" ", text.casefold())).strip()
+
+
+def looks_like_refusal(text: str, refusals: tuple[str, ...]) -> bool:
+    """True when `text` contains a refusal cue or a near copy of one of `refusals`."""
+    norm = _normalize(text)
+    if any(cue in norm for cue in _REFUSAL_CUES):
+        return True
+    loose = _loose(text)
+    for refusal in refusals:
+        target = _loose(refusal)
+        if not target:
+            continue
+        if target in loose:
+            return True
+        # A reworded refusal of about the same length (casing, punctuation, a word changed).
+        similar_length = 0.5 <= len(loose) / len(target) <= 2.0
+        if similar_length and SequenceMatcher(None, loose, target, autojunk=False).ratio() >= 0.75:
+            return True
+    return False
+
+
+def find_leaks(text: str, chunk_ids: tuple[str, ...]) -> list[str]:
+    """Evidence metadata in the answer: `chunk_id`, `knowledge_id`, evidence headers, chunk ids."""
+    found = [m.group() for m in _LEAK.finditer(text)]
+    # Chunk ids are content hashes; shorter ids could collide with ordinary words.
+    found += [cid for cid in chunk_ids if len(cid) >= 8 and cid in text]
+    return found
+
+
+def find_meta(text: str, evidence: str = "") -> list[str]:
+    """Meta-commentary phrases in `text` (case-insensitive) that `evidence` does not use.
+
+    A phrase the evidence itself uses ("the system prompt" in an LLM manual) is content.
+    """
+    norm = _normalize(text)
+    used = _normalize(evidence)
+    return [p for p in _META_PHRASES if p in norm and p not in used]
+
+
+def mentions_evidence_word(sentence: str, cited_text: str) -> bool:
+    """The word "evidence" in a sentence, unless its cited evidence uses that word too (P5)."""
+    return bool(_EVIDENCE_WORD.search(sentence)) and not _EVIDENCE_WORD.search(cited_text)
+
+
+# --- identifiers (seed 000 P2.2: no new entities, dates or numeric values) -------------------
+
+_TOKEN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._/:,-]*[A-Za-z0-9])?")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+
+
+def identifiers(text: str) -> list[str]:
+    """Numbers, dates, codes and acronyms in `text`, in order, unique.
+
+    A token is an identifier when it contains a digit (`40`, `3.5`, `2024-01-03`, `M8`,
+    `XJ-220`, `v1.2`) or is an all-capitals word of 2+ letters (`NASA`, `PSI`).
+
+    >>> identifiers("Torque the M8 bolt to 40 Nm per NASA-STD 5020, see Fig. 3.")
+    ['M8', '40', 'NASA-STD', '5020', '3']
+    """
+    out: list[str] = []
+    for m in _TOKEN.finditer(text):
+        tok = m.group().strip(".,:/-")
+        if not tok:
+            continue
+        is_id = any(ch.isdigit() for ch in tok) or (
+            len(tok) >= 2 and tok.isupper() and any(ch.isalpha() for ch in tok)
+        )
+        if is_id and tok not in out:
+            out.append(tok)
+    return out
+
+
+@lru_cache(maxsize=256)
+def _canon(text: str) -> str:
+    return _THOUSANDS.sub("", text.casefold())
+
+
+@lru_cache(maxsize=4096)
+def _token_pattern(ident: str) -> re.Pattern[str]:
+    # Not glued to letters/digits, and not part of a decimal (`3.4`) or thousands group; parts
+    # of hyphen/slash/colon compounds count (`2019` in `2019-03-01`, `25` in `25-30`).
+    return re.compile(
+        r"(?<![a-z0-9])(?<![a-z0-9][.,])" + re.escape(ident) + r"(?![a-z0-9])(?![.,][a-z0-9])"
+    )
+
+
+def present_in(identifier: str, text: str) -> bool:
+    """Whether `identifier` occurs in `text` as a whole token (case-insensitive).
+
+    `4` is not found in `40` or `3.4`; `1000` matches `1,000`; `2019` matches `2019-03-01`.
+    """
+    return _token_pattern(_canon(identifier)).search(_canon(text)) is not None
+
+
+# --- lexical support (seed 003 §6 "simple heuristic") -----------------------------------------
+
+_STOPWORD_TEXT = """
+a about above after again against all also am an and any are as at be because been before
+being below between both but by can could did do does doing down during each either few
+for from further had has have having he her here hers herself him himself his how i if in
+into is it its itself just may me might more most must my myself no nor not of off on
+once only or other our ours out over own same shall she should so some such than that the
+their theirs them themselves then there these they this those through to too under until
+up upon very was we were what when where which while who whom whose why will with would
+you your yours yes
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def stem(word: str) -> str:
+    """A tiny suffix stripper so `bolts`/`bolt` and `tightened`/`tighten` match."""
+    for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
+            return word[: -len(suffix)] + keep
+    return word
+
+
+def content_words(text: str) -> set[str]:
+    """Stemmed lowercase words of `text` without stopwords (digits kept as words)."""
+    return {
+        stem(w)
+        for w in _WORD.findall(text.casefold())
+        if w not in STOPWORDS and (len(w) > 1 or w.isdigit())
+    }
+
+
+def lexical_support(sentence: str, evidence: str) -> float:
+    """|content words of sentence ∩ content words of evidence| ÷ |content words of sentence|.
+
+    A sentence without content words has nothing to support and scores 1.0.
+
+    >>> lexical_support("Torque the bolts to 40 Nm.", "Tighten each bolt to 40 Nm.")
+    0.75
+    """
+    words = content_words(sentence)
+    if not words:
+        return 1.0
+    return len(words & content_words(evidence)) / len(words)

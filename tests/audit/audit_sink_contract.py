@@ -1,0 +1,58 @@
+"""The contract every AuditSink passes (house rule 9). Subclass and provide `sink`."""
+
+from __future__ import annotations
+
+import pytest
+from audit_samples import PATHS, record_for
+
+from citebound.audit import AuditSink
+from citebound.errors import AuditError
+
+
+class AuditSinkContract:
+    """Shared tests; a subclass defines the `sink` fixture."""
+
+    def test_is_an_audit_sink_without_mutation_api(self, sink: AuditSink) -> None:
+        assert isinstance(sink, AuditSink)
+        for name in ("update", "delete", "remove", "upsert", "replace", "truncate"):
+            assert not hasattr(sink, name), name
+
+    def test_every_path_round_trips_exactly(self, sink: AuditSink) -> None:
+        written = [
+            record_for(p, request_id=f"req-{i}", store_evidence_text=(p == "ok"))
+            for i, p in enumerate(PATHS)
+        ]
+        for r in written:
+            sink.append(r)
+        for r in written:
+            (back,) = sink.find(r.request_id)
+            assert back == r
+            assert back.hash_ok()
+
+    def test_one_record_per_request_per_run(self, sink: AuditSink) -> None:
+        sink.append(record_for("ok", run_id="run-1"))
+        with pytest.raises(AuditError, match="already exists"):
+            sink.append(record_for("rejected", run_id="run-1"))
+        sink.append(record_for("ok", run_id="run-2", timestamp="2026-01-02T03:04:06.000000Z"))
+        assert [r.run_id for r in sink.find("req-1")] == ["run-1", "run-2"]
+
+    def test_null_run_id_is_still_unique(self, sink: AuditSink) -> None:
+        sink.append(record_for("ok", run_id=None))
+        with pytest.raises(AuditError):
+            sink.append(record_for("ok", run_id=None))
+        assert len(sink.find("req-1")) == 1
+
+    def test_refuses_a_record_with_a_wrong_hash(self, sink: AuditSink) -> None:
+        r = record_for("ok")
+        with pytest.raises(AuditError, match="record_hash"):
+            sink.append(r.model_copy(update={"latency_ms": 1.0}))
+        assert sink.find("req-1") == []
+
+    def test_records_are_ordered_by_time_then_request(self, sink: AuditSink) -> None:
+        sink.append(record_for("ok", request_id="b", timestamp="2026-01-01T00:00:02.000000Z"))
+        sink.append(record_for("ok", request_id="c", timestamp="2026-01-01T00:00:01.000000Z"))
+        sink.append(record_for("gate", request_id="a", timestamp="2026-01-01T00:00:02.000000Z"))
+        assert [r.request_id for r in sink.records()] == ["c", "a", "b"]
+
+    def test_unknown_request_is_empty(self, sink: AuditSink) -> None:
+        assert sink.find("nope") == []

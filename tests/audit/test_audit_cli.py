@@ -1,0 +1,85 @@
+"""`citebound audit list|show|export|replay` against a real SQLite store."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from audit_samples import EVIDENCE, PATHS, record_for
+from click.testing import CliRunner
+
+from citebound.audit import SQLiteAuditSink
+from citebound.cli import main
+from citebound.contracts.base import sha256_hex
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    path = tmp_path / "audit.sqlite"
+    with SQLiteAuditSink(path) as sink:
+        for i, p in enumerate(PATHS):
+            ts = f"2026-01-01T00:00:0{i}.000000Z"
+            sink.append(record_for(p, request_id=p, timestamp=ts, store_evidence_text=p == "ok"))
+    return path
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    r = CliRunner().invoke(main, ["audit", *args])
+    return r.exit_code, r.stdout, r.stderr
+
+
+def test_list(store: Path) -> None:
+    code, out, _ = _run("list", "--audit", str(store))
+    assert code == 0
+    lines = [line.split("\t") for line in out.splitlines()]
+    assert [x[1] for x in lines] == list(PATHS)
+    assert lines[0][3:] == ["OK", "PASSED", "-"]
+    assert lines[2][3:] == ["FAILED", "FAILED", "INVALID_CITATION_REFERENCE"]
+
+
+def test_show_and_missing(store: Path) -> None:
+    code, out, _ = _run("show", "ok", "--audit", str(store))
+    assert code == 0 and json.loads(out)["request_id"] == "ok"
+    code, _, err = _run("show", "ghost", "--audit", str(store))
+    assert code == 2 and "no audit record" in err
+    code, _, err = _run("list", "--audit", str(store.parent / "none.sqlite"))
+    assert code == 2 and "no audit store" in err
+
+
+def test_export_jsonl_and_parquet(store: Path, tmp_path: Path) -> None:
+    code, out, _ = _run("export", "--format", "jsonl", "--audit", str(store))
+    assert code == 0
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [r["request_id"] for r in rows] == list(PATHS)
+    pq = pytest.importorskip("pyarrow.parquet")
+    target = tmp_path / "audit.parquet"
+    code, _, _ = _run("export", "--format", "parquet", "--out", str(target), "--audit", str(store))
+    assert code == 0
+    assert pq.read_table(target).column("request_id").to_pylist() == list(PATHS)
+    code, _, err = _run("export", "--format", "parquet", "--audit", str(store))
+    assert code == 2 and "--out" in err
+
+
+def test_replay_exit_codes(store: Path, tmp_path: Path) -> None:
+    code, out, err = _run("replay", "ok", "--audit", str(store))
+    assert code == 0 and json.loads(out)["verdict_changed"] is False and "same verdict" in err
+    code, _, err = _run("replay", "rejected", "--audit", str(store))
+    assert code == 2 and "store_evidence_text" in err
+    evidence = tmp_path / "ev.json"
+    evidence.write_text(json.dumps({sha256_hex(t)[:16]: t for t in EVIDENCE}), encoding="utf-8")
+    code, _, _ = _run("replay", "rejected", "--evidence", str(evidence), "--audit", str(store))
+    assert code == 0
+    code, _, err = _run("replay", "gate", "--audit", str(store))
+    assert code == 2 and "not called" in err
+
+
+def test_show_detects_tampering_done_behind_the_triggers(store: Path) -> None:
+    conn = sqlite3.connect(store)
+    conn.execute("DROP TRIGGER audit_records_no_update")
+    conn.execute("UPDATE audit_records SET latency_ms = 1 WHERE request_id = 'ok'")
+    conn.commit()
+    conn.close()
+    code, _, err = _run("show", "ok", "--audit", str(store))
+    assert code == 2 and "altered" in err

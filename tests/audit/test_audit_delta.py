@@ -1,0 +1,63 @@
+"""Delta sink: the same contract suite, append-only table, enforced schema, pandas-readable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from audit_samples import record_for
+from audit_sink_contract import AuditSinkContract
+
+deltalake = pytest.importorskip("deltalake")
+pa = pytest.importorskip("pyarrow")
+
+from citebound.audit import COLUMN_NAMES, open_sink  # noqa: E402
+from citebound.audit.delta import DeltaAuditSink  # noqa: E402
+from citebound.errors import AuditError  # noqa: E402
+
+
+@pytest.fixture
+def sink(tmp_path: Path) -> DeltaAuditSink:
+    return DeltaAuditSink(tmp_path / "audit.delta")
+
+
+class TestDeltaContract(AuditSinkContract):
+    pass
+
+
+def test_table_is_append_only_and_readable_by_arrow(sink: DeltaAuditSink) -> None:
+    sink.append(record_for("ok"))
+    table = deltalake.DeltaTable(str(sink.path))
+    assert table.metadata().configuration.get("delta.appendOnly") == "true"
+    with pytest.raises(Exception):  # noqa: B017 - any refusal will do; the row must survive
+        table.delete("request_id = 'req-1'")
+    t = deltalake.DeltaTable(str(sink.path)).to_pyarrow_table()
+    assert t.column_names == list(COLUMN_NAMES)
+    assert t.column("request_id").to_pylist() == ["req-1"]
+    assert t.column("validated_citations").to_pylist() == [["C0", "C1"]]
+
+
+def test_readable_by_pandas(sink: DeltaAuditSink) -> None:
+    pytest.importorskip("pandas", reason="pandas is not installed")
+    sink.append(record_for("ok"))
+    df = deltalake.DeltaTable(str(sink.path)).to_pandas()
+    assert df["request_id"].tolist() == ["req-1"]
+
+
+def test_schema_is_enforced(sink: DeltaAuditSink) -> None:
+    wrong = pa.table({"request_id": ["x"], "surprise": [1]})
+    with pytest.raises(Exception):  # noqa: B017
+        deltalake.write_deltalake(str(sink.path), wrong, mode="append")
+    assert sink.records() == []
+
+
+def test_foreign_table_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "other.delta"
+    deltalake.write_deltalake(str(path), pa.table({"a": [1]}))
+    with pytest.raises(AuditError, match="not the citebound audit schema"):
+        DeltaAuditSink(path)
+
+
+def test_open_sink_picks_delta(tmp_path: Path) -> None:
+    DeltaAuditSink(tmp_path / "t.delta")
+    assert isinstance(open_sink(tmp_path / "t.delta"), DeltaAuditSink)

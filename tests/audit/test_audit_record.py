@@ -1,0 +1,91 @@
+"""The builder produces one complete, hashed record for every request path."""
+
+from __future__ import annotations
+
+import pytest
+from audit_samples import EVIDENCE, OK_TEXT, PATHS, POLICY, QUESTION, record_for
+
+from citebound.audit import build_audit_record
+from citebound.contracts.base import sha256_hex
+from citebound.errors import ContractError
+from citebound.respond import package_failure
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_every_path_builds_a_hashed_record(path: str) -> None:
+    r = record_for(path)
+    assert r.hash_ok()
+    assert r.record_hash.startswith("sha256:")
+    assert r.question == QUESTION and r.policy_version == POLICY.policy_version
+    assert r.policy_fingerprint == POLICY.fingerprint
+    assert r.prompt_text is None and r.evidence_texts is None  # nothing opted in
+    tampered = r.model_copy(update={"latency_ms": r.latency_ms + 1})
+    assert not tampered.hash_ok()
+
+
+def test_ok_record_columns() -> None:
+    r = record_for("ok")
+    assert (r.status, r.generation_status, r.validation_status) == ("OK", "OK", "PASSED")
+    assert r.validated_answer_text == OK_TEXT and r.raw_model_text == OK_TEXT
+    assert r.validated_citations == ["C0", "C1"] and r.citation_count == 2
+    assert r.anchor_map == {"C0": sha256_hex(EVIDENCE[0])[:16], "C1": sha256_hex(EVIDENCE[1])[:16]}
+    assert [(e.anchor, e.similarity_score, e.rank) for e in r.evidence] == [
+        ("C0", 0.9, 0),
+        ("C1", 0.8, 1),
+    ]
+    assert r.evidence[0].text_sha256 == sha256_hex(EVIDENCE[0])
+    assert (r.model_name, r.attempts, r.total_tokens, r.latency_ms) == ("test-model", 1, 340, 250.0)
+    assert (r.embedding_model, r.index_version, r.run_id) == ("test-embedder", "idx-1", "run-1")
+    assert r.prompt_sha256 and r.validator_version
+
+
+def test_rejected_record_keeps_raw_text_but_no_validated_text() -> None:
+    r = record_for("rejected")
+    assert r.validation_status == "FAILED" and r.failure_reason == "INVALID_CITATION_REFERENCE"
+    assert r.validated_answer_text is None and r.raw_model_text is not None
+    assert r.invalid_anchor_count == 1
+
+
+def test_retries_exhausted_record() -> None:
+    r = record_for("retries_exhausted")
+    assert (r.status, r.failure_reason, r.llm_failure_reason, r.attempts) == (
+        "FAILED",
+        "GENERATION_FAILED",
+        "LLM_RETRIES_EXHAUSTED",
+        3,
+    )
+
+
+def test_paths_without_a_model() -> None:
+    gate = record_for("gate")
+    assert (gate.status, gate.generation_status, gate.validation_status) == (
+        "NO_EVIDENCE",
+        "NO_EVIDENCE",
+        None,
+    )
+    assert gate.raw_model_text is None and gate.attempts == 0 and gate.prompt_sha256 is None
+    failed = record_for("assembly_failed")
+    assert (failed.status, failed.assembly_status, failed.failure_reason) == (
+        "FAILED",
+        "FAILED",
+        "RETRIEVAL_NO_EVIDENCE",
+    )
+    early = record_for("early_failure")
+    assert (early.assembly_status, early.failure_reason) == (None, "RETRIEVAL_FAILED")
+
+
+def test_opt_in_columns() -> None:
+    r = record_for("ok", store_evidence_text=True)
+    assert r.evidence_texts == EVIDENCE and r.hash_ok()
+
+
+def test_mixed_requests_are_refused() -> None:
+    b = record_for("ok")
+    resp = package_failure("other", "X", latency_ms=1.0)
+    from citebound.testing.bundles import make_answer_bundle
+
+    with pytest.raises(ContractError):
+        build_audit_record(
+            policy=POLICY, response=resp, question="q", bundle=make_answer_bundle(EVIDENCE)
+        )
+    assert b.request_id == "req-1"
