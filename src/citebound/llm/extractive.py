@@ -33,19 +33,14 @@ from citebound.contracts.base import sha256_hex
 from citebound.contracts.enums import CitationStyle, ReasonCode
 from citebound.contracts.provider import ProviderReply, ProviderRequest
 from citebound.errors import ConfigError, ProviderError
+from citebound.prompt.anchors import SUPERSCRIPT_DIGITS, citation_format
 from citebound.text import split_sentences
 
 __all__ = ["EXTRACTIVE_MODEL", "ExtractiveProvider", "citation_marker", "marker_pattern"]
 
 EXTRACTIVE_MODEL = "extractive-v1"
 
-_SUPERSCRIPT_DIGITS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
-_MARKER_PATTERNS = {
-    CitationStyle.C: r"\[C\d+\]",
-    CitationStyle.S: r"\[S\d+\]",
-    CitationStyle.NUMERIC: r"\[\d+\]",
-    CitationStyle.SUPERSCRIPT: "\\[[" + _SUPERSCRIPT_DIGITS + "]+\\]",
-}
+_SUPERSCRIPT_DIGITS = SUPERSCRIPT_DIGITS
 
 # Words that say what kind of question it is, not what it is about.
 _STOPWORD_TEXT = """
@@ -84,7 +79,7 @@ def citation_marker(anchor: str) -> str:
 
 def marker_pattern(style: CitationStyle) -> str:
     """Regex matching one well-formed marker of `style` (for `split_sentences(marker=...)`)."""
-    return _MARKER_PATTERNS[style]
+    return citation_format(style).marker_pattern
 
 
 def _stem(word: str) -> str:

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 
 from citebound.contracts.enums import CitationStyle
 
-_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
-_FROM_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
+SUPERSCRIPT_DIGITS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+_SUPERSCRIPT = str.maketrans("0123456789", SUPERSCRIPT_DIGITS)
+_FROM_SUPERSCRIPT = str.maketrans(SUPERSCRIPT_DIGITS, "0123456789")
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,11 @@ class CitationFormat:
         return f"[{label}]"
 
     @property
+    def marker_pattern(self) -> str:
+        """Regex matching one well-formed marker, without groups (for split_sentences)."""
+        return r"\[" + self.label_pattern + r"\]"
+
+    @property
     def marker_regex(self) -> str:
         """Regex matching one well-formed marker; group 1 is the label."""
         return r"\[(" + self.label_pattern + r")\]"
@@ -57,7 +63,9 @@ _FORMATS = {
     CitationStyle.C: CitationFormat(CitationStyle.C, 0, r"C\d+"),
     CitationStyle.S: CitationFormat(CitationStyle.S, 1, r"S\d+"),
     CitationStyle.NUMERIC: CitationFormat(CitationStyle.NUMERIC, 1, r"\d+"),
-    CitationStyle.SUPERSCRIPT: CitationFormat(CitationStyle.SUPERSCRIPT, 1, r"[⁰¹²³⁴⁵⁶⁷⁸⁹]+"),
+    CitationStyle.SUPERSCRIPT: CitationFormat(
+        CitationStyle.SUPERSCRIPT, 1, "[" + SUPERSCRIPT_DIGITS + "]+"
+    ),
 }
 
 

@@ -21,16 +21,12 @@ import re
 from dataclasses import dataclass
 
 from citebound.contracts.enums import CitationStyle
-
-SUPERSCRIPT_DIGITS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+from citebound.prompt.anchors import (
+    SUPERSCRIPT_DIGITS,
+    citation_format,
+)
 
 # Exact anchor labels per style (seed 000 P4.2 for C; DESIGN.md for the others).
-_LABEL: dict[CitationStyle, str] = {
-    CitationStyle.C: r"C\d+",
-    CitationStyle.S: r"S\d+",
-    CitationStyle.NUMERIC: r"\d+",
-    CitationStyle.SUPERSCRIPT: f"[{SUPERSCRIPT_DIGITS}]+",
-}
 
 _DIGIT = rf"[0-9{SUPERSCRIPT_DIGITS}]"
 # Whitespace runs are bounded ({0,3}) and each optional part starts with a non-space, so the
@@ -51,7 +47,7 @@ class MarkerScan:
 
 def marker_pattern(style: CitationStyle) -> str:
     """Regex (string) matching one exact marker of `style`, e.g. `\\[C\\d+\\]`."""
-    return r"\[" + _LABEL[style] + r"\]"
+    return citation_format(style).marker_pattern
 
 
 def _loose_is_candidate(token: str) -> bool:
