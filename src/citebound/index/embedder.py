@@ -126,6 +126,8 @@ class SentenceTransformerEmbedder:
     """
 
     def __init__(self, path: Path, *, name: str | None = None, batch_size: int = 32) -> None:
+        if not Path(path).is_dir():
+            raise ConfigError(f"embedding model directory not found: {path}", source=str(path))
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError:  # optional extra
@@ -133,8 +135,6 @@ class SentenceTransformerEmbedder:
                 "the sentence-transformers backend needs "
                 "`pip install citebound[sentence-transformers]`"
             ) from None
-        if not Path(path).is_dir():
-            raise ConfigError(f"embedding model directory not found: {path}", source=str(path))
         self._model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
         self.name = name or Path(path).name
         self.batch_size = batch_size

@@ -26,15 +26,15 @@ class CrossEncoderReranker:
     """
 
     def __init__(self, path: Path, *, batch_size: int = 32, max_length: int = 512) -> None:
+        path = Path(path)
+        if not (path / "config.json").is_file():
+            raise ConfigError(f"no cross-encoder model at {path} (config.json missing)")
         try:
             from sentence_transformers import CrossEncoder
         except ImportError:
             raise ConfigError(
                 "the cross-encoder reranker needs `pip install citebound[sentence-transformers]`"
             ) from None
-        path = Path(path)
-        if not (path / "config.json").is_file():
-            raise ConfigError(f"no cross-encoder model at {path} (config.json missing)")
         try:
             self._model = CrossEncoder(
                 str(path), device="cpu", max_length=max_length, local_files_only=True
