@@ -44,9 +44,7 @@ def test_table_and_refusal_exit_code(store: MemoryStore) -> None:
 
 
 def test_filters_and_failures(store: MemoryStore) -> None:
-    code, out, _ = _run(
-        store, "leak", "--json", "--policy", "hybridrag", "--equipment-id", "V-7"
-    )
+    code, out, _ = _run(store, "leak", "--json", "--policy", "hybridrag", "--equipment-id", "V-7")
     assert {r["equipment_id"] for r in json.loads(out)["results"]} == {"V-7"}
     code, _, err = _run(store, "leak", "--date-from", "yesterday")
     assert code == 2 and "YYYY-MM-DD" in err
@@ -65,7 +63,9 @@ def test_queries_file_writes_one_bundle_per_line(store: MemoryStore, tmp_path: P
         "utf-8",
     )
     out = tmp_path / "out.jsonl"
-    code, _, err = _run(store, "--queries", str(queries), "--out", str(out), "--policy", "hybridrag")
+    code, _, err = _run(
+        store, "--queries", str(queries), "--out", str(out), "--policy", "hybridrag"
+    )
     lines = out.read_text("utf-8").splitlines()
     bundles = [RetrievalBundle.model_validate_json(line) for line in lines]
     assert code == 0 and "wrote 2 bundles" in err

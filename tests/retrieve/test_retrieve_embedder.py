@@ -40,7 +40,11 @@ def test_batching_by_length_keeps_input_order(embedder: OnnxEmbedder) -> None:
 
 def test_meaning_is_captured(embedder: OnnxEmbedder) -> None:
     q, para, other = embedder.embed(
-        ["How tight should the pump bolts be?", "Torque the pump bolts to 40 Nm.", "Jupiter has moons."]
+        [
+            "How tight should the pump bolts be?",
+            "Torque the pump bolts to 40 Nm.",
+            "Jupiter has moons.",
+        ]
     )
     assert float(q @ para) > float(q @ other) + 0.2
 

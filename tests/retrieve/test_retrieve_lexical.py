@@ -46,7 +46,7 @@ def test_same_ranking_for_two_builds(tmp_path: Path) -> None:
 def test_stemming_and_reference_score(tmp_path: Path) -> None:
     ix = _index(tmp_path, ["Pumps were bolted", "unrelated text", "more words here"])
     assert ix.terms("Pumping bolts!") == ["pump", "bolt"]
-    (row, score), *_ = ix.search("pump bolting", 3)
+    (row, _score), *_ = ix.search("pump bolting", 3)
     assert row == 0
     n, df = 3, 1
     idf = math.log(1 + (n - df + 0.5) / (df + 0.5))

@@ -6,7 +6,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-import pytest
 from conftest import CORPUS, make_docs, policy_with
 
 from citebound.contracts.enums import ReasonCode, RetrievalStatus
@@ -29,7 +28,9 @@ def _ranking(bundle: RetrievalBundle) -> list[tuple[str, float]]:
     return [(r.chunk_id, r.similarity) for r in bundle.results]
 
 
-def test_bundle_rows_are_complete_and_calibrated(build_store: Build, embedder: OnnxEmbedder) -> None:
+def test_bundle_rows_are_complete_and_calibrated(
+    build_store: Build, embedder: OnnxEmbedder
+) -> None:
     store = build_store()
     bundle = _retriever(store, embedder, per_hit_neighbors=0).retrieve(QUESTION, request_id="r1")
     assert bundle.retrieval_status is RetrievalStatus.SUCCESS
@@ -67,8 +68,14 @@ def test_same_corpus_any_insertion_order_same_ranking(
 def test_identical_texts_tie_break_by_chunk_id(build_store: Build, embedder: OnnxEmbedder) -> None:
     same = "Replace the air filter every 500 operating hours."
     specs = [
-        {"id": f"dup-{i}", "title": "", "equipment_id": None, "knowledge_type": "manual",
-         "event_date": None, "chunks": [same]}
+        {
+            "id": f"dup-{i}",
+            "title": "",
+            "equipment_id": None,
+            "knowledge_type": "manual",
+            "event_date": None,
+            "chunks": [same],
+        }
         for i in range(4)
     ]
     bundle = _retriever(build_store(specs), embedder, min_chunks=1).retrieve("air filter hours")
@@ -132,7 +139,9 @@ def test_caps_come_from_policy(build_store: Build, embedder: OnnxEmbedder) -> No
     store = build_store()
     r = _retriever(store, embedder, top_k=3, per_hit_neighbors=0, min_score=0.0, min_chunks=1)
     assert len(r.retrieve(QUESTION).results) == 3
-    r1 = Retriever(store, policy=policy_with(n1_retr_max_candidates=2, per_hit_neighbors=0), embedder=embedder)
+    r1 = Retriever(
+        store, policy=policy_with(n1_retr_max_candidates=2, per_hit_neighbors=0), embedder=embedder
+    )
     assert len(r1.retrieve(QUESTION).results) <= 2
 
 

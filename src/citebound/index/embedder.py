@@ -84,6 +84,9 @@ class OnnxEmbedder:
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads
         opts.log_severity_level = 3
+        # No busy-waiting threads after a run: they would steal the cores that numpy's
+        # mat-vec and tantivy need right after the query embedding (and other processes).
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(
             str(model_path), opts, providers=["CPUExecutionProvider"]
         )
