@@ -98,3 +98,4 @@ class RetrievalBundle(Contract):
     retrieval_latency_ms: float | None = Field(default=None, description="Retrieval time.")
     filters_applied: FiltersApplied | None = Field(default=None, description="Filters applied.")
     gate: GateTrace | None = Field(default=None, description="Retrieval gate decision, if run.")
+    error: str | None = Field(default=None, description="FAILED only: what went wrong, what to do.")

@@ -1,1 +1,18 @@
-"""retrieve stage."""
+"""Retrieve stage: query pieces, LogAvgExp aggregation, filters, neighbours and the gate."""
+
+from citebound.retrieve.aggregate import logavgexp
+from citebound.retrieve.filters import RowFilter, compile_filters, row_passes
+from citebound.retrieve.gate import apply_gate
+from citebound.retrieve.pieces import query_pieces
+from citebound.retrieve.retriever import Retriever, to_row
+
+__all__ = [
+    "Retriever",
+    "RowFilter",
+    "apply_gate",
+    "compile_filters",
+    "logavgexp",
+    "query_pieces",
+    "row_passes",
+    "to_row",
+]

@@ -1,0 +1,175 @@
+"""`citebound retrieve`: one question (table or --json) or a JSONL file of queries (--queries).
+
+Exit codes (cli/_common.py): 0 evidence found, 3 NO_EVIDENCE (the gate refused), 2 FAILED or
+usage error. With --queries the exit code is 0 once every line was answered with a bundle.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from citebound.cli._common import EXIT_FAILED, EXIT_NO_EVIDENCE, EXIT_OK, fail, to_json
+from citebound.contracts.retrieval import DateRange, FiltersApplied, RetrievalBundle
+from citebound.errors import CiteboundError
+from citebound.policy import load_policy
+from citebound.rerank.base import Reranker
+from citebound.retrieve.retriever import Retriever
+from citebound.store.base import Store
+
+_STATUS_EXIT = {"SUCCESS": EXIT_OK, "NO_EVIDENCE": EXIT_NO_EVIDENCE, "FAILED": EXIT_FAILED}
+
+
+def open_store(path: Path) -> Store:
+    """The embedded SQLite store in `path` (from the ingest package)."""
+    if not path.is_dir():
+        fail(f"no store at {path}: run `citebound ingest PATH --store {path}` first")
+    try:  # provided by the ingest package; imported by name so this module stands alone
+        cls: Any = importlib.import_module("citebound.store.sqlite").SqliteStore
+    except (ImportError, AttributeError):
+        fail("the SQLite store is not available in this installation")
+    opener = getattr(cls, "open", None)
+    store: Store = opener(path) if callable(opener) else cls(path)
+    return store
+
+
+def _read_queries(path: Path) -> list[tuple[str, str]]:
+    """(id, text) per line; any malformed line stops the run before anything is retrieved."""
+    out: list[tuple[str, str]] = []
+    for n, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+            qid, text = rec["_id"], rec["text"]
+        except (ValueError, KeyError, TypeError):
+            fail(f'{path}:{n}: expected a JSON object with "_id" and "text"')
+        if not isinstance(text, str) or not str(qid):
+            fail(f'{path}:{n}: "_id" must be non-empty and "text" a string')
+        out.append((str(qid), text))
+    return out
+
+
+def _print_table(bundle: RetrievalBundle) -> None:
+    console = Console()
+    gate = bundle.gate
+    console.print(
+        f"[bold]{bundle.retrieval_status.value}[/bold]  index {bundle.index_version}  "
+        f"model {bundle.embedding_model}  {bundle.retrieval_latency_ms or 0:.1f} ms"
+    )
+    if bundle.error:
+        console.print(f"error: {bundle.error}")
+    if gate is not None:
+        console.print(
+            f"gate: {'passed' if gate.passed else gate.reason_code}  top={gate.max_similarity}  "
+            f"min_score={gate.min_score}  rows>=min_score={gate.chunks_above_min_score}"
+            f"/{gate.min_chunks}"
+        )
+    table = Table(show_lines=False)
+    for col in ("rank", "similarity", "source", "text"):
+        table.add_column(col)
+    for row in bundle.results:
+        ref = row.source.reference() if row.source else row.knowledge_id
+        text = " ".join(row.chunk_text.split())
+        table.add_row(str(row.rank), f"{row.similarity:.3f}", ref, text[:90])
+    console.print(table)
+
+
+@click.command("retrieve")
+@click.argument("question", required=False)
+@click.option("--collection", default="default", show_default=True, help="Collection to search.")
+@click.option(
+    "--store",
+    "store_dir",
+    default="./.citebound",
+    show_default=True,
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Store directory.",
+)
+@click.option(
+    "--policy", "policy_name", default="strict-v1", show_default=True, help="Preset or TOML."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the RetrievalBundle as JSON.")
+@click.option(
+    "--queries",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help='JSONL file of {"_id", "text"}: one bundle per line (request_id = _id).',
+)
+@click.option("--out", type=click.Path(path_type=Path, dir_okay=False), help="JSONL output file.")
+@click.option("--equipment-id", default=None, help="Only chunks of this equipment.")
+@click.option("--knowledge-type", default=None, help="Only chunks of this knowledge type.")
+@click.option("--date-from", default=None, help="event_date on or after (YYYY-MM-DD).")
+@click.option("--date-to", default=None, help="event_date on or before (YYYY-MM-DD).")
+@click.option(
+    "--reranker",
+    "reranker_path",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Local cross-encoder model directory (default: no reranking).",
+)
+@click.pass_context
+def retrieve_command(
+    ctx: click.Context,
+    question: str | None,
+    collection: str,
+    store_dir: Path,
+    policy_name: str,
+    as_json: bool,
+    queries: Path | None,
+    out: Path | None,
+    equipment_id: str | None,
+    knowledge_type: str | None,
+    date_from: str | None,
+    date_to: str | None,
+    reranker_path: Path | None,
+) -> None:
+    """Retrieve ranked evidence for QUESTION (or for every line of --queries)."""
+    if (question is None) == (queries is None):
+        fail("give either a QUESTION or --queries FILE.jsonl")
+    obj = ctx.find_object(dict) or {}
+    try:
+        policy = load_policy(policy_name)
+        reranker: Reranker | None = None
+        if reranker_path is not None:
+            from citebound.rerank.cross_encoder import CrossEncoderReranker
+
+            reranker = CrossEncoderReranker(reranker_path)
+    except CiteboundError as err:
+        fail(str(err))
+    store: Store = obj.get("store") or open_store(store_dir)
+    retriever = Retriever(store, policy=policy, reranker=reranker)
+    date_range = DateRange(start=date_from, end=date_to) if (date_from or date_to) else None
+    filters = FiltersApplied(
+        equipment_id=equipment_id, knowledge_type=knowledge_type, date_range=date_range
+    )
+    if queries is not None:
+        items = _read_queries(queries)
+        lines = [
+            retriever.retrieve(
+                text, collection=collection, filters=filters, request_id=qid
+            ).model_dump_json()
+            for qid, text in items
+        ]
+        payload = "".join(line + "\n" for line in lines)
+        if out is not None:
+            out.write_text(payload, "utf-8")
+            click.echo(f"wrote {len(lines)} bundles to {out}", err=True)
+        else:
+            click.echo(payload, nl=False)
+        ctx.exit(EXIT_OK)
+    bundle = retriever.retrieve(str(question), collection=collection, filters=filters)
+    if as_json:
+        click.echo(to_json(bundle))
+    else:
+        _print_table(bundle)
+    if bundle.error:
+        click.echo(f"citebound: {bundle.error}", err=True)
+    ctx.exit(_STATUS_EXIT[bundle.retrieval_status.value])
+
+
+COMMANDS = [retrieve_command]

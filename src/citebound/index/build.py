@@ -1,0 +1,170 @@
+"""`update_indexes`: (re)build BM25 + vectors of one collection from its chunks in a `Store`.
+
+Layout under `store.root / "index" / <collection>`: `manifest.json`, `rows.json` (per-row
+metadata in chunk_id order), `vectors.npy` (float32) and `lexical/` (tantivy). Vectors are cached
+by chunk_id: an update embeds only chunks it has not seen with the same model. The BM25 index is
+rebuilt (cheap next to embedding). Files are written to temporaries and renamed into place.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from citebound.contracts.base import sha256_hex
+from citebound.contracts.documents import Chunk
+from citebound.contracts.index import INDEX_FORMAT, IndexManifest, IndexRow
+from citebound.errors import StoreError
+from citebound.index.embedder import Embedder, Matrix, default_embedder
+from citebound.index.lexical import LexicalDoc, build_lexical
+from citebound.store.base import Store
+
+DEFAULT_ANALYZER = "en_stem"
+
+
+def index_dir(root: Path, collection: str) -> Path:
+    """Where the index files of `collection` live."""
+    if not collection or "/" in collection or collection.startswith("."):
+        raise StoreError(f"invalid collection name '{collection}'")
+    return Path(root) / "index" / collection
+
+
+def index_text(chunk: Chunk) -> str:
+    """What both indexes see: title and heading path as a first line, then the chunk text."""
+    head = [chunk.title] if chunk.title else []
+    head += [h for h in chunk.heading_path if h and h != chunk.title]
+    return (" > ".join(head) + "\n" + chunk.text) if head else chunk.text
+
+
+def event_day(value: str | None) -> int | None:
+    """YYYYMMDD of an ISO date (`2024-03-05` or a datetime starting so); None if unparseable."""
+    if value is None or len(value) < 10:
+        return None
+    y, m, d = value[0:4], value[5:7], value[8:10]
+    if not (y.isdigit() and m.isdigit() and d.isdigit() and value[4] == "-" == value[7]):
+        return None
+    return int(y + m + d)
+
+
+def read_manifest(directory: Path) -> IndexManifest | None:
+    path = directory / "manifest.json"
+    if not path.is_file():
+        return None
+    try:
+        return IndexManifest.model_validate_json(path.read_text("utf-8"))
+    except ValueError as err:
+        raise StoreError(f"corrupt index manifest {path}: {err}") from None
+
+
+def read_rows(directory: Path) -> list[IndexRow]:
+    try:
+        data = json.loads((directory / "rows.json").read_text("utf-8"))
+        return [IndexRow.model_validate(r) for r in data]
+    except (OSError, ValueError) as err:
+        raise StoreError(f"cannot read index rows in {directory}: {err}") from None
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def _cached_vectors(directory: Path, model: str) -> dict[str, Matrix]:
+    old = read_manifest(directory)
+    if old is None or old.embedding_model != model or not (directory / "vectors.npy").is_file():
+        return {}
+    matrix = np.load(directory / "vectors.npy", allow_pickle=False)
+    rows = read_rows(directory)
+    if len(rows) != len(matrix):
+        return {}
+    return {r.chunk_id: matrix[i] for i, r in enumerate(rows)}
+
+
+def update_indexes(
+    store: Store,
+    collection: str,
+    *,
+    embedder: Embedder | None = None,
+    analyzer: str = DEFAULT_ANALYZER,
+) -> str:
+    """(Re)build the indexes of `collection` and return its index_version.
+
+    Args:
+        store: Any `Store`; chunks are read with `store.iter_chunks(collection)`.
+        collection: Collection name.
+        embedder: Embedding model (default: packaged all-MiniLM-L6-v2 int8 ONNX).
+        analyzer: BM25 analyzer, `en_stem` (English stemming, default) or `default`.
+
+    Returns:
+        The new index_version (unchanged when corpus, model and analyzer are unchanged).
+    """
+    emb = embedder or default_embedder()
+    directory = index_dir(store.root, collection)
+    directory.mkdir(parents=True, exist_ok=True)
+    chunks = sorted(store.iter_chunks(collection), key=lambda c: c.chunk_id)
+    ids = [c.chunk_id for c in chunks]
+    if len(set(ids)) != len(ids):
+        raise StoreError(f"collection '{collection}' has duplicate chunk ids")
+    store_version = store.index_version(collection)
+    version = (
+        "idx-"
+        + sha256_hex(
+            json.dumps(
+                [INDEX_FORMAT, emb.name, analyzer, sha256_hex("\n".join(ids)), store_version]
+            )
+        )[:16]
+    )
+    old = read_manifest(directory)
+    if old is not None and old.index_version == version and (directory / "lexical").is_dir():
+        return version
+
+    cache = _cached_vectors(directory, emb.name)
+    missing = [i for i, c in enumerate(chunks) if c.chunk_id not in cache]
+    fresh = emb.embed([index_text(chunks[i]) for i in missing])
+    matrix = np.zeros((len(chunks), emb.dim), dtype=np.float32)
+    for i, c in enumerate(chunks):
+        if c.chunk_id in cache:
+            matrix[i] = cache[c.chunk_id]
+    if missing:
+        matrix[np.asarray(missing)] = fresh
+
+    rows = [
+        IndexRow(
+            chunk_id=c.chunk_id,
+            knowledge_id=c.knowledge_id,
+            knowledge_type=c.knowledge_type,
+            equipment_id=c.equipment_id,
+            event_date=c.event_date,
+        )
+        for c in chunks
+    ]
+    lexical_docs = [
+        LexicalDoc(i, index_text(c), c.equipment_id, c.knowledge_type, event_day(c.event_date))
+        for i, c in enumerate(chunks)
+    ]
+    build_lexical(directory / "lexical", lexical_docs, analyzer)
+    tmp = directory / "vectors.tmp.npy"
+    np.save(tmp, matrix, allow_pickle=False)
+    os.replace(tmp, directory / "vectors.npy")
+    _write_atomic(
+        directory / "rows.json",
+        json.dumps([r.model_dump(mode="json") for r in rows], ensure_ascii=False).encode("utf-8"),
+    )
+    manifest = IndexManifest(
+        collection=collection,
+        index_version=version,
+        store_version=store_version,
+        embedding_model=emb.name,
+        embedding_dim=emb.dim,
+        lexical_analyzer=analyzer,
+        num_chunks=len(chunks),
+        embedded_new=len(missing),
+        embedded_reused=len(chunks) - len(missing),
+    )
+    # The manifest is written last: a crash before this leaves the old version in force.
+    _write_atomic(directory / "manifest.json", manifest.model_dump_json(indent=2).encode("utf-8"))
+    return version

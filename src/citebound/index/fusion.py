@@ -1,0 +1,42 @@
+"""Calibrated similarity in [0, 1] from a dense cosine and a BM25 score (docs/retrieval.md).
+
+    dense_sim   = clip(cosine, 0, 1)
+    lexical_sim = clip(bm25 / Σ_t idf(t), 0, 1)          (see `citebound.index.lexical`)
+    hybrid      = (1 - w) · dense_sim + w · lexical_sim    (w = policy.retrieval.lexical_weight)
+
+Both parts are query-independent in scale (no per-query max-normalization), so a threshold such
+as `policy.gate.min_score` means the same thing for every question: the top result is not 1.0
+just because it is the best of a weak lot.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float64]
+Mode = Literal["hybrid", "lexical", "dense"]
+
+
+def dense_similarity(cosine: npt.ArrayLike) -> FloatArray:
+    """Cosine of L2-normalized vectors, negative values mapped to 0."""
+    return np.clip(np.asarray(cosine, dtype=np.float64), 0.0, 1.0)
+
+
+def lexical_similarity(bm25: npt.ArrayLike, reference: float) -> FloatArray:
+    """BM25 divided by the query's reference score (Σ idf of its terms), clipped to [0, 1]."""
+    scores = np.asarray(bm25, dtype=np.float64)
+    if reference <= 0:
+        return np.zeros_like(scores)
+    return np.clip(scores / reference, 0.0, 1.0)
+
+
+def fuse(dense: FloatArray, lexical: FloatArray, lexical_weight: float, mode: Mode) -> FloatArray:
+    """The calibrated similarity for `mode`; hybrid is a convex blend, so it stays in [0, 1]."""
+    if mode == "dense":
+        return dense
+    if mode == "lexical":
+        return lexical
+    return (1.0 - lexical_weight) * dense + lexical_weight * lexical

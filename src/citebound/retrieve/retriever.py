@@ -1,0 +1,311 @@
+"""`Retriever`: hybrid retrieval with query pieces, LogAvgExp, filters, rerank, gate, neighbours.
+
+Models and indexes are loaded once per collection and reused across calls::
+
+    >>> retriever = Retriever(store)                       # doctest: +SKIP
+    >>> bundle = retriever.retrieve("bolt torque?", collection="default")  # doctest: +SKIP
+    >>> bundle.retrieval_status, bundle.results[0].similarity             # doctest: +SKIP
+
+Order of work for one question (docs/retrieval.md):
+1. split into ≤ N0 pieces; embed all pieces in one batch;
+2. per piece: exact dense top N1 and BM25 top N1, both restricted by the filters;
+3. candidates = union; per piece and candidate the calibrated similarity (`index.fusion`);
+4. per candidate LogAvgExp over pieces (τ), rounded to 6 decimals; order by (similarity desc,
+   chunk_id asc); keep N1;
+5. the reranker reorders the first N2 (passthrough by default); keep `top_k` rows;
+6. the gate decides on those rows; neighbours (`per_hit_neighbors`) are added after each hit.
+"""
+
+from __future__ import annotations
+
+import bisect
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from citebound.contracts.documents import Chunk
+from citebound.contracts.enums import RetrievalStatus
+from citebound.contracts.index import IndexManifest
+from citebound.contracts.retrieval import (
+    FiltersApplied,
+    RetrievalBundle,
+    RetrievalRow,
+    SourceRef,
+)
+from citebound.errors import CiteboundError, StoreError
+from citebound.index.build import index_dir, read_manifest, read_rows
+from citebound.index.embedder import Embedder, load_embedder
+from citebound.index.fusion import dense_similarity, fuse, lexical_similarity
+from citebound.index.lexical import LexicalIndex
+from citebound.index.vectors import VectorIndex
+from citebound.policy import Policy, load_policy
+from citebound.rerank.base import PassthroughReranker, Reranker
+from citebound.retrieve.aggregate import logavgexp
+from citebound.retrieve.filters import FilterColumns, RowFilter, compile_filters, row_passes
+from citebound.retrieve.gate import apply_gate
+from citebound.retrieve.pieces import query_pieces
+from citebound.store.base import Store
+
+SIMILARITY_DECIMALS = 6
+
+
+@dataclass
+class _Loaded:
+    manifest: IndexManifest
+    chunk_ids: list[str]
+    columns: FilterColumns
+    lexical: LexicalIndex
+    vectors: VectorIndex
+    embedder: Embedder
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A candidate after fusion and aggregation."""
+
+    chunk_id: str
+    row: int
+    similarity: float
+
+
+class Retriever:
+    """Loads indexes per collection once and answers `retrieve` calls.
+
+    Args:
+        store: The store holding the chunks and (under `store.root / "index"`) the indexes.
+        policy: Default policy (per-call `policy=` overrides it). Default: `strict-v1`.
+        embedder: Use this embedder instead of loading the one named in the index manifest;
+            its name must match the manifest.
+        reranker: Reorders the first N2 candidates. Default: passthrough.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        policy: Policy | None = None,
+        embedder: Embedder | None = None,
+        reranker: Reranker | None = None,
+    ) -> None:
+        self.store = store
+        self.policy = policy or load_policy("strict-v1")
+        self.reranker: Reranker = reranker or PassthroughReranker()
+        self._embedder = embedder
+        self._loaded: dict[str, _Loaded] = {}
+
+    def load(self, collection: str) -> _Loaded:
+        """Open (once) the indexes of `collection`; StoreError when missing or stale."""
+        if collection in self._loaded:
+            return self._loaded[collection]
+        directory = index_dir(Path(self.store.root), collection)
+        manifest = read_manifest(directory)
+        if manifest is None:
+            raise StoreError(
+                f"collection '{collection}' has no index in {directory.parent}: "
+                "ingest documents first (citebound ingest PATH --collection NAME)"
+            )
+        current = self.store.index_version(collection)
+        if manifest.store_version != current:
+            raise StoreError(
+                f"index of collection '{collection}' is stale (built for store version "
+                f"{manifest.store_version}, store is at {current}): re-run ingest "
+                "or citebound.index.update_indexes"
+            )
+        embedder = self._embedder or load_embedder(manifest.embedding_model)
+        if embedder.name != manifest.embedding_model:
+            raise StoreError(
+                f"index was built with '{manifest.embedding_model}', not '{embedder.name}'"
+            )
+        rows = read_rows(directory)
+        loaded = _Loaded(
+            manifest=manifest,
+            chunk_ids=[r.chunk_id for r in rows],
+            columns=FilterColumns(rows),
+            lexical=LexicalIndex(directory / "lexical", manifest.lexical_analyzer),
+            vectors=VectorIndex.load(directory / "vectors.npy"),
+            embedder=embedder,
+        )
+        if len(loaded.vectors) != len(rows) or loaded.lexical.num_docs != len(rows):
+            raise StoreError(f"index files of '{collection}' disagree: rebuild them")
+        self._loaded[collection] = loaded
+        return loaded
+
+    def search(
+        self, pieces: list[str], collection: str, flt: RowFilter, policy: Policy
+    ) -> list[Scored]:
+        """Steps 1-4: the fused, aggregated candidates (≤ N1) in final retrieval order."""
+        ix = self.load(collection)
+        rp = policy.retrieval
+        n1 = rp.n1_retr_max_candidates
+        allowed = ix.columns.rows(flt)
+        use_dense, use_lex = rp.mode != "lexical", rp.mode != "dense"
+        qvecs = ix.embedder.embed(pieces) if use_dense else None
+        lex_hits: list[dict[int, float]] = []
+        refs: list[float] = []
+        candidates: set[int] = set()
+        for i, piece in enumerate(pieces):
+            if qvecs is not None:
+                candidates.update(r for r, _ in ix.vectors.search(qvecs[i], n1, allowed))
+            if use_lex:
+                hits = dict(ix.lexical.search(piece, n1, flt.lexical()))
+                lex_hits.append(hits)
+                refs.append(ix.lexical.reference_score(ix.lexical.terms(piece)))
+                candidates.update(hits)
+        if not candidates:
+            return []
+        rows = np.array(sorted(candidates), dtype=np.int64)
+        per_piece = np.zeros((len(rows), len(pieces)), dtype=np.float64)
+        cos = ix.vectors.matrix[rows] @ qvecs.T if qvecs is not None else None
+        for i in range(len(pieces)):
+            dense = dense_similarity(cos[:, i]) if cos is not None else np.zeros(len(rows))
+            lexical = (
+                lexical_similarity([lex_hits[i].get(int(r), 0.0) for r in rows], refs[i])
+                if use_lex
+                else np.zeros(len(rows))
+            )
+            per_piece[:, i] = fuse(dense, lexical, rp.lexical_weight, rp.mode)
+        agg = np.round(logavgexp(per_piece, rp.logavgexp_tau, axis=1), SIMILARITY_DECIMALS)
+        agg = np.clip(agg, 0.0, 1.0)
+        scored = [
+            Scored(ix.chunk_ids[int(r)], int(r), float(s)) for r, s in zip(rows, agg, strict=True)
+        ]
+        scored.sort(key=lambda s: (-s.similarity, s.chunk_id))
+        return scored[:n1]
+
+    def retrieve(
+        self,
+        question: str,
+        *,
+        collection: str = "default",
+        filters: FiltersApplied | None = None,
+        policy: Policy | None = None,
+        request_id: str | None = None,
+        run_id: str | None = None,
+    ) -> RetrievalBundle:
+        """Retrieve evidence for `question`. Never raises for bad input or a missing index:
+        those give a FAILED bundle whose `error` says what to do."""
+        pol = policy or self.policy
+        rid = request_id or uuid.uuid4().hex
+        applied = (filters or FiltersApplied()).model_copy(update={"collection": collection})
+        started = time.perf_counter()
+        try:
+            flt = compile_filters(filters)
+            pieces = query_pieces(question, pol.retrieval.n0_query_pieces)
+            if not pieces:
+                raise CiteboundError("the question is empty")
+            ix = self.load(collection)
+            scored = self.search(pieces, collection, flt, pol)
+            rows = self._rank(question, scored, flt, pol)
+        except CiteboundError as err:
+            manifest = self._loaded[collection].manifest if collection in self._loaded else None
+            return RetrievalBundle(
+                request_id=rid,
+                user_question=question,
+                retrieval_status=RetrievalStatus.FAILED,
+                index_version=manifest.index_version if manifest else "none",
+                embedding_model=manifest.embedding_model if manifest else "none",
+                top_k=pol.retrieval.top_k,
+                results=[],
+                run_id=run_id,
+                retrieval_latency_ms=(time.perf_counter() - started) * 1000,
+                filters_applied=applied,
+                error=str(err),
+            )
+        gate = apply_gate([r.similarity for r in rows], pol.gate)
+        rows = self._expand(rows, flt, pol.retrieval.per_hit_neighbors, ix.chunk_ids)
+        return RetrievalBundle(
+            request_id=rid,
+            user_question=question,
+            retrieval_status=RetrievalStatus.SUCCESS
+            if gate.passed
+            else RetrievalStatus.NO_EVIDENCE,
+            index_version=ix.manifest.index_version,
+            embedding_model=ix.manifest.embedding_model,
+            top_k=pol.retrieval.top_k,
+            results=rows,
+            run_id=run_id,
+            retrieval_latency_ms=(time.perf_counter() - started) * 1000,
+            filters_applied=applied,
+            gate=gate,
+        )
+
+    def _rank(
+        self, question: str, scored: list[Scored], flt: RowFilter, pol: Policy
+    ) -> list[RetrievalRow]:
+        """Rerank the first N2, cut to top_k, hydrate from the store, re-check filters."""
+        rp = pol.retrieval
+        head = scored[: rp.n2_rerank_top_k]
+        by_id = {s.chunk_id: s for s in scored}
+        if not isinstance(self.reranker, PassthroughReranker) and head:
+            chunks = {c.chunk_id: c for c in self.store.get_chunks([s.chunk_id for s in head])}
+            ids = [s.chunk_id for s in head if s.chunk_id in chunks]
+            order = self.reranker.rerank(question, ids, [chunks[i].text for i in ids])
+            if sorted(order) != sorted(ids):
+                raise CiteboundError(f"reranker {self.reranker.name} changed the candidate set")
+            head = [by_id[i] for i in order]
+        final = (head + scored[rp.n2_rerank_top_k :])[: rp.top_k]
+        chunks = {c.chunk_id: c for c in self.store.get_chunks([s.chunk_id for s in final])}
+        rows: list[RetrievalRow] = []
+        for s in final:
+            chunk = chunks.get(s.chunk_id)
+            if chunk is None or not _passes(chunk, flt):
+                continue
+            rows.append(to_row(chunk, len(rows), s.similarity, s.row))
+        return rows
+
+    def _expand(
+        self, rows: list[RetrievalRow], flt: RowFilter, n: int, chunk_ids: list[str]
+    ) -> list[RetrievalRow]:
+        """Seed 004 per-hit neighbours: after each hit, its ±n same-document chunks in document
+        order, with the hit's similarity; chunks already present (or later hits) are skipped."""
+        if n <= 0 or not rows:
+            return rows
+        hit_ids = {r.chunk_id for r in rows}
+        seen: set[str] = set()
+        out: list[RetrievalRow] = []
+        for hit in rows:
+            if hit.chunk_id in seen:
+                continue
+            seen.add(hit.chunk_id)
+            out.append(hit.model_copy(update={"rank": len(out)}))
+            for nb in self.store.neighbors(hit.chunk_id, n):
+                if nb.chunk_id in seen or nb.chunk_id in hit_ids or not _passes(nb, flt):
+                    continue
+                seen.add(nb.chunk_id)
+                pos = bisect.bisect_left(chunk_ids, nb.chunk_id)
+                row = pos if pos < len(chunk_ids) and chunk_ids[pos] == nb.chunk_id else None
+                out.append(to_row(nb, len(out), hit.similarity, row))
+        return out
+
+
+def _passes(chunk: Chunk, flt: RowFilter) -> bool:
+    return row_passes(chunk.equipment_id, chunk.knowledge_type, chunk.event_date, flt)
+
+
+def to_row(chunk: Chunk, rank: int, similarity: float, faiss_id: int | None) -> RetrievalRow:
+    """A bundle row with its citation metadata."""
+    document = chunk.title or Path(chunk.source_path).name or chunk.knowledge_id
+    return RetrievalRow(
+        chunk_id=chunk.chunk_id,
+        knowledge_id=chunk.knowledge_id,
+        rank=rank,
+        similarity=similarity,
+        chunk_text=chunk.text,
+        knowledge_type_effective=chunk.knowledge_type or "document",
+        equipment_id=chunk.equipment_id,
+        event_date=chunk.event_date,
+        faiss_id=faiss_id,
+        source=SourceRef(
+            document=document,
+            source_path=chunk.source_path or None,
+            heading_path=chunk.heading_path,
+            page=chunk.page,
+            page_end=chunk.page_end,
+            chunk_index=chunk.chunk_index,
+            char_start=chunk.char_start,
+            char_end=chunk.char_end,
+        ),
+    )
