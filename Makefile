@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 demo: $(STAMP)
-	$(VENV)/bin/citebound assemble examples/retrieval_bundle.json --prompt-only
+	$(VENV)/bin/citebound demo
 
 test: $(STAMP)
 	$(PY) -m pytest -q

@@ -187,9 +187,10 @@ def test_pdf_golden(tmp_path: Path, loader: Callable, make_pdf: Callable[..., Pa
         assert c.char_start >= page_start
 
 
-def test_pdf_chunk_spanning_pages(tmp_path: Path, loader: Callable, make_pdf: Callable) -> None:
+def test_pdf_chunks_never_span_pages(tmp_path: Path, loader: Callable, make_pdf: Callable) -> None:
     path = make_pdf(tmp_path / "a.pdf", ["First page words.", "Second page words."])
     (parsed,), _ = loader(path)
-    (chunk,) = chunk_document(parsed, ChunkerConfig(chunk_tokens=200, overlap_tokens=0))
-    assert (chunk.page, chunk.page_end, chunk.heading_path) == (1, 2, ())
-    assert chunk.text == "First page words.\n\nSecond page words."
+    first, second = chunk_document(parsed, ChunkerConfig(chunk_tokens=200, overlap_tokens=0))
+    assert (first.page, first.page_end, first.heading_path) == (1, 1, ())
+    assert (second.page, second.page_end) == (2, 2)
+    assert (first.text, second.text) == ("First page words.", "Second page words.")

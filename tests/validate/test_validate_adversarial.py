@@ -13,7 +13,7 @@ from citebound.policy import Policy
 from citebound.validate import validate_text
 
 R = ReasonCode
-REFUSAL = "NO_EVIDENCE: The provided evidence does not contain sufficient information to answer this question."  # noqa: E501
+REFUSAL = "NO_EVIDENCE: The provided evidence does not contain sufficient information to answer this question."
 T = "Torque the M8 cylinder head bolts to 25 Nm"
 
 FAILING: list[tuple[str, str, ReasonCode]] = [

@@ -98,7 +98,7 @@ def test_hybridrag_refusal_strings(hybrid: Policy) -> None:
     for text in (hybrid.refusal.model_text, hybrid.refusal.no_evidence_text):
         r = validate_text(b, text, hybrid)
         assert (r.validation_status, r.generation_status) == ("PASSED", "NO_EVIDENCE")
-    strict_refusal = "NO_EVIDENCE: The provided evidence does not contain sufficient information to answer this question."  # noqa: E501
+    strict_refusal = "NO_EVIDENCE: The provided evidence does not contain sufficient information to answer this question."
     assert validate_text(b, strict_refusal, hybrid).failure_reason == "INVALID_REFUSAL_FORMAT"
 
 

@@ -8,6 +8,15 @@ from citebound.contracts.base import Contract
 from citebound.contracts.enums import RetrievalStatus
 
 
+def display_path(document: str | None, heading_path: tuple[str, ...] | list[str]) -> list[str]:
+    """Heading path for display: a first heading that repeats the document title is dropped
+    (Markdown files usually open with `# <title>`)."""
+    path = list(heading_path)
+    if path and document and path[0].strip() == document.strip():
+        path = path[1:]
+    return path
+
+
 class SourceRef(Contract):
     """Where a chunk comes from; what citations show (seed 003 §4 and §9)."""
 
@@ -30,7 +39,7 @@ class SourceRef(Contract):
 
     def reference(self) -> str:
         """Human reference `Document > Heading > Sub, p. 4` used in prompts and citations."""
-        parts = [self.document, *self.heading_path]
+        parts = [self.document, *display_path(self.document, self.heading_path)]
         ref = " > ".join(p for p in parts if p)
         if self.page is not None:
             if self.page_end is not None and self.page_end != self.page:

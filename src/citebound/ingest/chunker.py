@@ -2,7 +2,8 @@
 
 Rules, in order:
 
-1. A heading (or a change of heading path, e.g. a new PDF outline entry) starts a new chunk.
+1. A heading, a change of heading path (e.g. a new PDF outline entry) or a new PDF page starts
+   a new chunk, so every PDF chunk cites exactly one page.
    A section holding only headings is merged into the next one, so `# A` directly followed by
    `## B` gives one chunk with heading path (A, B).
 2. A section that fits `chunk_tokens` is one chunk. A longer one is cut into sentences (lines
@@ -55,7 +56,8 @@ def _sections(blocks: tuple[Block, ...]) -> list[list[Block]]:
     current: list[Block] = []
     for blk in blocks:
         starts_new = blk.kind == "heading" or (
-            current and blk.heading_path != current[-1].heading_path
+            current
+            and (blk.heading_path != current[-1].heading_path or blk.page != current[-1].page)
         )
         if current and starts_new and any(b.kind != "heading" for b in current):
             sections.append(current)

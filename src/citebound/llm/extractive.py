@@ -72,6 +72,10 @@ _META = (
 )
 
 
+# Markdown ATX headings are structure, not statements: never quoted as an answer sentence.
+_HEADING = re.compile(r"#{1,6}\s")
+
+
 def citation_marker(anchor: str) -> str:
     """The marker for an anchor label: `C0` -> `[C0]`, `¹` -> `[¹]`."""
     return f"[{anchor}]"
@@ -108,6 +112,8 @@ class ExtractiveProvider:
             question (fewer if the question has fewer terms). Default 2, so one shared word
             ("painted") does not answer "Who painted the Mona Lisa?".
         max_sentences: Most sentences in one answer. Default 3.
+        relative_floor: A sentence must also score at least this share of the best sentence's
+            score, so a precise answer is not padded with loosely related sentences. Default 0.6.
         max_sentence_chars: Longer "sentences" (tables, run-on text) are never emitted.
 
     Example:
@@ -123,6 +129,7 @@ class ExtractiveProvider:
         min_matches: int = 2,
         max_sentences: int = 3,
         max_sentence_chars: int = 600,
+        relative_floor: float = 0.6,
     ) -> None:
         if not 0.0 <= floor < 1.0:
             raise ConfigError(f"floor must be in [0, 1), got {floor}", field="floor")
@@ -132,6 +139,11 @@ class ExtractiveProvider:
         self.min_matches = max(1, min_matches)
         self.max_sentences = max_sentences
         self.max_sentence_chars = max_sentence_chars
+        if not 0.0 <= relative_floor <= 1.0:
+            raise ConfigError(
+                f"relative_floor must be in [0, 1], got {relative_floor}", field="relative_floor"
+            )
+        self.relative_floor = relative_floor
 
     @property
     def name(self) -> str:
@@ -177,7 +189,10 @@ class ExtractiveProvider:
         scored.sort(key=lambda t: (-t[0], t[1], t[2]))
         chosen: list[tuple[int, int, str, str]] = []
         seen: set[str] = set()
-        for _score, ev_index, s_index, sentence, anchor in scored:
+        best = scored[0][0] if scored else 0.0
+        for score, ev_index, s_index, sentence, anchor in scored:
+            if score < self.relative_floor * best:
+                break
             if sentence in seen:
                 continue
             seen.add(sentence)
@@ -202,6 +217,7 @@ class ExtractiveProvider:
         return (
             len(sentence) <= self.max_sentence_chars
             and _LETTER.search(sentence) is not None
+            and _HEADING.match(sentence) is None
             and _ANCHOR_LIKE.search(sentence) is None
             and forbidden.search(sentence.casefold()) is None
         )

@@ -16,6 +16,7 @@ from __future__ import annotations
 from citebound.contracts.assembly import AnswerBundle
 from citebound.contracts.enums import PublicStatus
 from citebound.contracts.public import PublicCitation, PublicResponse
+from citebound.contracts.retrieval import display_path
 
 LOW_CONFIDENCE_HEADER = "Answer (LOW CONFIDENCE — limited source coverage):"
 
@@ -25,8 +26,9 @@ def source_line(citation: PublicCitation, score: float | None = None) -> str:
     parts: list[str] = []
     if citation.document:
         parts.append(citation.document)
-    if citation.heading_path:
-        parts.append(" > ".join(citation.heading_path))
+    path = display_path(citation.document, citation.heading_path)
+    if path:
+        parts.append(" > ".join(path))
     if citation.page is not None:
         parts.append(f"p. {citation.page}")
     where = ", ".join(parts) if parts else citation.source_reference

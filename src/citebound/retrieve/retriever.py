@@ -256,6 +256,12 @@ class Retriever:
             rows.append(to_row(chunk, len(rows), s.similarity, s.row))
         return rows
 
+    def expand_neighbors(
+        self, rows: list[RetrievalRow], collection: str, flt: RowFilter, n: int
+    ) -> list[RetrievalRow]:
+        """Public form of the seed 004 neighbour expansion, for the staged pipeline."""
+        return self._expand(rows, flt, n, self.load(collection).chunk_ids)
+
     def _expand(
         self, rows: list[RetrievalRow], flt: RowFilter, n: int, chunk_ids: list[str]
     ) -> list[RetrievalRow]:

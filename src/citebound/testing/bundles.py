@@ -24,7 +24,7 @@ from citebound.contracts.enums import AssemblyStatus, CitationStyle, GenerationS
 from citebound.contracts.execution import LLMExecutionResult
 from citebound.contracts.retrieval import SourceRef
 from citebound.policy import Policy, load_policy
-from citebound.validate.markers import SUPERSCRIPT_DIGITS
+from citebound.prompt.anchors import SUPERSCRIPT_DIGITS
 
 
 def anchor_label(style: CitationStyle, index: int) -> str:

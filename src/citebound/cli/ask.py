@@ -1,0 +1,192 @@
+"""`citebound ask` (one question or a JSONL batch) and `citebound config show`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from citebound.cli._common import EXIT_FAILED, EXIT_NO_EVIDENCE, EXIT_OK, fail
+from citebound.config import Config, load_config
+from citebound.errors import ConfigError
+
+EXIT_BY_STATUS = {"OK": EXIT_OK, "NO_EVIDENCE": EXIT_NO_EVIDENCE, "FAILED": EXIT_FAILED}
+
+
+def config_from_options(config_file: str | None, **overrides: Any) -> Config:
+    try:
+        return load_config(
+            config_file, overrides={k: v for k, v in overrides.items() if v is not None}
+        )
+    except ConfigError as err:
+        fail(str(err))
+
+
+def _print_steps(state: Any) -> None:
+    from citebound.pipeline import STAGE_LABELS
+
+    for rec in state.stage_log:
+        click.echo(
+            f"[{STAGE_LABELS.get(rec.stage, rec.stage)}] {rec.note}  ({rec.latency_ms:.1f} ms)"
+        )
+        if rec.kept:
+            click.echo(f"    kept: {', '.join(rec.kept[:12])}{' …' if len(rec.kept) > 12 else ''}")
+        for d in rec.dropped[:12]:
+            click.echo(f"    dropped {d.chunk_id}: {d.reason_code} {d.detail}")
+        if len(rec.dropped) > 12:
+            click.echo(f"    … {len(rec.dropped) - 12} more dropped")
+    click.echo("")
+
+
+def _read_questions(path: Path) -> list[tuple[str | None, str]]:
+    out: list[tuple[str | None, str]] = []
+    for n, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as err:
+            fail(f"{path}:{n}: not JSON: {err.msg}")
+        if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
+            fail(f'{path}:{n}: each line needs {{"_id", "text"}}')
+        qid = obj.get("_id", obj.get("id"))
+        out.append((str(qid) if qid is not None else None, obj["text"]))
+    return out
+
+
+@click.command("ask")
+@click.argument("question", required=False)
+@click.option(
+    "--questions",
+    "questions_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help='JSONL file of {"_id", "text"}; writes one PublicResponse per line.',
+)
+@click.option(
+    "--out", type=click.Path(dir_okay=False, path_type=Path), help="Output file for --questions."
+)
+@click.option(
+    "--config",
+    "config_file",
+    default=None,
+    help="citebound.toml (default: ./citebound.toml if present).",
+)
+@click.option("--store", default=None, help="Store directory (default ./.citebound).")
+@click.option("--collection", default=None, help="Collection to search.")
+@click.option("--provider", type=click.Choice(["extractive", "openai", "ollama"]), default=None)
+@click.option("--model", default=None, help="Model name for openai/ollama.")
+@click.option("--base-url", default=None, help="Server URL for openai/ollama.")
+@click.option("--policy", default=None, help="Policy preset or file.")
+@click.option("--json", "as_json", is_flag=True, help="Print the PublicResponse JSON.")
+@click.option(
+    "--show-scores", is_flag=True, help="Show retrieval scores next to sources (text form)."
+)
+@click.option(
+    "--step", is_flag=True, help="Print what each stage kept and dropped, with reason codes."
+)
+def ask_cmd(
+    question: str | None,
+    questions_file: Path | None,
+    out: Path | None,
+    config_file: str | None,
+    store: str | None,
+    collection: str | None,
+    provider: str | None,
+    model: str | None,
+    base_url: str | None,
+    policy: str | None,
+    as_json: bool,
+    show_scores: bool,
+    step: bool,
+) -> None:
+    """Answer QUESTION from the indexed documents: cited and validated, or refused.
+
+    Exit codes: 0 answered, 3 refused (NO_EVIDENCE), 2 failed.
+    """
+    from citebound.pipeline import Pipeline, PipelineContext
+    from citebound.respond import render_text
+
+    if (question is None) == (questions_file is None):
+        fail("give either a QUESTION or --questions FILE.jsonl")
+    config = config_from_options(
+        config_file,
+        store=store,
+        collection=collection,
+        policy=policy,
+        **{"provider.name": provider, "provider.model": model, "provider.base_url": base_url},
+    )
+    try:
+        ctx = PipelineContext(config)
+    except ConfigError as err:
+        fail(str(err))
+    pipe = Pipeline(ctx)
+    try:
+        if questions_file is not None:
+            sink = out.open("w", encoding="utf-8") if out else sys.stdout
+            counts = {"OK": 0, "NO_EVIDENCE": 0, "FAILED": 0}
+            for qid, text in _read_questions(questions_file):
+                state = pipe.run(text, request_id=qid)
+                assert state.response is not None
+                counts[state.response.status.value] += 1
+                sink.write(state.response.model_dump_json() + "\n")
+            if out:
+                sink.close()
+            click.echo(
+                f"citebound: {sum(counts.values())} questions: "
+                + ", ".join(f"{k} {v}" for k, v in counts.items()),
+                err=True,
+            )
+            sys.exit(EXIT_OK)
+        assert question is not None
+        state = pipe.run(question)
+        resp = state.response
+        assert resp is not None
+        if step:
+            _print_steps(state)
+        if as_json:
+            click.echo(resp.model_dump_json(indent=2))
+        else:
+            bundle = state.answer_bundle
+            click.echo(render_text(resp, bundle=bundle, show_scores=show_scores))
+        if resp.status.value != "OK":
+            error = state.extras.get("error", {})
+            line = f"citebound: {resp.status.value}: {resp.failure_reason or ''}"
+            click.echo(f"{line} {error.get('message', '')}".rstrip(), err=True)
+        sys.exit(EXIT_BY_STATUS[resp.status.value])
+    finally:
+        ctx.close()
+
+
+@click.group("config")
+def config_group() -> None:
+    """Inspect the effective configuration."""
+
+
+@config_group.command("show")
+@click.option(
+    "--config",
+    "config_file",
+    default=None,
+    help="citebound.toml (default: ./citebound.toml if present).",
+)
+def config_show(config_file: str | None) -> None:
+    """Print the effective config (file + CITEBOUND_* env), its fingerprint and the policy's."""
+    config = config_from_options(config_file)
+    policy = config.load_policy()
+    click.echo(
+        json.dumps(
+            {
+                "config": config.model_dump(mode="json"),
+                "config_fingerprint": config.fingerprint,
+                "policy_version": policy.policy_version,
+                "policy_fingerprint": policy.fingerprint,
+            },
+            indent=2,
+        )
+    )
+
+
+COMMANDS = [ask_cmd, config_group]

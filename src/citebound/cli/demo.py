@@ -1,0 +1,119 @@
+"""`citebound demo`: ingest the bundled sample corpus into a temporary store and ask it questions.
+
+Offline: the extractive provider answers, so no key and no network are needed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+
+from citebound.cli._common import EXIT_FAILED, EXIT_OK
+
+PDF_METADATA = {
+    "title": "CX-9 Compressor Quick Reference",
+    "knowledge_type": "specification",
+    "equipment_id": "CX-9",
+    "event_date": "2025-01-01",
+}
+
+
+def _expectation_met(kind: str, expect: str | None, state: object) -> bool:
+    resp = state.response  # type: ignore[attr-defined]
+    bundle = state.answer_bundle  # type: ignore[attr-defined]
+    if kind == "answerable":
+        cited = {c.anchor for c in resp.citations}
+        texts = [
+            e.sanitized_text
+            for e in (bundle.selected_evidence if bundle else [])
+            if e.citation_anchor in cited
+        ]
+        want = (expect or "").lower()
+        return bool(resp.status.value == "OK" and any(want in t.lower() for t in texts))
+    return bool(resp.status.value == "NO_EVIDENCE")
+
+
+@click.command("demo")
+@click.option(
+    "--keep",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Keep the demo store in this directory instead of a temporary one.",
+)
+@click.option("--step", is_flag=True, help="Also print each stage's decisions for every question.")
+def demo_cmd(keep: Path | None, step: bool) -> None:
+    """Ingest the sample corpus, answer fixed questions (answerable, unanswerable, injection)."""
+    from citebound.cli.ask import _print_steps
+    from citebound.config import load_config
+    from citebound.ingest import ingest_paths
+    from citebound.pipeline import Pipeline, PipelineContext
+    from citebound.respond import render_text
+    from citebound.sample_corpus import DEMO_QUESTIONS, copy_sample_corpus
+    from citebound.store.sqlite import SqliteStore
+
+    root = keep or Path(tempfile.mkdtemp(prefix="citebound-demo-"))
+    try:
+        docs = root / "docs"
+        shutil.rmtree(docs, ignore_errors=True)
+        copy_sample_corpus(docs)
+        # The generated PDF has no front matter: its metadata comes from a sidecar file.
+        for pdf in docs.glob("*.pdf"):
+            pdf.with_name(pdf.name + ".meta.json").write_text(
+                json.dumps(
+                    {
+                        "title": "CX-9 Compressor Quick Reference",
+                        "knowledge_type": "specification",
+                        "equipment_id": "CX-9",
+                        "event_date": "2025-01-01",
+                    }
+                ),
+                encoding="utf-8",
+            )
+        store_dir = root / "store"
+        store = SqliteStore(store_dir)
+        report = ingest_paths(store, [docs], collection="demo", progress=False)
+        click.echo(
+            f"Ingested {report.files_seen} files into {report.chunks_written} chunks "
+            f"({len(report.skipped)} skipped) at {store_dir}\n"
+        )
+        config = load_config(
+            env={},
+            overrides={
+                "store": str(store_dir),
+                "collection": "demo",
+                "provider.name": "extractive",
+            },
+        )
+        ctx = PipelineContext(config, store_override=store)
+        pipe = Pipeline(ctx)
+        met = 0
+        for q in DEMO_QUESTIONS:
+            state = pipe.run(q.text, request_id=f"demo-{q.id}")
+            assert state.response is not None
+            ok = _expectation_met(q.kind, q.expect, state)
+            met += ok
+            click.echo(f"Q [{q.kind}] {q.text}")
+            if step:
+                _print_steps(state)
+            click.echo(render_text(state.response, bundle=state.answer_bundle).rstrip())
+            click.echo(
+                f"-> {state.response.status.value} {'(as expected)' if ok else '(UNEXPECTED)'}\n"
+            )
+        audit = sum(len(s.records()) for s in ctx.sinks)
+        ctx.close()
+        click.echo(
+            f"{met}/{len(DEMO_QUESTIONS)} questions behaved as expected; "
+            f"{audit} audit records written to {config.audit_sqlite_path}"
+        )
+        sys.exit(EXIT_OK if met == len(DEMO_QUESTIONS) else EXIT_FAILED)
+    finally:
+        if keep is None:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+COMMANDS = [demo_cmd]

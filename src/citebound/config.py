@@ -1,0 +1,222 @@
+"""`citebound.toml`: one configuration file, overridable by `CITEBOUND_*` environment variables.
+
+Precedence: built-in defaults < the TOML file < environment variables < explicit CLI options.
+
+Example file::
+
+    policy = "strict-v1"            # preset name or a policy TOML path
+    store = ".citebound"
+    collection = "default"
+
+    [provider]
+    name = "extractive"             # extractive | openai | ollama
+    model = ""
+    base_url = ""
+    api_key_env = "OPENAI_API_KEY"
+    api = "chat"                    # chat | responses (openai only)
+
+    [limits]                        # seed 002 N-constants; override the policy's retrieval values
+    n0_query_pieces = 5
+    n1_retr_max_candidates = 200
+    n2_rerank_top_k = 50
+    n3_final_selection_max = 24
+    n4_recent_conv_max_pairs = 8
+
+    [stages]                        # LLM-backed stages; off = deterministic defaults
+    llm_shape = false
+    llm_gate = false
+    llm_format = false
+
+    [audit]
+    sinks = ["sqlite"]              # sqlite | delta
+    sqlite_path = ""                # default: <store>/audit.sqlite
+    delta_path = ""                 # default: <store>/audit_delta
+    store_prompt_text = false
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError
+
+from citebound.contracts.base import Contract, content_hash
+from citebound.errors import ConfigError
+from citebound.policy import Policy, load_policy
+
+
+class ProviderConfig(Contract):
+    name: Literal["extractive", "openai", "ollama"] = Field(
+        default="extractive", description="LLM provider."
+    )
+    model: str = Field(default="", description="Model name; provider default when empty.")
+    base_url: str = Field(default="", description="Server URL; provider default when empty.")
+    api_key_env: str = Field(default="OPENAI_API_KEY", description="Env var holding the API key.")
+    api: Literal["chat", "responses"] = Field(default="chat", description="OpenAI-compatible API.")
+
+
+class Limits(Contract):
+    """Seed 002 §4 N-constants (soft caps)."""
+
+    n0_query_pieces: int = Field(default=5, ge=1, description="Query pieces (N0).")
+    n1_retr_max_candidates: int = Field(default=200, ge=1, description="Retrieval candidates (N1).")
+    n2_rerank_top_k: int = Field(default=50, ge=1, description="Reranker input (N2).")
+    n3_final_selection_max: int = Field(default=24, ge=1, description="Final selection cap (N3).")
+    n4_recent_conv_max_pairs: int = Field(default=8, ge=0, description="Conversation pairs (N4).")
+
+
+class StageSwitches(Contract):
+    llm_shape: bool = Field(default=False, description="A2 uses the LLM provider.")
+    llm_gate: bool = Field(default=False, description="A3 semantic keep/drop uses the provider.")
+    llm_format: bool = Field(default=False, description="A5 uses the provider.")
+
+
+SinkName = Literal["sqlite", "delta"]
+
+
+def _default_sinks() -> list[SinkName]:
+    return ["sqlite"]
+
+
+class AuditConfig(Contract):
+    sinks: list[SinkName] = Field(default_factory=_default_sinks, description="Sinks.")
+    sqlite_path: str = Field(
+        default="", description="SQLite audit file; default <store>/audit.sqlite."
+    )
+    delta_path: str = Field(default="", description="Delta table dir; default <store>/audit_delta.")
+    store_prompt_text: bool = Field(
+        default=False, description="Keep prompt text, not only its hash."
+    )
+
+
+class Config(Contract):
+    """Effective configuration of one citebound process."""
+
+    policy: str = Field(default="strict-v1", description="Policy preset name or file.")
+    store: str = Field(default=".citebound", description="Store directory.")
+    collection: str = Field(default="default", description="Default collection.")
+    provider: ProviderConfig = Field(default_factory=ProviderConfig, description="LLM provider.")
+    limits: Limits = Field(default_factory=Limits, description="N-constants.")
+    stages: StageSwitches = Field(default_factory=StageSwitches, description="LLM stages.")
+    audit: AuditConfig = Field(default_factory=AuditConfig, description="Audit sinks.")
+
+    @property
+    def fingerprint(self) -> str:
+        return content_hash(self)
+
+    @property
+    def store_path(self) -> Path:
+        return Path(self.store)
+
+    @property
+    def audit_sqlite_path(self) -> Path:
+        return (
+            Path(self.audit.sqlite_path)
+            if self.audit.sqlite_path
+            else self.store_path / "audit.sqlite"
+        )
+
+    @property
+    def audit_delta_path(self) -> Path:
+        return (
+            Path(self.audit.delta_path)
+            if self.audit.delta_path
+            else self.store_path / "audit_delta"
+        )
+
+    def load_policy(self) -> Policy:
+        """The policy with the N-constants of `[limits]` applied (so they are fingerprinted)."""
+        base = load_policy(self.policy)
+        retrieval = base.retrieval.model_dump() | {
+            k: getattr(self.limits, k)
+            for k in (
+                "n0_query_pieces",
+                "n1_retr_max_candidates",
+                "n2_rerank_top_k",
+                "n3_final_selection_max",
+            )
+        }
+        return base.evolve(retrieval=retrieval)
+
+
+# Environment variables: CITEBOUND_<KEY> for top-level keys, CITEBOUND_<SECTION>_<KEY> for sections.
+_ENV: dict[str, tuple[str, ...]] = {
+    "CITEBOUND_POLICY": ("policy",),
+    "CITEBOUND_STORE": ("store",),
+    "CITEBOUND_COLLECTION": ("collection",),
+    "CITEBOUND_PROVIDER": ("provider", "name"),
+    "CITEBOUND_MODEL": ("provider", "model"),
+    "CITEBOUND_BASE_URL": ("provider", "base_url"),
+    "CITEBOUND_API_KEY_ENV": ("provider", "api_key_env"),
+    "CITEBOUND_API": ("provider", "api"),
+    **{f"CITEBOUND_{k.upper()}": ("limits", k) for k in Limits.model_fields},
+    **{f"CITEBOUND_{k.upper()}": ("stages", k) for k in StageSwitches.model_fields},
+    "CITEBOUND_AUDIT_SINKS": ("audit", "sinks"),
+    "CITEBOUND_AUDIT_SQLITE_PATH": ("audit", "sqlite_path"),
+    "CITEBOUND_AUDIT_DELTA_PATH": ("audit", "delta_path"),
+    "CITEBOUND_STORE_PROMPT_TEXT": ("audit", "store_prompt_text"),
+}
+ENV_VARS = tuple(sorted(_ENV))
+
+
+def _env_value(path: tuple[str, ...], raw: str) -> Any:
+    if path == ("audit", "sinks"):
+        return [s.strip() for s in raw.split(",") if s.strip()]
+    return raw
+
+
+def load_config(
+    path: str | Path | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Config:
+    """Load `path` (or `./citebound.toml` when present), then env, then `overrides`.
+
+    Raises ConfigError naming the file and field on any invalid value.
+    """
+    env = os.environ if env is None else env
+    data: dict[str, Any] = {}
+    source = "defaults"
+    candidate = Path(path) if path is not None else Path("citebound.toml")
+    if path is not None or candidate.is_file():
+        if not candidate.is_file():
+            raise ConfigError(f"config file {candidate} does not exist", source=str(candidate))
+        try:
+            data = tomllib.loads(candidate.read_text("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+            raise ConfigError(
+                f"config file {candidate} is not valid TOML: {err}", source=str(candidate)
+            ) from None
+        source = str(candidate)
+    for var, keys in _ENV.items():
+        if var in env:
+            target = data
+            for k in keys[:-1]:
+                target = target.setdefault(k, {})
+            target[keys[-1]] = _env_value(keys, env[var])
+            source += f" + ${var}"
+    for dotted, value in (overrides or {}).items():
+        if value is None:
+            continue
+        target = data
+        *parents, last = dotted.split(".")
+        for k in parents:
+            target = target.setdefault(k, {})
+        target[last] = value
+    try:
+        config = Config.model_validate(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        field = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(
+            f"invalid config ({source}): field '{field}': {first['msg']}",
+            field=field,
+            source=source,
+        ) from None
+    config.load_policy()  # fail now, not on the first request, when the policy is bad
+    return config

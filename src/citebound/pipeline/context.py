@@ -1,0 +1,90 @@
+"""`PipelineContext`: the resources stages use (policy, store, retriever, provider, sinks).
+
+Stages are memoryless: the context holds loaded models and open files, never per-request state.
+Heavy parts load lazily on first use so `citebound config show` or a refused request stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from citebound.config import Config
+from citebound.policy import Policy
+
+if TYPE_CHECKING:
+    from citebound.audit import AuditSink
+    from citebound.llm import Provider
+    from citebound.retrieve import Retriever
+    from citebound.store.base import Store
+
+
+@dataclass
+class PipelineContext:
+    """Everything a stage may use besides the state. Build one per process and reuse it."""
+
+    config: Config
+    policy: Policy = field(init=False)
+    provider_override: Provider | None = None
+    sinks_override: list[AuditSink] | None = None
+    store_override: Store | None = None
+
+    def __post_init__(self) -> None:
+        self.policy = self.config.load_policy()
+
+    @cached_property
+    def store(self) -> Store:
+        if self.store_override is not None:
+            return self.store_override
+        from citebound.store.sqlite import SqliteStore
+
+        return SqliteStore(self.config.store_path)
+
+    @cached_property
+    def retriever(self) -> Retriever:
+        from citebound.retrieve import Retriever
+
+        return Retriever(self.store, policy=self.policy)
+
+    @cached_property
+    def provider(self) -> Provider:
+        if self.provider_override is not None:
+            return self.provider_override
+        from citebound.llm import make_provider
+
+        p = self.config.provider
+        return make_provider(
+            p.name,
+            model=p.model or None,
+            base_url=p.base_url or None,
+            api_key_env=p.api_key_env,
+            api=p.api,
+        )
+
+    @cached_property
+    def sinks(self) -> list[AuditSink]:
+        if self.sinks_override is not None:
+            return self.sinks_override
+        from citebound.audit import SQLiteAuditSink
+
+        sinks: list[AuditSink] = []
+        for name in self.config.audit.sinks:
+            if name == "sqlite":
+                os.makedirs(self.config.audit_sqlite_path.parent, exist_ok=True)
+                sinks.append(SQLiteAuditSink(self.config.audit_sqlite_path))
+            else:
+                from citebound.audit.delta import DeltaAuditSink
+
+                sinks.append(DeltaAuditSink(self.config.audit_delta_path))
+        return sinks
+
+    def close(self) -> None:
+        """Close sinks and the provider's HTTP client (only those that were opened)."""
+        for sink in self.__dict__.get("sinks", []):
+            sink.close()
+        provider = self.__dict__.get("provider")
+        close = getattr(provider, "close", None)
+        if close is not None and self.provider_override is None:
+            close()

@@ -1,0 +1,170 @@
+"""The controller: runs the registered stages in order (auto mode) or one at a time (step mode),
+and checks the state invariants of seed 002 §6 after every stage.
+
+    >>> pipe = Pipeline(PipelineContext(load_config()))          # doctest: +SKIP
+    >>> state = pipe.run("What torque for the HP-220 impeller bolts?")  # doctest: +SKIP
+    >>> state.response.status                                     # doctest: +SKIP
+
+A stage that raises (a missing index, an unusable provider) does not escape `run`: the request
+ends FAILED with a reason code, and is still packaged and recorded.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+from citebound.contracts.enums import PublicStatus, ReasonCode
+from citebound.contracts.public import PublicResponse, TokenUsage
+from citebound.contracts.retrieval import FiltersApplied
+from citebound.errors import CiteboundError, PipelineOrderError, StageError
+from citebound.pipeline.context import PipelineContext
+from citebound.pipeline.stages import REGISTRY
+from citebound.pipeline.state import STAGE_ORDER, RequestState, StageRecord
+
+
+def next_stage(state: RequestState) -> str | None:
+    """The stage that must run next, or None when the request is complete."""
+    done = len(state.history_of_stages)
+    return STAGE_ORDER[done] if done < len(STAGE_ORDER) else None
+
+
+def check_invariants(
+    before: RequestState, after: RequestState, stage: str, ctx: PipelineContext
+) -> None:
+    """Raise PipelineOrderError when a stage broke an ordering, view or selection invariant."""
+
+    def bad(msg: str) -> PipelineOrderError:
+        return PipelineOrderError(f"stage '{stage}' broke an invariant: {msg}", stage=stage)
+
+    if after.history_of_stages != [*before.history_of_stages, stage] or after.stage != stage:
+        raise bad("history_of_stages must grow by exactly this stage")
+    ids = [r.chunk_id for r in after.base_context_chunks]
+    if len(ids) != len(set(ids)):
+        raise bad("base_context_chunks has duplicate chunk ids")
+    old = before.rows_by_id()
+    new = after.rows_by_id()
+    if any(new.get(k) is not None and new[k].chunk_text != v.chunk_text for k, v in old.items()):
+        raise bad("a chunk in base_context_chunks was modified")
+    if not set(old) <= set(new):
+        raise bad("chunks were removed from base_context_chunks")
+    run = set(after.history_of_stages)
+    for view, view_ids in after.views_by_stage.items():
+        if view not in run:
+            raise bad(f"view '{view}' written before its stage ran")
+        if not set(view_ids) <= set(new):
+            raise bad(f"view '{view}' names chunks not in base_context_chunks")
+    if len(set(after.final_selection_ids)) != len(after.final_selection_ids) or not set(
+        after.final_selection_ids
+    ) <= set(new):
+        raise bad("final_selection_ids must be unique chunk ids from base_context_chunks")
+    limits = ctx.policy.retrieval
+    caps = {"retrieval": limits.n1_retr_max_candidates, "reranked": limits.n2_rerank_top_k}
+    for view, cap in caps.items():
+        if len(after.views_by_stage.get(view, [])) > cap:
+            raise bad(f"view '{view}' exceeds its cap {cap}")
+    if "a4" in run and len(after.final_selection_ids) > limits.n3_final_selection_max:
+        raise bad(f"final_selection_ids exceeds N3 = {limits.n3_final_selection_max}")
+
+
+class Pipeline:
+    """Runs requests through the stage registry. One per process; requests share nothing."""
+
+    def __init__(self, ctx: PipelineContext) -> None:
+        self.ctx = ctx
+
+    def start(
+        self,
+        question: str,
+        *,
+        collection: str | None = None,
+        filters: FiltersApplied | None = None,
+        request_id: str | None = None,
+        run_id: str | None = None,
+    ) -> RequestState:
+        """A fresh state at stage `raw`."""
+        return RequestState(
+            request_id=request_id or uuid.uuid4().hex,
+            run_id=run_id,
+            user_text=question,
+            collection=collection or self.ctx.config.collection,
+            filters=filters,
+            started_ns=time.perf_counter_ns(),
+            policy_fingerprint=self.ctx.policy.fingerprint,
+            config_fingerprint=self.ctx.config.fingerprint,
+        )
+
+    def step(self, state: RequestState, stage: str | None = None) -> RequestState:
+        """Run exactly one stage (the next one; `stage`, when given, must be that one)."""
+        expected = next_stage(state)
+        if expected is None:
+            raise PipelineOrderError("the request is complete; no stage left to run")
+        if stage is not None and stage != expected:
+            raise PipelineOrderError(
+                f"stage '{stage}' cannot run now: the next stage is '{expected}'", stage=stage
+            )
+        started = time.perf_counter()
+        after = REGISTRY[expected](state, self.ctx)
+        check_invariants(state, after, expected, self.ctx)
+        last = after.stage_log[-1]
+        if not last.latency_ms:
+            timed = last.model_copy(update={"latency_ms": (time.perf_counter() - started) * 1000})
+            after = after.evolve(stage_log=[*after.stage_log[:-1], timed])
+        return after
+
+    def run(self, question: str, **kwargs: object) -> RequestState:
+        """Auto mode: every stage in order. Never raises for a request-level failure."""
+        state = self.start(question, **kwargs)  # type: ignore[arg-type]
+        return self.finish(state)
+
+    def finish(self, state: RequestState) -> RequestState:
+        """Run the remaining stages of `state` (auto mode from any step)."""
+        while next_stage(state) is not None:
+            try:
+                state = self.step(state)
+            except PipelineOrderError:
+                raise
+            except CiteboundError as err:
+                return self._failed(state, err)
+        return state
+
+    def _failed(self, state: RequestState, err: CiteboundError) -> RequestState:
+        """End the request FAILED with a reason code; still record it (fail closed)."""
+        from citebound.audit import build_audit_record
+
+        stage = next_stage(state) or "packaged"
+        reason = err.reason_code if isinstance(err, StageError) else ReasonCode.INTERNAL_ERROR.value
+        if "index" in str(err) and not isinstance(err, StageError):
+            reason = "STORE_UNAVAILABLE"
+        latency = (time.perf_counter_ns() - state.started_ns) / 1e6 if state.started_ns else 0.0
+        response = PublicResponse(
+            request_id=state.request_id,
+            status=PublicStatus.FAILED,
+            answer="",
+            citations=[],
+            token_usage=TokenUsage(),
+            latency_ms=latency,
+            failure_reason=reason,
+        )
+        record = build_audit_record(
+            policy=self.ctx.policy,
+            response=response,
+            question=state.user_text,
+            bundle=state.answer_bundle,
+            prompt=state.prompt,
+            llm=state.llm_result,
+            validation=state.validation,
+            run_id=state.run_id,
+        )
+        for sink in self.ctx.sinks:
+            sink.append(record)
+        log = StageRecord(stage=stage, note=f"FAILED: {err}")
+        return state.evolve(
+            response=response,
+            audit_record_hash=record.record_hash,
+            stage_log=[*state.stage_log, log],
+            extras={
+                **state.extras,
+                "error": {"stage": stage, "reason_code": reason, "message": str(err)},
+            },
+        )

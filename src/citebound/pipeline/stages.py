@@ -1,0 +1,423 @@
+"""The stages, in registry order. Each is memoryless: `(state, ctx) -> new state`.
+
+Every stage copes with an upstream refusal or failure: after the gate refuses, the later
+stages still run (so every request is validated, recorded and packaged the same way) but no
+LLM is called.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from citebound.contracts.assembly import ChatMessage, DropRecord
+from citebound.contracts.base import sha256_hex
+from citebound.contracts.enums import AssemblyStatus, ReasonCode, RetrievalStatus
+from citebound.contracts.provider import ProviderRequest
+from citebound.contracts.retrieval import RetrievalBundle
+from citebound.errors import CiteboundError, StageError
+from citebound.pipeline.context import PipelineContext
+from citebound.pipeline.preprocess import preprocess, retrieval_query
+from citebound.pipeline.shape import chooser_prompt, shape_deterministic, shape_from_llm_json
+from citebound.pipeline.state import RequestState, StageRecord
+
+Stage = Callable[[RequestState, PipelineContext], RequestState]
+
+
+def _done(state: RequestState, name: str, record: StageRecord, **changes: object) -> RequestState:
+    return state.evolve(
+        stage=name,
+        history_of_stages=[*state.history_of_stages, name],
+        stage_log=[*state.stage_log, record],
+        **changes,
+    )
+
+
+def a0_preprocess(state: RequestState, ctx: PipelineContext) -> RequestState:
+    body, unknown, decisions, ready = preprocess(state.user_text)
+    extras = {
+        **state.extras,
+        "unknown_attributes": unknown,
+        "decisions": [d.model_dump() for d in decisions],
+    }
+    note = f"{len(decisions)} headers mapped" if decisions else "plain question -> task"
+    return _done(
+        state,
+        "preprocessed",
+        StageRecord(stage="preprocessed", note=note),
+        body=body,
+        extras=extras,
+        prompt_ready=ready,
+    )
+
+
+def a2_shape(state: RequestState, ctx: PipelineContext) -> RequestState:
+    assert state.body is not None
+    if ctx.config.stages.llm_shape:
+        system = "You are a strict JSON classifier."
+        user = chooser_prompt(state.body)
+        request = ProviderRequest(
+            request_id=state.request_id,
+            prompt_sha256=sha256_hex(system + "\n\n" + user),
+            messages=(
+                ChatMessage(role="system", content=system),
+                ChatMessage(role="user", content=user),
+            ),
+            temperature=ctx.policy.llm.temperature,
+            max_output_tokens=200,
+            timeout_s=ctx.policy.llm.timeout_s,
+            refusal_text=ctx.policy.refusal.model_text,
+        )
+        try:
+            shape, notes = shape_from_llm_json(ctx.provider.complete(request).text)
+        except (CiteboundError, ValueError) as err:
+            raise StageError(
+                f"A2 is set to use the LLM (stages.llm_shape) but provider "
+                f"'{ctx.provider.name}' could not classify the request: {err}. Use an LLM "
+                "provider or turn stages.llm_shape off for deterministic defaults.",
+                stage="a2",
+                reason_code=ReasonCode.STAGE_DISABLED,
+            ) from None
+    else:
+        shape, notes = shape_deterministic(state.body)
+    extras = {**state.extras, "a2_decisions": notes}
+    return _done(
+        state,
+        "a2",
+        StageRecord(stage="a2", note=f"shape from {shape.source}"),
+        shape=shape,
+        extras=extras,
+    )
+
+
+def retrieval(state: RequestState, ctx: PipelineContext) -> RequestState:
+    from citebound.retrieve import compile_filters, query_pieces, to_row
+
+    assert state.body is not None
+    started = time.perf_counter()
+    query = retrieval_query(state.body)
+    pol = ctx.policy
+    pieces = query_pieces(query, pol.retrieval.n0_query_pieces)
+    scored = ctx.retriever.search(pieces, state.collection, compile_filters(state.filters), pol)
+    scored = scored[: pol.retrieval.n1_retr_max_candidates]
+    chunks = {c.chunk_id: c for c in ctx.store.get_chunks([s.chunk_id for s in scored])}
+    rows = [
+        to_row(chunks[s.chunk_id], i, s.similarity, s.row)
+        for i, s in enumerate(s for s in scored if s.chunk_id in chunks)
+    ]
+    ids = [r.chunk_id for r in rows]
+    record = StageRecord(
+        stage="retrieval",
+        kept=ids,
+        note=f"{len(pieces)} query pieces, {len(ids)} candidates",
+        latency_ms=(time.perf_counter() - started) * 1000,
+    )
+    return _done(
+        state,
+        "retrieval",
+        record,
+        base_context_chunks=rows,
+        views_by_stage={**state.views_by_stage, "retrieval": ids},
+        extras={**state.extras, "query": query, "query_pieces": pieces},
+    )
+
+
+def rerank(state: RequestState, ctx: PipelineContext) -> RequestState:
+    head = state.views_by_stage["retrieval"][: ctx.policy.retrieval.n2_rerank_top_k]
+    by_id = state.rows_by_id()
+    order = ctx.retriever.reranker.rerank(
+        state.extras.get("query", ""), head, [by_id[i].chunk_text for i in head]
+    )
+    if sorted(order) != sorted(head):
+        raise StageError(
+            "the reranker changed the candidate set",
+            stage="reranked",
+            reason_code=ReasonCode.INTERNAL_ERROR,
+        )
+    record = StageRecord(
+        stage="reranked", kept=list(order), note=f"reranker {ctx.retriever.reranker.name}"
+    )
+    return _done(
+        state, "reranked", record, views_by_stage={**state.views_by_stage, "reranked": list(order)}
+    )
+
+
+def a3_gate(state: RequestState, ctx: PipelineContext) -> RequestState:
+    from citebound.retrieve import apply_gate, compile_filters
+
+    pol = ctx.policy
+    by_id = state.rows_by_id()
+    top = state.views_by_stage["reranked"][: pol.retrieval.top_k]
+    rows = [by_id[i].model_copy(update={"rank": r}) for r, i in enumerate(top)]
+    gate = apply_gate([r.similarity for r in rows], pol.gate)
+    dropped = [
+        DropRecord(
+            chunk_id=i,
+            rank=r,
+            reason_code="DROP_TOP_K",
+            detail=f"beyond top_k {pol.retrieval.top_k}",
+        )
+        for r, i in enumerate(
+            state.views_by_stage["reranked"][pol.retrieval.top_k :], start=len(top)
+        )
+    ]
+    rows = ctx.retriever.expand_neighbors(
+        rows, state.collection, compile_filters(state.filters), pol.retrieval.per_hit_neighbors
+    )
+    base = list(state.base_context_chunks)
+    known = set(by_id)
+    base.extend(
+        r.model_copy(update={"rank": len(base) + k})
+        for k, r in enumerate(x for x in rows if x.chunk_id not in known)
+    )
+    bundle = RetrievalBundle(
+        request_id=state.request_id,
+        user_question=state.user_text,
+        retrieval_status=RetrievalStatus.SUCCESS if gate.passed else RetrievalStatus.NO_EVIDENCE,
+        index_version=ctx.retriever.load(state.collection).manifest.index_version,
+        embedding_model=ctx.retriever.load(state.collection).manifest.embedding_model,
+        top_k=pol.retrieval.top_k,
+        results=rows,
+        run_id=state.run_id,
+        filters_applied=(
+            state.filters.model_copy(update={"collection": state.collection})
+            if state.filters
+            else None
+        ),
+        gate=gate,
+    )
+    kept = [r.chunk_id for r in rows] if gate.passed else []
+    if not gate.passed:
+        dropped = [
+            DropRecord(
+                chunk_id=r.chunk_id,
+                rank=r.rank,
+                reason_code=gate.reason_code or "GATE",
+                detail=f"max similarity {gate.max_similarity} vs min_score {gate.min_score}, "
+                f"{gate.chunks_above_min_score}/{gate.min_chunks} chunks",
+            )
+            for r in rows
+        ]
+    note = "gate passed" if gate.passed else f"gate refused: {gate.reason_code}"
+    return _done(
+        state,
+        "a3",
+        StageRecord(stage="a3", kept=kept, dropped=dropped, note=note),
+        base_context_chunks=base,
+        retrieval_bundle=bundle,
+        views_by_stage={**state.views_by_stage, "a3": kept},
+        final_selection_ids=kept,
+    )
+
+
+def assembled(state: RequestState, ctx: PipelineContext) -> RequestState:
+    from citebound.assemble import assemble
+
+    assert state.retrieval_bundle is not None
+    bundle = assemble(
+        state.retrieval_bundle, ctx.policy, question=state.user_text, request_id=state.request_id
+    )
+    ids = [e.chunk_id for e in bundle.selected_evidence]
+    note = bundle.assembly_status.value + (
+        f" ({bundle.failure_reason})" if bundle.failure_reason else ""
+    )
+    record = StageRecord(
+        stage="assembled", kept=ids, dropped=bundle.assembly_metrics.drops, note=note
+    )
+    return _done(
+        state,
+        "assembled",
+        record,
+        answer_bundle=bundle,
+        final_selection_ids=ids,
+        views_by_stage={**state.views_by_stage, "assembled": ids},
+    )
+
+
+def a4_condense(state: RequestState, ctx: PipelineContext) -> RequestState:
+    """Extractive: evidence is never paraphrased (seed 000 P3.3); assembly already budgeted it,
+    so A4 only enforces N3 and exposes the evidence block as S_CTX_MD."""
+    assert state.answer_bundle is not None
+    n3 = ctx.policy.retrieval.n3_final_selection_max
+    ids = state.final_selection_ids[:n3]
+    record = StageRecord(stage="a4", kept=ids, note=f"extractive; {len(ids)} chunks, N3={n3}")
+    return _done(
+        state,
+        "a4",
+        record,
+        final_selection_ids=ids,
+        s_ctx_md=state.answer_bundle.evidence_block_text,
+        views_by_stage={**state.views_by_stage, "a4": ids},
+    )
+
+
+def a5_format(state: RequestState, ctx: PipelineContext) -> RequestState:
+    """The prompt contract is frozen, so a requested format is recorded, not injected."""
+    assert state.body is not None
+    asked = state.body.format
+    spec = {
+        "normalized_format_spec": "plain sentences, each ending with citation markers",
+        "requested_format": asked,
+        "applied": not asked,
+        "note": "the frozen prompt template fixes the output format" if asked else "",
+    }
+    if ctx.config.stages.llm_format:
+        raise StageError(
+            "A5 with an LLM (stages.llm_format) cannot change the frozen prompt "
+            "contract; turn stages.llm_format off",
+            stage="a5",
+            reason_code=ReasonCode.STAGE_DISABLED,
+        )
+    return _done(
+        state,
+        "a5",
+        StageRecord(stage="a5", note="format fixed by the prompt contract"),
+        extras={**state.extras, "format_enforcer": spec},
+    )
+
+
+def prompt_built(state: RequestState, ctx: PipelineContext) -> RequestState:
+    from citebound.prompt import build_prompt
+
+    assert state.answer_bundle is not None
+    outcome = build_prompt(state.answer_bundle, ctx.policy)
+    ids = [e.chunk_id for e in outcome.bundle.selected_evidence]
+    msgs = outcome.prompt.messages
+    attachments = "\n\n".join(
+        f"SOURCE: {e.source_reference}\nSPAN: {e.citation_anchor} chunk {e.chunk_id}\n"
+        f"```\n{e.sanitized_text}\n```"
+        for e in outcome.bundle.selected_evidence
+    )
+    note = f"{outcome.prompt.build_status.value} sha256={outcome.prompt.prompt_sha256[:12]}"
+    dropped = [
+        d
+        for d in outcome.bundle.assembly_metrics.drops
+        if d.chunk_id in outcome.prompt.dropped_chunk_ids
+    ]
+    return _done(
+        state,
+        "prompt_built",
+        StageRecord(stage="prompt_built", kept=ids, dropped=dropped, note=note),
+        answer_bundle=outcome.bundle,
+        prompt=outcome.prompt,
+        final_selection_ids=ids,
+        system_md=msgs[0].content if msgs else "",
+        prompt_md=state.prompt_ready,
+        attachments_md=attachments,
+    )
+
+
+def executed(state: RequestState, ctx: PipelineContext) -> RequestState:
+    from citebound.llm import execute
+
+    assert state.prompt is not None and state.answer_bundle is not None
+    result = execute(state.prompt, state.answer_bundle, ctx.provider, ctx.policy)
+    note = f"{result.generation_status.value} after {result.attempts} attempt(s)"
+    if result.failure_reason:
+        note += f" ({result.failure_reason})"
+    return _done(
+        state,
+        "executed",
+        StageRecord(stage="executed", note=note, latency_ms=result.llm_latency_ms),
+        llm_result=result,
+    )
+
+
+def validated(state: RequestState, ctx: PipelineContext) -> RequestState:
+    from citebound.validate import validate_answer
+
+    assert state.llm_result is not None and state.answer_bundle is not None
+    v = validate_answer(state.answer_bundle, state.llm_result, ctx.policy)
+    note = v.validation_status.value + (f" ({v.failure_reason})" if v.failure_reason else "")
+    return _done(
+        state,
+        "validated",
+        StageRecord(stage="validated", kept=v.validated_citations, note=note),
+        validation=v,
+    )
+
+
+def _latency_ms(state: RequestState) -> float:
+    return (time.perf_counter_ns() - state.started_ns) / 1e6 if state.started_ns else 0.0
+
+
+def recorded(state: RequestState, ctx: PipelineContext) -> RequestState:
+    from citebound.audit import build_audit_record
+    from citebound.respond import package_response, package_without_generation
+
+    bundle, llm, v = state.answer_bundle, state.llm_result, state.validation
+    assert bundle is not None
+    latency = _latency_ms(state)
+    if (
+        bundle.assembly_status is not AssemblyStatus.OK
+        or llm is None
+        or v is None
+        or state.prompt is None
+        or state.prompt.build_status.value != "OK"
+    ):
+        response = package_without_generation(bundle, ctx.policy, latency_ms=latency)
+    else:
+        response = package_response(bundle, llm, v, latency_ms=latency)
+    record = build_audit_record(
+        policy=ctx.policy,
+        response=response,
+        question=state.user_text,
+        bundle=bundle,
+        prompt=state.prompt,
+        llm=llm,
+        validation=v,
+        run_id=state.run_id,
+        store_prompt_text=ctx.config.audit.store_prompt_text,
+        store_evidence_text=ctx.config.audit.store_prompt_text,
+    )
+    for sink in ctx.sinks:
+        sink.append(record)
+    return _done(
+        state,
+        "recorded",
+        StageRecord(stage="recorded", note=f"{len(ctx.sinks)} sink(s)"),
+        response=response,
+        audit_record_hash=record.record_hash,
+    )
+
+
+def packaged(state: RequestState, ctx: PipelineContext) -> RequestState:
+    assert state.response is not None
+    r = state.response
+    return _done(
+        state,
+        "packaged",
+        StageRecord(stage="packaged", note=f"{r.status.value}, {len(r.citations)} citation(s)"),
+    )
+
+
+REGISTRY: dict[str, Stage] = {
+    "preprocessed": a0_preprocess,
+    "a2": a2_shape,
+    "retrieval": retrieval,
+    "reranked": rerank,
+    "a3": a3_gate,
+    "assembled": assembled,
+    "a4": a4_condense,
+    "a5": a5_format,
+    "prompt_built": prompt_built,
+    "executed": executed,
+    "validated": validated,
+    "recorded": recorded,
+    "packaged": packaged,
+}
+STAGE_LABELS = {
+    "preprocessed": "A0 preprocess",
+    "a2": "A2 shape",
+    "retrieval": "retrieve",
+    "reranked": "rerank",
+    "a3": "A3 gate",
+    "assembled": "assemble",
+    "a4": "A4 condense",
+    "a5": "A5 format",
+    "prompt_built": "build prompt",
+    "executed": "execute",
+    "validated": "validate",
+    "recorded": "record",
+    "packaged": "package",
+}

@@ -1,0 +1,122 @@
+"""`RequestState`: seed 002's SuperPrompt, one immutable carrier through every stage.
+
+Stages never mutate a state: each returns a new one (`evolve`). Chunk rows in
+`base_context_chunks` are immutable and unique by chunk_id; stages only write views (ordered id
+lists) and the final selection.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from citebound.contracts.assembly import AnswerBundle, DropRecord, PromptBuildResult
+from citebound.contracts.base import Contract
+from citebound.contracts.execution import LLMExecutionResult, ValidationResult
+from citebound.contracts.public import PublicResponse
+from citebound.contracts.retrieval import FiltersApplied, RetrievalBundle, RetrievalRow
+
+# Stage names in registry order; `stage` takes these values, `raw` before any stage ran.
+STAGE_ORDER: tuple[str, ...] = (
+    "preprocessed",  # A0
+    "a2",  # A2 shape
+    "retrieval",
+    "reranked",
+    "a3",  # gate
+    "assembled",
+    "a4",  # condense
+    "a5",  # format
+    "prompt_built",
+    "executed",
+    "validated",
+    "recorded",
+    "packaged",
+)
+
+
+class PromptBody(Contract):
+    """Canonical fields of the user's prompt (seed 002 §5.1)."""
+
+    task: str = Field(description="What is asked (MUST).")
+    context: str = Field(default="", description="Background given by the user.")
+    purpose: str = Field(default="", description="Why it is asked.")
+    format: str = Field(default="", description="Requested output format (recorded, see A5).")
+    system: str = Field(default="", description="Requested role of the assistant.")
+    audience: str = Field(default="", description="Who reads the answer.")
+    tone: str = Field(default="", description="Requested tone.")
+    depth: str = Field(default="", description="Requested depth.")
+    text: str = Field(default="", description="Attached text.")
+    constraints: str = Field(default="", description="Extra constraints.")
+
+
+class MappingDecision(Contract):
+    """How one header of a structured prompt was mapped (the A0 ladder step that matched)."""
+
+    header: str = Field(description="Header as written.")
+    key: str | None = Field(description="Canonical key, None when unknown.")
+    step: str = Field(description="exact, alias, typo, bilingual, keyword or unknown.")
+
+
+class Shape(Contract):
+    """A2 classification of the request (closed enums)."""
+
+    system: str = Field(description="Assistant role.")
+    audience: str = Field(description="Audience.")
+    tone: str = Field(description="Tone.")
+    depth: str = Field(description="Depth.")
+    confidence: str = Field(description="How sure the classification is.")
+    source: str = Field(description="defaults, user or llm.")
+
+
+class StageRecord(Contract):
+    """What one stage kept and dropped, for `--step` and the web page."""
+
+    stage: str = Field(description="Stage name.")
+    kept: list[str] = Field(default_factory=list, description="Chunk ids kept, in order.")
+    dropped: list[DropRecord] = Field(default_factory=list, description="Drops with reasons.")
+    note: str = Field(default="", description="One line about the decision.")
+    latency_ms: float = Field(default=0.0, description="Stage wall time.")
+
+
+class RequestState(Contract):
+    """The whole request, stage by stage. JSON-serializable for step mode over HTTP."""
+
+    request_id: str = Field(description="Request id.")
+    run_id: str | None = Field(default=None, description="Run id (batch).")
+    user_text: str = Field(description="Raw user prompt.")
+    collection: str = Field(default="default", description="Collection searched.")
+    filters: FiltersApplied | None = Field(default=None, description="Retrieval filters.")
+    stage: str = Field(default="raw", description="Last completed stage.")
+    history_of_stages: list[str] = Field(default_factory=list, description="Append-only.")
+    body: PromptBody | None = Field(default=None, description="A0 canonical fields.")
+    extras: dict[str, Any] = Field(default_factory=dict, description="Unknown headers, decisions.")
+    prompt_ready: str = Field(default="", description="Snapshot of the canonical prompt.")
+    shape: Shape | None = Field(default=None, description="A2 classification.")
+    base_context_chunks: list[RetrievalRow] = Field(
+        default_factory=list, description="Unique rows."
+    )
+    views_by_stage: dict[str, list[str]] = Field(default_factory=dict, description="Ordered ids.")
+    final_selection_ids: list[str] = Field(default_factory=list, description="Current selection.")
+    retrieval_bundle: RetrievalBundle | None = Field(default=None, description="After A3.")
+    answer_bundle: AnswerBundle | None = Field(default=None, description="After assembly/prompt.")
+    prompt: PromptBuildResult | None = Field(default=None, description="After prompt build.")
+    llm_result: LLMExecutionResult | None = Field(default=None, description="After execute.")
+    validation: ValidationResult | None = Field(default=None, description="After validate.")
+    response: PublicResponse | None = Field(default=None, description="After package.")
+    audit_record_hash: str | None = Field(default=None, description="Hash of the audit record.")
+    system_md: str = Field(default="", description="Rendered system block.")
+    prompt_md: str = Field(default="", description="Rendered prompt block.")
+    s_ctx_md: str = Field(default="", description="Condensed context block.")
+    attachments_md: str = Field(default="", description="Raw excerpts with provenance.")
+    stage_log: list[StageRecord] = Field(default_factory=list, description="Per-stage decisions.")
+    started_ns: int = Field(default=0, description="perf_counter_ns at start (latency).")
+    policy_fingerprint: str = Field(default="", description="Policy in force.")
+    config_fingerprint: str = Field(default="", description="Config in force.")
+
+    def evolve(self, **changes: Any) -> RequestState:
+        """A new state with `changes` applied and validated."""
+        return RequestState.model_validate({**dict(self), **changes})
+
+    def rows_by_id(self) -> dict[str, RetrievalRow]:
+        return {r.chunk_id: r for r in self.base_context_chunks}
