@@ -89,6 +89,7 @@ def llamaindex_hybrid(
     try:
         from llama_index.core import Settings, VectorStoreIndex
         from llama_index.core.embeddings import BaseEmbedding
+        from llama_index.core.llms import MockLLM
         from llama_index.core.retrievers import QueryFusionRetriever
         from llama_index.core.schema import TextNode
         from llama_index.retrievers.bm25 import BM25Retriever
@@ -123,6 +124,7 @@ def llamaindex_hybrid(
     bm25 = BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=100, language="english")
     fusion = QueryFusionRetriever(
         [vector, bm25],
+        llm=MockLLM(),  # num_queries=1: no query generation, so no LLM is ever called
         mode="reciprocal_rerank",
         num_queries=1,
         similarity_top_k=100,

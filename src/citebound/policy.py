@@ -55,7 +55,7 @@ class RetrievalPolicy(Contract):
     logavgexp_tau: float = Field(default=9.0, gt=0, description="LogAvgExp temperature (τ).")
     per_hit_neighbors: int = Field(default=0, ge=0, description="Neighbour chunks per hit.")
     mode: Literal["hybrid", "lexical", "dense"] = Field(default="hybrid", description="Index use.")
-    lexical_weight: float = Field(default=0.5, ge=0, le=1, description="Lexical share in fusion.")
+    lexical_weight: float = Field(default=0.4, ge=0, le=1, description="Lexical share in fusion.")
 
 
 class LLMPolicy(Contract):

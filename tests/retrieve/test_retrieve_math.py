@@ -59,7 +59,9 @@ def test_query_pieces() -> None:
 
 def test_fusion_is_calibrated() -> None:
     assert dense_similarity([-0.3, 0.5, 1.2]).tolist() == [0.0, 0.5, 1.0]
-    assert lexical_similarity([0.0, 2.0, 8.0], 4.0).tolist() == [0.0, 0.5, 1.0]
+    assert lexical_similarity([0.0, 2.0, 4.0, 400.0], 4.0).tolist() == pytest.approx(
+        [0.0, math.tanh(0.5), math.tanh(1.0), 1.0]
+    )
     assert lexical_similarity([3.0], 0.0).tolist() == [0.0]
     d, lx = np.array([0.8]), np.array([0.4])
     assert fuse(d, lx, 0.25, "hybrid")[0] == pytest.approx(0.7)

@@ -198,3 +198,32 @@ def test_update_is_incremental(build_store: Build, embedder: OnnxEmbedder) -> No
     assert update_indexes(store, "default", embedder=embedder) == v1
     bundle = Retriever(store, embedder=embedder).retrieve("hard hat visitors")
     assert "general-faq" not in {x.knowledge_id for x in bundle.results}
+
+
+def test_invalidate_picks_up_a_new_index(build_store: Build, embedder: OnnxEmbedder) -> None:
+    store = build_store(CORPUS[:1])
+    r = _retriever(store, embedder, min_score=0.0, min_chunks=1)
+    assert r.retrieve("planet moons").results[0].knowledge_id == "pump-manual"
+    store.upsert_document(*make_docs(CORPUS[3]))
+    update_indexes(store, "default", embedder=embedder)
+    assert r.retrieve("planet moons").results[0].knowledge_id == "pump-manual"  # old version
+    r.invalidate("default")
+    assert r.retrieve("planet moons").results[0].knowledge_id == "astronomy"
+
+
+class _Broken:
+    name = "broken"
+
+    def rerank(self, query: str, chunk_ids: object, texts: object) -> list[str]:
+        raise RuntimeError("model exploded")
+
+
+def test_unexpected_errors_become_failed_bundles(
+    build_store: Build, embedder: OnnxEmbedder
+) -> None:
+    store = build_store()
+    update_indexes(store, "default", embedder=embedder)
+    bundle = Retriever(store, embedder=embedder, reranker=_Broken()).retrieve("pump")
+    assert bundle.retrieval_status is RetrievalStatus.FAILED
+    assert bundle.error == "internal error during retrieval (RuntimeError: model exploded)"
+    assert bundle.index_version.startswith("idx-")

@@ -10,10 +10,15 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from citebound.cli._common import EXIT_FAILED, EXIT_OK
+
+if TYPE_CHECKING:
+    from citebound.contracts.ingest import IngestReport
+    from citebound.store.sqlite import SqliteStore
 
 PDF_METADATA = {
     "title": "CX-9 Compressor Quick Reference",
@@ -38,6 +43,25 @@ def _expectation_met(kind: str, expect: str | None, state: object) -> bool:
     return bool(resp.status.value == "NO_EVIDENCE")
 
 
+def build_demo_store(root: Path) -> tuple[SqliteStore, IngestReport]:
+    """Copy the sample corpus (+ its generated PDF) under `root` and ingest it as `demo`."""
+    from citebound.ingest import ingest_paths
+    from citebound.sample_corpus import copy_sample_corpus
+    from citebound.store.sqlite import SqliteStore
+
+    docs = root / "docs"
+    shutil.rmtree(docs, ignore_errors=True)
+    copy_sample_corpus(docs)
+    # The generated PDF has no front matter: its metadata comes from a sidecar file.
+    for pdf in docs.glob("*.pdf"):
+        pdf.with_name(pdf.name + ".meta.json").write_text(
+            json.dumps(PDF_METADATA), encoding="utf-8"
+        )
+    store = SqliteStore(root / "store")
+    report = ingest_paths(store, [docs], collection="demo", progress=False)
+    return store, report
+
+
 @click.command("demo")
 @click.option(
     "--keep",
@@ -50,33 +74,14 @@ def demo_cmd(keep: Path | None, step: bool) -> None:
     """Ingest the sample corpus, answer fixed questions (answerable, unanswerable, injection)."""
     from citebound.cli.ask import _print_steps
     from citebound.config import load_config
-    from citebound.ingest import ingest_paths
     from citebound.pipeline import Pipeline, PipelineContext
     from citebound.respond import render_text
-    from citebound.sample_corpus import DEMO_QUESTIONS, copy_sample_corpus
-    from citebound.store.sqlite import SqliteStore
+    from citebound.sample_corpus import DEMO_QUESTIONS
 
     root = keep or Path(tempfile.mkdtemp(prefix="citebound-demo-"))
     try:
-        docs = root / "docs"
-        shutil.rmtree(docs, ignore_errors=True)
-        copy_sample_corpus(docs)
-        # The generated PDF has no front matter: its metadata comes from a sidecar file.
-        for pdf in docs.glob("*.pdf"):
-            pdf.with_name(pdf.name + ".meta.json").write_text(
-                json.dumps(
-                    {
-                        "title": "CX-9 Compressor Quick Reference",
-                        "knowledge_type": "specification",
-                        "equipment_id": "CX-9",
-                        "event_date": "2025-01-01",
-                    }
-                ),
-                encoding="utf-8",
-            )
+        store, report = build_demo_store(root)
         store_dir = root / "store"
-        store = SqliteStore(store_dir)
-        report = ingest_paths(store, [docs], collection="demo", progress=False)
         click.echo(
             f"Ingested {report.files_seen} files into {report.chunks_written} chunks "
             f"({len(report.skipped)} skipped) at {store_dir}\n"

@@ -1,5 +1,6 @@
 """Index stage: BM25 (tantivy), dense vectors (MiniLM on onnxruntime) and calibrated fusion."""
 
+from citebound.contracts.index import IndexManifest, IndexRow
 from citebound.index.build import index_dir, index_text, update_indexes
 from citebound.index.embedder import (
     DEFAULT_MODEL_NAME,
@@ -16,6 +17,8 @@ from citebound.index.vectors import VectorIndex
 __all__ = [
     "DEFAULT_MODEL_NAME",
     "Embedder",
+    "IndexManifest",
+    "IndexRow",
     "LexicalIndex",
     "OnnxEmbedder",
     "SentenceTransformerEmbedder",

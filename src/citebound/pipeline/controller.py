@@ -17,7 +17,7 @@ import uuid
 from citebound.contracts.enums import PublicStatus, ReasonCode
 from citebound.contracts.public import PublicResponse, TokenUsage
 from citebound.contracts.retrieval import FiltersApplied
-from citebound.errors import CiteboundError, PipelineOrderError, StageError
+from citebound.errors import AuditError, CiteboundError, PipelineOrderError, StageError, StoreError
 from citebound.pipeline.context import PipelineContext
 from citebound.pipeline.stages import REGISTRY
 from citebound.pipeline.state import STAGE_ORDER, RequestState, StageRecord
@@ -133,9 +133,14 @@ class Pipeline:
         from citebound.audit import build_audit_record
 
         stage = next_stage(state) or "packaged"
-        reason = err.reason_code if isinstance(err, StageError) else ReasonCode.INTERNAL_ERROR.value
-        if "index" in str(err) and not isinstance(err, StageError):
-            reason = "STORE_UNAVAILABLE"
+        if isinstance(err, StageError):
+            reason = err.reason_code
+        elif isinstance(err, AuditError):
+            reason = ReasonCode.AUDIT_FAILED.value
+        elif isinstance(err, StoreError):
+            reason = ReasonCode.STORE_UNAVAILABLE.value
+        else:
+            reason = ReasonCode.INTERNAL_ERROR.value
         latency = (time.perf_counter_ns() - state.started_ns) / 1e6 if state.started_ns else 0.0
         response = PublicResponse(
             request_id=state.request_id,
@@ -156,15 +161,32 @@ class Pipeline:
             validation=state.validation,
             run_id=state.run_id,
         )
-        for sink in self.ctx.sinks:
-            sink.append(record)
-        log = StageRecord(stage=stage, note=f"FAILED: {err}")
+        message = str(err)
+        recorded: str | None = None if isinstance(err, AuditError) else record.record_hash
+        if not isinstance(err, AuditError):
+            try:
+                for sink in self.ctx.sinks:
+                    sink.append(record)
+            except AuditError as audit_err:
+                # No record means no answer: the request stays FAILED and says why.
+                response = response.model_copy(
+                    update={"failure_reason": ReasonCode.AUDIT_FAILED.value}
+                )
+                message, recorded = (
+                    f"{message}; the audit record could not be written: {audit_err}",
+                    None,
+                )
+        log = StageRecord(stage=stage, note=f"FAILED: {message}")
         return state.evolve(
             response=response,
-            audit_record_hash=record.record_hash,
+            audit_record_hash=recorded,
             stage_log=[*state.stage_log, log],
             extras={
                 **state.extras,
-                "error": {"stage": stage, "reason_code": reason, "message": str(err)},
+                "error": {
+                    "stage": stage,
+                    "reason_code": response.failure_reason,
+                    "message": message,
+                },
             },
         )

@@ -235,18 +235,39 @@ def assembled(state: RequestState, ctx: PipelineContext) -> RequestState:
 
 
 def a4_condense(state: RequestState, ctx: PipelineContext) -> RequestState:
-    """Extractive: evidence is never paraphrased (seed 000 P3.3); assembly already budgeted it,
-    so A4 only enforces N3 and exposes the evidence block as S_CTX_MD."""
-    assert state.answer_bundle is not None
+    """Extractive: evidence is never paraphrased (seed 000 P3.3). Assembly already budgeted it,
+    so A4 enforces N3 by dropping whole chunks from the end (lowest rank) and exposes the
+    evidence block as S_CTX_MD."""
+    from citebound.prompt.builder import prefix_bundle
+    from citebound.text import get_tokenizer
+
+    bundle = state.answer_bundle
+    assert bundle is not None
     n3 = ctx.policy.retrieval.n3_final_selection_max
-    ids = state.final_selection_ids[:n3]
-    record = StageRecord(stage="a4", kept=ids, note=f"extractive; {len(ids)} chunks, N3={n3}")
+    before = len(bundle.selected_evidence)
+    bundle = prefix_bundle(
+        bundle,
+        n3,
+        reason_code=ReasonCode.DROP_MAX_CHUNKS,
+        detail=f"N3 final selection cap {n3}",
+        tok=get_tokenizer(ctx.policy.tokenizer),
+    )
+    ids = [e.chunk_id for e in bundle.selected_evidence]
+    dropped = (
+        bundle.assembly_metrics.drops[len(bundle.assembly_metrics.drops) - (before - len(ids)) :]
+        if before > len(ids)
+        else []
+    )
+    record = StageRecord(
+        stage="a4", kept=ids, dropped=dropped, note=f"extractive; {len(ids)} chunks, N3={n3}"
+    )
     return _done(
         state,
         "a4",
         record,
+        answer_bundle=bundle,
         final_selection_ids=ids,
-        s_ctx_md=state.answer_bundle.evidence_block_text,
+        s_ctx_md=bundle.evidence_block_text,
         views_by_stage={**state.views_by_stage, "a4": ids},
     )
 

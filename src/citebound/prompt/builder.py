@@ -120,32 +120,36 @@ def _not_built(
     )
 
 
-def _pruned_bundle(
-    bundle: AnswerBundle,
-    kept: list[SelectedEvidence],
-    dropped: list[SelectedEvidence],
-    tok: Tokenizer,
+def prefix_bundle(
+    bundle: AnswerBundle, keep: int, *, reason_code: str, detail: str, tok: Tokenizer
 ) -> AnswerBundle:
-    """The bundle after PB4 pruning: anchors of kept evidence are unchanged (prefix)."""
+    """The bundle with only its first `keep` evidence entries (lowest ranks are last).
+
+    Anchors of the kept evidence do not change (they are a prefix); every removed entry is
+    recorded as a drop with `reason_code`. With nothing kept the bundle becomes NO_EVIDENCE.
+    """
+    kept, dropped = list(bundle.selected_evidence[:keep]), list(bundle.selected_evidence[keep:])
+    if not dropped:
+        return bundle
     m = bundle.assembly_metrics
     drops = [
         *m.drops,
         *(
-            DropRecord(
-                chunk_id=e.chunk_id,
-                rank=e.rank,
-                reason_code=ReasonCode.DROP_PROMPT_BUDGET,
-                detail="dropped to fit max_total_prompt_tokens (PB4)",
-            )
+            DropRecord(chunk_id=e.chunk_id, rank=e.rank, reason_code=reason_code, detail=detail)
             for e in dropped
         ),
     ]
+    counter = (
+        "budget_dropped_count"
+        if reason_code == ReasonCode.DROP_PROMPT_BUDGET
+        else "max_chunks_dropped_count"
+    )
     block = render_evidence(kept)
     metrics = AssemblyMetrics.model_validate(
         {
             **m.model_dump(),
             "selected_k": len(kept),
-            "budget_dropped_count": m.budget_dropped_count + len(dropped),
+            counter: getattr(m, counter) + len(dropped),
             "evidence_token_count": tok.count(block) if kept else 0,
             "truncation_applied": any(e.truncated for e in kept),
             "drop_reason_codes": sorted({d.reason_code for d in drops}),
@@ -161,9 +165,9 @@ def _pruned_bundle(
     if not kept:
         update |= {
             "assembly_status": AssemblyStatus.NO_EVIDENCE,
-            "failure_reason": ReasonCode.DROP_PROMPT_BUDGET.value,
-            "reason_codes": [ReasonCode.DROP_PROMPT_BUDGET.value],
-            "messages": ["no evidence fits max_total_prompt_tokens after reserving output tokens"],
+            "failure_reason": reason_code,
+            "reason_codes": [reason_code],
+            "messages": [f"no evidence left: {detail}"],
         }
     return AnswerBundle.model_validate({**bundle.model_dump(), **update})
 
@@ -257,7 +261,13 @@ def build_prompt(bundle: AnswerBundle, policy: Policy) -> BuildOutcome:
         dropped.insert(0, evidence.pop())  # lowest ranked is last: rank_strict ordering
 
     if dropped:
-        bundle = _pruned_bundle(bundle, evidence, dropped, tok)
+        bundle = prefix_bundle(
+            bundle,
+            len(evidence),
+            reason_code=ReasonCode.DROP_PROMPT_BUDGET,
+            detail="dropped to fit max_total_prompt_tokens (PB4)",
+            tok=tok,
+        )
     dropped_ids = [e.chunk_id for e in dropped]
     if not evidence:
         return BuildOutcome(

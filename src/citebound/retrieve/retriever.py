@@ -96,6 +96,14 @@ class Retriever:
         self._embedder = embedder
         self._loaded: dict[str, _Loaded] = {}
 
+    def invalidate(self, collection: str | None = None) -> None:
+        """Forget loaded indexes (all, or one collection): the next call re-opens them. Call
+        after `update_indexes` in a long-running process; until then the old version serves."""
+        if collection is None:
+            self._loaded.clear()
+        else:
+            self._loaded.pop(collection, None)
+
     def load(self, collection: str) -> _Loaded:
         """Open (once) the indexes of `collection`; StoreError when missing or stale."""
         if collection in self._loaded:
@@ -199,7 +207,12 @@ class Retriever:
             ix = self.load(collection)
             scored = self.search(pieces, collection, flt, pol)
             rows = self._rank(question, scored, flt, pol)
-        except CiteboundError as err:
+        except Exception as err:  # fail closed: a FAILED bundle, never a traceback
+            message = (
+                str(err)
+                if isinstance(err, CiteboundError)
+                else (f"internal error during retrieval ({type(err).__name__}: {err})")
+            )
             manifest = self._loaded[collection].manifest if collection in self._loaded else None
             return RetrievalBundle(
                 request_id=rid,
@@ -212,7 +225,7 @@ class Retriever:
                 run_id=run_id,
                 retrieval_latency_ms=(time.perf_counter() - started) * 1000,
                 filters_applied=applied,
-                error=str(err),
+                error=message,
             )
         gate = apply_gate([r.similarity for r in rows], pol.gate)
         rows = self._expand(rows, flt, pol.retrieval.per_hit_neighbors, ix.chunk_ids)

@@ -1,0 +1,152 @@
+"""`citebound ask`, `citebound config show` and `citebound demo` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from citebound.cli import main
+from citebound.contracts import PublicResponse
+from citebound.store.sqlite import SqliteStore
+
+TORQUE = "What torque should the HP-220 impeller bolts be tightened to?"
+
+
+def _ask(store: SqliteStore, tmp_path: Path, *args: str) -> tuple[int, str, str]:
+    env = {"CITEBOUND_AUDIT_SQLITE_PATH": str(tmp_path / "audit.sqlite")}
+    result = CliRunner().invoke(
+        main, ["ask", *args, "--store", str(store.root), "--collection", "demo"], env=env
+    )
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_ask_answers_with_sources(
+    demo_store: SqliteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = _ask(demo_store, tmp_path, TORQUE)
+    assert code == 0
+    assert out.startswith("Answer:\n") and "\nSources:\n- [C" in out
+    assert "45 Nm" in out and "score" not in out
+    code, out, _ = _ask(demo_store, tmp_path, TORQUE, "--show-scores")
+    assert code == 0 and "(score: " in out
+
+
+def test_ask_json_is_a_public_response(
+    demo_store: SqliteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = _ask(demo_store, tmp_path, TORQUE, "--json")
+    resp = PublicResponse.model_validate_json(out)
+    assert code == 0 and resp.status.value == "OK" and resp.citations
+    assert "chunk_text" not in out and "similarity" not in out
+
+
+def test_ask_refusal_exits_3(
+    demo_store: SqliteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _ask(
+        demo_store, tmp_path, "Who is the CEO of the company that operates this plant?"
+    )
+    assert code == 3
+    assert "NO_EVIDENCE: The provided evidence does not contain sufficient information" in out
+    assert err.startswith("citebound: NO_EVIDENCE")
+
+
+def test_ask_failure_exits_2(
+    demo_store: SqliteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    env = {"CITEBOUND_AUDIT_SQLITE_PATH": str(tmp_path / "a.sqlite")}
+    result = CliRunner().invoke(
+        main, ["ask", TORQUE, "--store", str(demo_store.root), "--collection", "nope"], env=env
+    )
+    assert result.exit_code == 2
+    assert "STORE_UNAVAILABLE" in result.stderr and "ingest" in result.stderr
+
+
+def test_ask_step_prints_every_stage(
+    demo_store: SqliteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = _ask(demo_store, tmp_path, TORQUE, "--step")
+    assert code == 0
+    labels = [
+        "[A0 preprocess]",
+        "[A2 shape]",
+        "[retrieve]",
+        "[rerank]",
+        "[A3 gate]",
+        "[assemble]",
+        "[A4 condense]",
+        "[A5 format]",
+        "[build prompt]",
+        "[execute]",
+        "[validate]",
+        "[record]",
+        "[package]",
+    ]
+    positions = [out.index(label) for label in labels]
+    assert positions == sorted(positions)
+    assert "dropped " in out and "sha256=" in out
+
+
+def test_ask_questions_batch(
+    demo_store: SqliteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    qfile = tmp_path / "q.jsonl"
+    qfile.write_text(
+        json.dumps({"_id": "q1", "text": TORQUE})
+        + "\n\n"
+        + json.dumps({"_id": "q2", "text": "Who is the CEO of this plant?"})
+        + "\n"
+    )
+    out = tmp_path / "out.jsonl"
+    code, _, err = _ask(demo_store, tmp_path, "--questions", str(qfile), "--out", str(out))
+    assert code == 0
+    rows = [PublicResponse.model_validate_json(line) for line in out.read_text().splitlines()]
+    assert [(r.request_id, r.status.value) for r in rows] == [("q1", "OK"), ("q2", "NO_EVIDENCE")]
+    assert "2 questions" in err
+
+
+def test_ask_usage_errors(
+    demo_store: SqliteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _ask(demo_store, tmp_path)
+    assert code == 2 and "QUESTION or --questions" in err
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"_id": 1}\n')
+    code, _, err = _ask(demo_store, tmp_path, "--questions", str(bad))
+    assert code == 2 and "bad.jsonl:1" in err
+
+
+def test_config_show(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "citebound.toml").write_text('policy = "hybridrag"\n')
+    result = CliRunner().invoke(main, ["config", "show"], env={"CITEBOUND_PROVIDER": "ollama"})
+    data = json.loads(result.stdout)
+    assert result.exit_code == 0
+    assert (
+        data["config"]["policy"] == "hybridrag" and data["config"]["provider"]["name"] == "ollama"
+    )
+    assert data["policy_version"] == "HYBRIDRAG_POLICY_V1"
+    assert data["config_fingerprint"].startswith("sha256:") and data[
+        "policy_fingerprint"
+    ].startswith("sha256:")
+    (tmp_path / "citebound.toml").write_text("[limits]\nn2_rerank_top_k = 0\n")
+    result = CliRunner().invoke(main, ["config", "show"], env={})
+    assert result.exit_code == 2 and "limits.n2_rerank_top_k" in result.stderr
+
+
+@pytest.mark.slow
+def test_demo_runs_offline_and_meets_every_expectation(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["demo", "--keep", str(tmp_path / "d")])
+    assert result.exit_code == 0, result.output
+    assert "11/11 questions behaved as expected" in result.stdout
+    assert "11 audit records" in result.stdout
