@@ -12,12 +12,13 @@ from typing import Any
 
 from _llamaindex_baseline import LlamaIndexBaseline, available
 
+from citebound.cli.demo import build_demo_store
 from citebound.eval.end_to_end import LatencySummary, latency, make_pipeline
 from citebound.index.build import index_dir, read_rows
 from citebound.index.embedder import default_embedder
 from citebound.index.vectors import VectorIndex
 from citebound.ingest import ingest_paths
-from citebound.sample_corpus import DEMO_QUESTIONS, copy_sample_corpus
+from citebound.sample_corpus import DEMO_QUESTIONS
 from citebound.store.sqlite import SqliteStore
 
 WARMUP = 5
@@ -47,22 +48,8 @@ class EmbedTimer:
 
 
 def demo_corpus(work: Path, rounds: int) -> tuple[SqliteStore, str, list[str]]:
-    docs = work / "demo" / "docs"
-    copy_sample_corpus(docs)
-    for pdf in docs.glob("*.pdf"):  # same sidecar metadata as `citebound demo`
-        pdf.with_name(pdf.name + ".meta.json").write_text(
-            json.dumps(
-                {
-                    "title": "CX-9 Compressor Quick Reference",
-                    "knowledge_type": "specification",
-                    "equipment_id": "CX-9",
-                    "event_date": "2025-01-01",
-                }
-            ),
-            encoding="utf-8",
-        )
-    store = SqliteStore(work / "demo" / "store")
-    ingest_paths(store, [docs], collection="demo", progress=False)
+    """The store `citebound demo` builds, and its questions `rounds` times over."""
+    store, _ = build_demo_store(work / "demo")
     return store, "demo", [q.text for _ in range(rounds) for q in DEMO_QUESTIONS]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -93,6 +94,9 @@ def build(folder: Path, work: Path, sample: int) -> tuple[SqliteStore, list[Item
 def run_items(
     store: SqliteStore, work: Path, preset: str, items: Sequence[Item], changes: Any
 ) -> tuple[list[QuestionOutcome], str]:
+    # A fresh audit database per run: request ids are the SQuAD ids, and the append-only audit
+    # rejects a second record with the same id (the request would end FAILED).
+    shutil.rmtree(work, ignore_errors=True)
     pipe, ctx = make_pipeline(store, work, COLLECTION, preset=preset, policy_changes=changes)
     t0 = time.perf_counter()
     out = [
@@ -210,9 +214,9 @@ def verify(store: SqliteStore, work: Path, preset: str, items: Sequence[Item]) -
     print(f"\n### Shipped {preset} ({fingerprint[:19]}), measured end to end\n")
     print(
         "| split | out-of-corpus refused before LLM | out-of-corpus reaching LLM | "
-        "evidence hit | answered | answer holds gold | unanswerable in-corpus refused |"
+        "evidence hit | answered | answer holds gold | unanswerable in-corpus refused | FAILED |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     report: dict[str, Any] = {"policy_fingerprint": fingerprint}
     for name in SPLITS:
         s = summarize(split(outcomes, name, {"in", "out"}))
@@ -222,7 +226,7 @@ def verify(store: SqliteStore, work: Path, preset: str, items: Sequence[Item]) -
         print(
             f"| {name} | {pct(s.refusal_rate)} (n={s.n_out}) | {s.out_llm_calls} | "
             f"{pct(s.evidence_hit_rate)} (n={s.n_in}) | {pct(s.answered_rate)} | "
-            f"{pct(s.answer_hit_rate)} | {pct(imp_refused)} (n={len(imp)}) |"
+            f"{pct(s.answer_hit_rate)} | {pct(imp_refused)} (n={len(imp)}) | {s.failed} |"
         )
     lat = latency([o.overhead_ms for o in outcomes])
     llm = latency([o.llm_ms for o in outcomes])

@@ -84,7 +84,7 @@ def test_summarize_counts_refusals_before_the_llm_only() -> None:
     )
     model_refused = OUTCOMES[3].model_copy(update={"status": "NO_EVIDENCE"})  # LLM was called
     s = summarize([OUTCOMES[0], OUTCOMES[1], refused, model_refused])
-    assert (s.n_in, s.n_out, s.refusal_rate, s.out_llm_calls) == (2, 2, 0.5, 1)
+    assert (s.n_in, s.n_out, s.refusal_rate, s.out_llm_calls, s.failed) == (2, 2, 0.5, 1, 0)
     assert (s.evidence_hit_rate, s.answered_rate, s.answer_hit_rate) == (1.0, 1.0, 0.0)
     assert summarize([]).refusal_rate is None
 

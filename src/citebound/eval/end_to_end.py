@@ -120,7 +120,11 @@ def ask(
     group: str = "",
     collection: str | None = None,
 ) -> QuestionOutcome:
-    """Run one question through the whole pipeline and summarize it."""
+    """Run one question through the whole pipeline and summarize it.
+
+    `qid` becomes the request id, so it must be new to the pipeline's audit database (the
+    append-only audit refuses a second record with the same id, and the request ends FAILED).
+    """
     kwargs: dict[str, object] = {"request_id": qid}
     if collection is not None:
         kwargs["collection"] = collection
@@ -166,6 +170,7 @@ class RateSummary(Contract):
     answered_rate: float | None = Field(description="In-corpus answered (status OK).")
     answer_hit_rate: float | None = Field(description="In-corpus whose answer holds the gold.")
     false_refusal_rate: float | None = Field(description="In-corpus refused before the LLM.")
+    failed: int = Field(description="Questions (either kind) that ended FAILED.")
 
 
 def _rate(hits: int, n: int) -> float | None:
@@ -186,6 +191,7 @@ def summarize(outcomes: Iterable[QuestionOutcome]) -> RateSummary:
         answered_rate=_rate(sum(o.status == "OK" for o in inn), len(inn)),
         answer_hit_rate=_rate(sum(o.answer_hit for o in inn), len(inn)),
         false_refusal_rate=_rate(sum(o.refused_before_llm for o in inn), len(inn)),
+        failed=sum(o.status == "FAILED" for o in items),
     )
 
 
