@@ -122,7 +122,9 @@ class LlamaIndexBaseline:
         ]
         # Nodes carry their embeddings, so building the index embeds nothing.
         index = VectorStoreIndex(nodes, embed_model=self.embed)
-        self.llm = TimedMockLLM()
+        # max_tokens: a fixed 256-token fake answer. Echoing the prompt (the default) makes the
+        # refine loop overflow the context window once the sources need two LLM calls.
+        self.llm = TimedMockLLM(max_tokens=256)
         self.engines = {
             "default": CitationQueryEngine.from_args(index, llm=self.llm, similarity_top_k=top_k),
             "numpy": CitationQueryEngine.from_args(
