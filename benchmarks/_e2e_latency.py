@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -81,7 +82,9 @@ def _summ(xs: list[float]) -> LatencySummary:
 def measure(
     store: SqliteStore, collection: str, questions: list[str], work: Path, timer: EmbedTimer
 ) -> dict[str, Any]:
-    pipe, ctx = make_pipeline(store, work / f"run-{collection}", collection)
+    run_dir = work / f"run-{collection}"
+    shutil.rmtree(run_dir, ignore_errors=True)  # a fresh audit database for every run
+    pipe, ctx = make_pipeline(store, run_dir, collection)
     top_k = ctx.policy.retrieval.top_k
     why_not = available()
     li = _baseline(store, collection, top_k) if why_not is None else None
