@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from e2e_helpers import TINY_SQUAD
 
 from citebound.eval.end_to_end import OPEN_GATE, ask, make_pipeline, summarize
 from citebound.eval.squad import load_squad, questions_of, write_paragraphs_jsonl
@@ -16,8 +17,6 @@ from citebound.store.sqlite import SqliteStore
 @pytest.fixture(scope="module")
 def pump_store(tmp_path_factory: pytest.TempPathFactory) -> SqliteStore:
     """Article 1 of the tiny SQuAD file indexed, article 2 (volcanoes) left out."""
-    from e2e_helpers import TINY_SQUAD
-
     root = tmp_path_factory.mktemp("e2e")
     src = root / "squad2-dev"
     src.mkdir()
