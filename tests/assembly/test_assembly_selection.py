@@ -17,10 +17,12 @@ def _codes(out: object) -> dict[str, str]:
 
 
 def test_top_similarity_gate_boundary() -> None:
-    at = assemble(make_bundle([make_row(0, similarity=0.76)]), POLICY)
+    gate = POLICY.min_top_similarity
+    at = assemble(make_bundle([make_row(0, similarity=gate)]), POLICY)
     assert at.assembly_status is AssemblyStatus.OK
     below = assemble(
-        make_bundle([make_row(0, similarity=0.7599), make_row(1, similarity=0.5)]), POLICY
+        make_bundle([make_row(0, similarity=gate - 0.0001), make_row(1, similarity=gate - 0.1)]),
+        POLICY,
     )
     assert below.assembly_status is AssemblyStatus.NO_EVIDENCE
     assert below.failure_reason == ReasonCode.DROP_BELOW_TOP_SIMILARITY
@@ -28,10 +30,9 @@ def test_top_similarity_gate_boundary() -> None:
 
 
 def test_similarity_floor_drops_rows_below_it() -> None:
-    out = assemble(
-        make_bundle([make_row(0), make_row(1, similarity=0.49), make_row(2, similarity=0.5)]),
-        POLICY,
-    )
+    floor = POLICY.min_similarity_floor
+    rows = [make_row(0), make_row(1, similarity=floor - 0.01), make_row(2, similarity=floor)]
+    out = assemble(make_bundle(rows), POLICY)
     assert _codes(out) == {"chunk-001": ReasonCode.DROP_BELOW_SIMILARITY_FLOOR}
     assert [e.chunk_id for e in out.selected_evidence] == ["chunk-000", "chunk-002"]
 
