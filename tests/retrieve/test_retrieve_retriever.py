@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from conftest import CORPUS, make_docs, policy_with
+from retrieve_helpers import CORPUS, make_docs, policy_with
 
 from citebound.contracts.enums import ReasonCode, RetrievalStatus
 from citebound.contracts.retrieval import DateRange, FiltersApplied, RetrievalBundle
