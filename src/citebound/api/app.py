@@ -128,6 +128,10 @@ def create_app(config: Config, *, ctx: PipelineContext | None = None) -> FastAPI
     def page() -> FileResponse:
         return FileResponse(index, media_type="text/html; charset=utf-8")
 
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> FileResponse:
+        return FileResponse(static / "favicon.svg", media_type="image/svg+xml")
+
     app.mount("/ui", StaticFiles(directory=static), name="ui")
     # Outermost first: the body limit applies before anything reads the body.
     app.add_middleware(BodyLimitMiddleware, limit=config.api.max_body_bytes)
