@@ -133,7 +133,7 @@ def answer_view(state: RequestState) -> AnswerView:
             knowledge_id=c.knowledge_id,
             chunk_id=anchors.get(c.anchor, ""),
             document=c.document or c.knowledge_id,
-            heading_path=c.heading_path,
+            heading_path=display_path(c.document, c.heading_path),
             page=c.page,
             source_reference=c.source_reference,
             support=round(support.get(c.anchor, 0.0), 3),

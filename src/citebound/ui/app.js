@@ -179,8 +179,13 @@ function accept(step) {
   ui.step = step;
   for (const view of step.views) ui.views[view.stage] = view;
   if (step.views.length) ui.selected = step.views[step.views.length - 1].stage;
-  // Auto mode: open on the validator's verdict, the stage people look at first.
-  if (ui.mode === "auto" && step.result && "validated" in ui.views) ui.selected = "validated";
+  // Auto mode opens on the stage that explains the outcome: the gate for a refusal, the
+  // validator's verdict otherwise.
+  if (ui.mode === "auto" && step.result) {
+    const refused = step.result.response.status === "NO_EVIDENCE";
+    const explain = refused && "a3" in ui.views ? "a3" : "validated";
+    if (explain in ui.views && !ui.views[ui.selected]?.note.startsWith("FAILED")) ui.selected = explain;
+  }
   $("#pipeline").hidden = false;
   renderStageButtons();
   renderStageView();
@@ -227,6 +232,7 @@ function renderStageButtons() {
     ? `Next: ${step.labels[remaining]} — press its button, or run all.`
     : "All stages ran. Click a stage to inspect it.";
   $("#run-all").disabled = ui.busy || remaining === null;
+  $("#run-all").hidden = remaining === null;
 }
 
 function chunkRow(k, extra) {
