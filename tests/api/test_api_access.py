@@ -8,13 +8,12 @@ import json
 
 import httpx
 import pytest
+from api_helpers import PLANT_QUESTION, SECRET_MARKERS, SECRET_QUESTION, auth
 from fastapi.testclient import TestClient
 
 from citebound.api import KeyRing, check_bind, hash_key, new_key
 from citebound.config import ApiKey
 from citebound.errors import AccessDenied, ConfigError
-
-from api_helpers import PLANT_QUESTION, SECRET_MARKERS, SECRET_QUESTION, auth
 
 A = auth("plant-reader")
 
@@ -215,7 +214,7 @@ def test_keys_from_env_as_json() -> None:
     assert cfg.api.keys == [entry]
     with pytest.raises(ConfigError, match="CITEBOUND_API_KEYS"):
         load_config(env={"CITEBOUND_API_KEYS": "not json"})
-    with pytest.raises(ConfigError, match="api.keys"):
+    with pytest.raises(ConfigError, match=r"api\.keys"):
         load_config(
             env={"CITEBOUND_API_KEYS": '[{"name": "x", "sha256": "abc", "collections": ["a"]}]'}
         )

@@ -10,12 +10,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from api_helpers import PLANT_QUESTION, UNANSWERABLE
+from conftest import LiveServer
 
 from citebound.config import load_config
 from citebound.pipeline import STAGE_LABELS, STAGE_ORDER
-
-from api_helpers import PLANT_QUESTION, UNANSWERABLE
-from conftest import LiveServer
 
 CHROMIUM = Path(os.environ.get("CITEBOUND_CHROMIUM", "/usr/bin/chromium"))
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -137,7 +136,9 @@ def test_step_through_all_stages(page: object) -> None:
         assert title == f"{i + 1} · {STAGE_LABELS[stage]}"
         view = pg.inner_text("#stage-view")  # type: ignore[attr-defined]
         if stage == "retrieval":
-            assert "kept" in view.lower() and pg.locator("#stage-view table.kept tbody tr").count() > 0  # type: ignore[attr-defined]
+            assert (
+                "kept" in view.lower() and pg.locator("#stage-view table.kept tbody tr").count() > 0
+            )  # type: ignore[attr-defined]
             # Long lists are cut to the first rows, with a button to show all.
             more = pg.locator("#stage-view button.more")  # type: ignore[attr-defined]
             if more.count():

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from api_helpers import PLANT_QUESTION
 from fastapi.testclient import TestClient
 
 from citebound.api import create_app
@@ -22,8 +23,6 @@ from citebound.errors import (
     StageError,
     StoreError,
 )
-
-from api_helpers import PLANT_QUESTION
 
 
 def _problem(r: object, status: int) -> dict[str, object]:

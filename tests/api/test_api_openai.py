@@ -8,7 +8,6 @@ from collections.abc import Callable
 
 import httpx
 import pytest
-
 from api_helpers import KEYS, PLANT_QUESTION, SECRET_QUESTION, UNANSWERABLE
 
 openai = pytest.importorskip("openai", reason="the openai package is in the test extra")

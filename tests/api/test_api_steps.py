@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 
+from api_helpers import PLANT_QUESTION, UNANSWERABLE, refusals
 from fastapi.testclient import TestClient
 
 from citebound.pipeline import STAGE_ORDER
-
-from api_helpers import PLANT_QUESTION, UNANSWERABLE, refusals
 
 
 def _step(c: TestClient, prev: dict[str, object], **kw: object) -> dict[str, object]:
