@@ -35,6 +35,7 @@ Example file::
 
     [api]                           # `citebound serve`; see docs/api.md
     max_body_bytes = 1048576
+    concurrency = 0                 # pipelines at once; 0 = CPU cores
     [[api.keys]]                    # none: anonymous, loopback only
     name = "ops-reader"
     sha256 = "<hex sha256 of the key>"   # `citebound apikey` makes one
@@ -122,6 +123,9 @@ class ApiConfig(Contract):
     max_body_bytes: int = Field(
         default=1_048_576, ge=1024, description="Largest request body accepted (413 above)."
     )
+    concurrency: int = Field(
+        default=0, ge=0, description="Requests run through the pipeline at once; 0 = CPU cores."
+    )
 
 
 class Config(Contract):
@@ -193,6 +197,7 @@ _ENV: dict[str, tuple[str, ...]] = {
     "CITEBOUND_STORE_PROMPT_TEXT": ("audit", "store_prompt_text"),
     "CITEBOUND_API_KEYS": ("api", "keys"),  # a JSON list of [[api.keys]] tables
     "CITEBOUND_API_MAX_BODY_BYTES": ("api", "max_body_bytes"),
+    "CITEBOUND_API_CONCURRENCY": ("api", "concurrency"),
 }
 ENV_VARS = tuple(sorted(_ENV))
 

@@ -150,7 +150,8 @@ def chat_completions(
     filters = body.citebound.filters if body.citebound is not None else None
     collection, filters = rt.resolve_collection(who, collection_of(body), filters)
     compile_filters(filters)
-    state = rt.pipeline.run(question, collection=collection, filters=filters)
+    with rt.slot():
+        state = rt.pipeline.run(question, collection=collection, filters=filters)
     rt.metrics.observe_request(state)
     r = state.response
     assert r is not None

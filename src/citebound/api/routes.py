@@ -63,9 +63,10 @@ def answer(
     collection, filters = rt.resolve_collection(who, body.collection, body.filters)
     compile_filters(filters)  # a bad date is the caller's 400, not a FAILED answer
     rt.require_new_request_id(body.request_id)
-    state = rt.pipeline.run(
-        body.question, collection=collection, filters=filters, request_id=body.request_id
-    )
+    with rt.slot():
+        state = rt.pipeline.run(
+            body.question, collection=collection, filters=filters, request_id=body.request_id
+        )
     rt.metrics.observe_request(state)
     assert state.response is not None
     return state.response
@@ -82,13 +83,14 @@ def retrieve(
 
     collection, filters = rt.resolve_collection(who, body.collection, body.filters)
     compile_filters(filters)
-    return rt.ctx.retriever.retrieve(
-        body.question,
-        collection=collection,
-        filters=filters,
-        policy=rt.ctx.policy,
-        request_id=body.request_id,
-    )
+    with rt.slot():
+        return rt.ctx.retriever.retrieve(
+            body.question,
+            collection=collection,
+            filters=filters,
+            policy=rt.ctx.policy,
+            request_id=body.request_id,
+        )
 
 
 @router.post("/assemble", response_model=AssembleResponse, responses=problems(401, 422))
@@ -100,7 +102,8 @@ def assemble(
     """Assemble your own retrieval bundle and build the exact prompt (no model call)."""
     from citebound.assemble import assemble_and_build
 
-    outcome = assemble_and_build(body.bundle, rt.ctx.policy, question=body.question)
+    with rt.slot():
+        outcome = assemble_and_build(body.bundle, rt.ctx.policy, question=body.question)
     return AssembleResponse(answer_bundle=outcome.bundle, prompt=outcome.prompt)
 
 
@@ -113,7 +116,8 @@ def validate(
     """Validate a model answer against its answer bundle (R5); never edits the answer."""
     from citebound.validate import validate_text
 
-    return validate_text(body.answer_bundle, body.raw_text, rt.ctx.policy)
+    with rt.slot():
+        return validate_text(body.answer_bundle, body.raw_text, rt.ctx.policy)
 
 
 @router.get(

@@ -2,8 +2,15 @@
 
 Request handlers run on a thread pool. The store is thread-safe; the SQLite audit sink is not
 (a sqlite3 connection belongs to the thread that opened it), so the server gives each worker
-thread its own audit connection (`ThreadLocalAuditSink`); SQLite's WAL and `BEGIN IMMEDIATE`
-serialize the appends.
+thread its own audit connection (`ThreadLocalAuditSink`). Appends also take one in-process
+lock: SQLite's own busy handler polls with sleeps, and under 32 concurrent writers some of
+them starved for tens of seconds (measured with benchmarks/bench_server.py); a lock queues
+them instead. Reads need no lock (WAL).
+
+At most `api.concurrency` requests run the pipeline at once (`ApiRuntime.slot`); the others
+wait their turn. The pipeline is CPU-bound Python: more threads than cores only fight over
+the GIL, which stretched every request (32 clients on 2 cores: 20 req/s unlimited,
+50-57 req/s with 1-2 slots).
 """
 
 from __future__ import annotations
@@ -13,6 +20,8 @@ import hmac
 import logging
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +47,7 @@ class ThreadLocalAuditSink:
         self._local = threading.local()
         self._opened: list[SQLiteAuditSink] = []
         self._lock = threading.Lock()
+        self._write_lock = threading.Lock()
         self._sink()  # fail at start, not on the first request, when the file is unusable
 
     def _sink(self) -> SQLiteAuditSink:
@@ -50,7 +60,9 @@ class ThreadLocalAuditSink:
         return sink
 
     def append(self, record: AuditRecord) -> None:
-        self._sink().append(record)
+        sink = self._sink()
+        with self._write_lock:
+            sink.append(record)
 
     def find(self, request_id: str) -> list[AuditRecord]:
         return self._sink().find(request_id)
@@ -59,7 +71,9 @@ class ThreadLocalAuditSink:
         return self._sink().records()
 
     def append_feedback(self, feedback: FeedbackRecord) -> None:
-        self._sink().append_feedback(feedback)
+        sink = self._sink()
+        with self._write_lock:
+            sink.append_feedback(feedback)
 
     def feedback(self, request_id: str) -> list[FeedbackRecord]:
         return self._sink().feedback(request_id)
@@ -145,6 +159,14 @@ class ApiRuntime:
         self.keyring = KeyRing(config.api.keys)
         self.metrics = Metrics()
         self.signer = StateSigner()
+        slots = config.api.concurrency or (os.cpu_count() or 1)
+        self._slots = threading.BoundedSemaphore(slots)
+
+    @contextmanager
+    def slot(self) -> Iterator[None]:
+        """Hold one of the `api.concurrency` pipeline slots while running a request."""
+        with self._slots:
+            yield
 
     def warm_up(self) -> None:
         """Open the store, provider and every collection's index before the first request
@@ -163,9 +185,14 @@ class ApiRuntime:
         return principal.visible(self.collections())
 
     def default_collection(self, principal: Principal) -> str | None:
-        if principal.may_read(self.config.collection):
+        """The config's collection when it exists and the caller may read it, else the
+        caller's first readable collection (so `serve --store DIR` works for any name)."""
+        existing = self.collections()
+        visible = principal.visible(existing)
+        if principal.may_read(self.config.collection) and (
+            self.config.collection in existing or not visible
+        ):
             return self.config.collection
-        visible = self.visible_collections(principal)
         if visible:
             return visible[0]
         named = sorted(c for c in principal.collections if c != "*")

@@ -61,6 +61,20 @@ def _run_one(rt: ApiRuntime, state: RequestState, stage: str | None) -> RequestS
         return rt.pipeline._failed(state, err)
 
 
+def _advance(rt: ApiRuntime, body: StepRequest, state: RequestState) -> RequestState:
+    """Run the next stage, or all remaining ones (`to_end`); a fresh start runs none."""
+    if body.to_end:
+        if body.stage is not None and body.stage != next_stage(state):
+            raise PipelineOrderError(
+                f"stage {body.stage!r} cannot run now: the next stage is {next_stage(state)!r}"
+            )
+        while not _is_done(state):
+            state = _run_one(rt, state, None)
+    elif body.state is not None:
+        state = _run_one(rt, state, body.stage)
+    return state
+
+
 @router.post("/steps", response_model=StepResponse, responses=problems(400, 401, 403, 409, 422))
 def steps(
     body: StepRequest,
@@ -80,15 +94,8 @@ def steps(
     else:
         state = _restore(rt, who, body)
     before = len(state.stage_log)
-    if body.to_end:
-        if body.stage is not None and body.stage != next_stage(state):
-            raise PipelineOrderError(
-                f"stage {body.stage!r} cannot run now: the next stage is {next_stage(state)!r}"
-            )
-        while not _is_done(state):
-            state = _run_one(rt, state, None)
-    elif body.state is not None:
-        state = _run_one(rt, state, body.stage)
+    with rt.slot():
+        state = _advance(rt, body, state)
     ran = len(state.stage_log) - before
     rt.metrics.observe_stages(state, ran)
     done = _is_done(state)
