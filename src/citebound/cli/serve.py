@@ -28,7 +28,13 @@ from citebound.cli._common import fail
     is_flag=True,
     help="Serve the bundled sample corpus from a temporary store (collection 'demo').",
 )
-@click.option("--log-level", default="info", show_default=True, help="uvicorn log level.")
+@click.option(
+    "--log-level",
+    type=click.Choice(["critical", "error", "warning", "info", "debug"]),
+    default="info",
+    show_default=True,
+    help="Log level of uvicorn and citebound.",
+)
 def serve_cmd(
     host: str, port: int, store: str | None, config_file: str | None, demo: bool, log_level: str
 ) -> None:
@@ -43,7 +49,9 @@ def serve_cmd(
     from citebound.cli.ask import config_from_options
     from citebound.errors import ConfigError
 
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(name)s: %(message)s")
+    # citebound's own loggers follow --log-level too (per-request LLM telemetry is INFO).
+    level = getattr(logging, log_level.upper(), logging.INFO)
+    logging.basicConfig(level=level, format="%(levelname)s: %(name)s: %(message)s")
     root: Path | None = None
     try:
         if demo:
