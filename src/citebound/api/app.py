@@ -88,8 +88,9 @@ def create_app(config: Config, *, ctx: PipelineContext | None = None) -> FastAPI
 
     Args:
         config: Effective configuration (store, policy, provider, `[api]` keys and limits).
-        ctx: Use this pipeline context (e.g. with a provider override in tests). Its audit sinks
-            must be usable from several threads; by default the app opens its own.
+        ctx: Use this pipeline context (e.g. with a provider override in tests). Without a
+            sinks override it gets the server's thread-safe audit sinks; sinks you pass must
+            be usable from several threads.
 
     Returns:
         The FastAPI application; its `state.runtime` holds the shared `ApiRuntime`.

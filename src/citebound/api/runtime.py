@@ -154,6 +154,9 @@ class ApiRuntime:
     def __init__(self, config: Config, ctx: PipelineContext | None = None) -> None:
         self.config = config
         self.owns_ctx = ctx is None
+        if ctx is not None and ctx.sinks_override is None and "sinks" not in ctx.__dict__:
+            # The context's default sinks are bound to the thread that opens them.
+            ctx.sinks_override = server_sinks(config)
         self.ctx = ctx or PipelineContext(config, sinks_override=server_sinks(config))
         self.pipeline = Pipeline(self.ctx)
         self.keyring = KeyRing(config.api.keys)
