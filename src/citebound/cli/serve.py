@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+import signal
+import sys
 import tempfile
 from pathlib import Path
 
@@ -72,6 +74,9 @@ def serve_cmd(
         except ConfigError as err:
             fail(str(err))
         click.echo(f"citebound: serving http://{host}:{port}/ (store {config.store})", err=True)
+        # uvicorn re-raises SIGTERM after its graceful shutdown; exiting through SystemExit
+        # instead lets the `finally` below remove the --demo store.
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         uvicorn.run(app, host=host, port=port, log_level=log_level)
     finally:
         if root is not None:
