@@ -196,3 +196,34 @@ def test_feedback_is_stored(page: object, server: LiveServer) -> None:
         ("correct", "torque value matches the procedure")
     ]
     shot(pg, "feedback")
+
+
+def test_page_asks_for_a_key_when_the_server_needs_one(
+    browser: object, api_store: Path, tmp_path: Path
+) -> None:
+    from citebound.api import hash_key
+
+    config = load_config(
+        env={},
+        overrides={
+            "store": str(api_store),
+            "collection": "plant",
+            "audit.sqlite_path": str(tmp_path / "audit.sqlite"),
+            "api.keys": [{"name": "ui", "sha256": hash_key("ui-key"), "collections": ["plant"]}],
+        },
+    )
+    with LiveServer(config) as srv:
+        context = browser.new_context(viewport={"width": 1280, "height": 800})  # type: ignore[attr-defined]
+        pg = context.new_page()
+        pg.goto(srv.url + "/")
+        pg.wait_for_selector("#key-form:not([hidden])")
+        pg.wait_for_selector("#error:not([hidden])")  # after /v1/collections said 401
+        assert "needs an API key" in pg.inner_text("#error")
+        pg.fill("#api-key", "ui-key")
+        pg.click("#key-form button")
+        pg.wait_for_selector("#collection option[value='plant']", state="attached")
+        assert pg.locator("#collection option").count() == 1  # only the key's collection
+        ask(pg, PLANT_QUESTION)
+        assert pg.inner_text("#status-badge") == "Answered"
+        shot(pg, "api-key")
+        context.close()
