@@ -3,16 +3,13 @@ once per session; apps with keys; real uvicorn servers on loopback for client te
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 from api_helpers import KEYS, SECRET_DOC
+from api_live import LiveServer
 from fastapi.testclient import TestClient
 
 from citebound.api import create_app, hash_key
@@ -70,38 +67,6 @@ def keyed_client(make_config: Callable[..., Config]) -> Iterator[TestClient]:
     """App with KEYS configured."""
     with TestClient(create_app(make_config(keys=True))) as c:
         yield c
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class LiveServer:
-    """A real uvicorn server on 127.0.0.1 in a background thread."""
-
-    def __init__(self, config: Config) -> None:
-        self.app = create_app(config)
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self._server = uvicorn.Server(
-            uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning")
-        )
-        self._thread = threading.Thread(target=self._server.run, daemon=True)
-
-    def __enter__(self) -> LiveServer:
-        self._thread.start()
-        deadline = time.monotonic() + 60
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.05)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=30)
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from api_helpers import PLANT_QUESTION, UNANSWERABLE
-from conftest import LiveServer
+from api_live import LiveServer
 
 from citebound.config import load_config
 from citebound.pipeline import STAGE_LABELS, STAGE_ORDER

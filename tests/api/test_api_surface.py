@@ -11,8 +11,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from api_live import free_port
 from click.testing import CliRunner
-from conftest import free_port
 from fastapi.testclient import TestClient
 
 from citebound.api import hash_key

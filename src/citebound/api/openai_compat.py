@@ -28,6 +28,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 
 from citebound.api.deps import Caller, Runtime, problems
+from citebound.api.runtime import ensure_recorded
 from citebound.contracts.api import COLLECTION_PATTERN
 from citebound.contracts.chat import (
     ChatChoice,
@@ -151,7 +152,7 @@ def chat_completions(
     collection, filters = rt.resolve_collection(who, collection_of(body), filters)
     compile_filters(filters)
     with rt.slot():
-        state = rt.pipeline.run(question, collection=collection, filters=filters)
+        state = ensure_recorded(rt.pipeline.run(question, collection=collection, filters=filters))
     rt.metrics.observe_request(state)
     r = state.response
     assert r is not None

@@ -17,6 +17,7 @@ from fastapi.responses import PlainTextResponse
 from citebound import __version__
 from citebound.api.deps import Admin, Caller, Runtime, problems
 from citebound.api.metrics import CONTENT_TYPE
+from citebound.api.runtime import ensure_recorded
 from citebound.audit import utc_now
 from citebound.contracts.api import (
     AnswerRequest,
@@ -64,8 +65,10 @@ def answer(
     compile_filters(filters)  # a bad date is the caller's 400, not a FAILED answer
     rt.require_new_request_id(body.request_id)
     with rt.slot():
-        state = rt.pipeline.run(
-            body.question, collection=collection, filters=filters, request_id=body.request_id
+        state = ensure_recorded(
+            rt.pipeline.run(
+                body.question, collection=collection, filters=filters, request_id=body.request_id
+            )
         )
     rt.metrics.observe_request(state)
     assert state.response is not None

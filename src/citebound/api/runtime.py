@@ -30,9 +30,16 @@ from citebound.api.security import KeyRing, Principal
 from citebound.audit import AuditSink, SQLiteAuditSink
 from citebound.config import Config
 from citebound.contracts.audit import AuditRecord, FeedbackRecord
+from citebound.contracts.enums import ReasonCode
 from citebound.contracts.retrieval import FiltersApplied
-from citebound.errors import AccessDenied, ConfigError, ContractError, PipelineOrderError
-from citebound.pipeline import Pipeline, PipelineContext
+from citebound.errors import (
+    AccessDenied,
+    AuditError,
+    ConfigError,
+    ContractError,
+    PipelineOrderError,
+)
+from citebound.pipeline import Pipeline, PipelineContext, RequestState
 
 log = logging.getLogger("citebound.api")
 
@@ -257,3 +264,10 @@ class ApiRuntime:
     def close(self) -> None:
         if self.owns_ctx:
             self.ctx.close()
+
+
+def ensure_recorded(state: RequestState) -> RequestState:
+    """Raise AuditError (503) when the request ended unrecorded: no record, no answer."""
+    if state.response is not None and state.response.failure_reason == ReasonCode.AUDIT_FAILED:
+        raise AuditError(str(state.extras.get("error", {}).get("message", "audit write failed")))
+    return state

@@ -15,10 +15,10 @@ from pydantic import ValidationError
 
 from citebound.api.deps import Caller, Runtime, problems
 from citebound.api.present import answer_view, stage_view
-from citebound.api.runtime import ApiRuntime
+from citebound.api.runtime import ApiRuntime, ensure_recorded
 from citebound.api.security import Principal
 from citebound.contracts.api import StepRequest, StepResponse
-from citebound.errors import AccessDenied, CiteboundError, ContractError, PipelineOrderError
+from citebound.errors import AccessDenied, ContractError, PipelineOrderError
 from citebound.pipeline import STAGE_LABELS, STAGE_ORDER, RequestState, next_stage
 
 router = APIRouter(prefix="/v1")
@@ -52,13 +52,8 @@ def _restore(rt: ApiRuntime, who: Principal, body: StepRequest) -> RequestState:
 def _run_one(rt: ApiRuntime, state: RequestState, stage: str | None) -> RequestState:
     if next_stage(state) == "recorded":
         rt.require_new_request_id(state.request_id)  # a replayed token must not record twice
-    try:
-        return rt.pipeline.step(state, stage)
-    except PipelineOrderError:
-        raise
-    except CiteboundError as err:
-        # Same as auto mode: the request ends FAILED with a reason code and is recorded.
-        return rt.pipeline._failed(state, err)
+    # Same as auto mode: a stage error ends the request FAILED with a reason code, recorded.
+    return ensure_recorded(rt.pipeline.advance(state, stage))
 
 
 def _advance(rt: ApiRuntime, body: StepRequest, state: RequestState) -> RequestState:
