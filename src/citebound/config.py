@@ -32,10 +32,20 @@ Example file::
     sqlite_path = ""                # default: <store>/audit.sqlite
     delta_path = ""                 # default: <store>/audit_delta
     store_prompt_text = false
+
+    [api]                           # `citebound serve`; see docs/api.md
+    max_body_bytes = 1048576
+    concurrency = 0                 # pipelines at once; 0 = CPU cores
+    [[api.keys]]                    # none: anonymous, loopback only
+    name = "ops-reader"
+    sha256 = "<hex sha256 of the key>"   # `citebound apikey` makes one
+    role = "reader"                 # reader | admin
+    collections = ["plant"]         # ["*"] = every collection
 """
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from collections.abc import Mapping
@@ -93,6 +103,31 @@ class AuditConfig(Contract):
     )
 
 
+class ApiKey(Contract):
+    """One API key: only its sha256 is stored; the key itself never is."""
+
+    name: str = Field(min_length=1, description="Who holds the key (shown in logs).")
+    sha256: str = Field(
+        pattern=r"^[0-9a-f]{64}$", description="Lowercase hex sha256 of the key bytes (UTF-8)."
+    )
+    role: Literal["reader", "admin"] = Field(default="reader", description="reader or admin.")
+    collections: list[str] = Field(
+        min_length=1, description='Collections the key may read; ["*"] means every collection.'
+    )
+
+
+class ApiConfig(Contract):
+    keys: list[ApiKey] = Field(
+        default_factory=list, description="API keys; none = anonymous readers, loopback only."
+    )
+    max_body_bytes: int = Field(
+        default=1_048_576, ge=1024, description="Largest request body accepted (413 above)."
+    )
+    concurrency: int = Field(
+        default=0, ge=0, description="Requests run through the pipeline at once; 0 = CPU cores."
+    )
+
+
 class Config(Contract):
     """Effective configuration of one citebound process."""
 
@@ -103,6 +138,7 @@ class Config(Contract):
     limits: Limits = Field(default_factory=Limits, description="N-constants.")
     stages: StageSwitches = Field(default_factory=StageSwitches, description="LLM stages.")
     audit: AuditConfig = Field(default_factory=AuditConfig, description="Audit sinks.")
+    api: ApiConfig = Field(default_factory=ApiConfig, description="HTTP server.")
 
     @property
     def fingerprint(self) -> str:
@@ -159,6 +195,9 @@ _ENV: dict[str, tuple[str, ...]] = {
     "CITEBOUND_AUDIT_SQLITE_PATH": ("audit", "sqlite_path"),
     "CITEBOUND_AUDIT_DELTA_PATH": ("audit", "delta_path"),
     "CITEBOUND_STORE_PROMPT_TEXT": ("audit", "store_prompt_text"),
+    "CITEBOUND_API_KEYS": ("api", "keys"),  # a JSON list of [[api.keys]] tables
+    "CITEBOUND_API_MAX_BODY_BYTES": ("api", "max_body_bytes"),
+    "CITEBOUND_API_CONCURRENCY": ("api", "concurrency"),
 }
 ENV_VARS = tuple(sorted(_ENV))
 
@@ -166,6 +205,13 @@ ENV_VARS = tuple(sorted(_ENV))
 def _env_value(path: tuple[str, ...], raw: str) -> Any:
     if path == ("audit", "sinks"):
         return [s.strip() for s in raw.split(",") if s.strip()]
+    if path == ("api", "keys"):
+        try:
+            return json.loads(raw)
+        except json.JSONDecodeError as err:
+            raise ConfigError(
+                f"$CITEBOUND_API_KEYS is not a JSON list of keys: {err.msg}", field="api.keys"
+            ) from None
     return raw
 
 

@@ -12,7 +12,8 @@ and a reason code. Exceptions are for programming and configuration errors, and 
     │   └── ProviderError      an LLM provider failed; carries provider, status, transient
     ├── StoreError             the document store or an index cannot be read or written
     ├── AuditError             an audit sink cannot append (the request must not be answered)
-    └── AccessDenied           an API key lacks the role or collection for a request
+    ├── AccessDenied           an API key lacks the role or collection for a request
+    └── NotFound               a document, chunk or record does not exist for this caller
 """
 
 from __future__ import annotations
@@ -86,3 +87,8 @@ class AccessDenied(CiteboundError):
     def __init__(self, message: str, *, status: int = 403):
         self.status = status
         super().__init__(message)
+
+
+class NotFound(CiteboundError):
+    """The object asked for does not exist, or the caller may not see it (same answer, so
+    a caller cannot probe other collections)."""

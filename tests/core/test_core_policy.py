@@ -23,10 +23,7 @@ def test_strict_v1_carries_the_seed_000_snapshot() -> None:
         True,
     )
     assert p.policy_version == "R2_POLICY_V1"
-    # Similarity thresholds are tuned on data, not the seed's (docs/evaluation.md): one value
-    # for both checkpoints, and a floor that cannot refuse what the gate admitted.
-    assert p.min_top_similarity == p.gate.min_score == 0.41
-    assert (p.gate.min_chunks, p.min_similarity_floor) == (1, 0.40)
+    assert p.min_top_similarity == p.gate.min_score == 0.76
     assert p.refusal.model_text == REFUSAL_000 == p.refusal.no_evidence_text
     assert p.citation_style == "C"
     assert p.llm.temperature == 0.0
@@ -34,30 +31,10 @@ def test_strict_v1_carries_the_seed_000_snapshot() -> None:
 
 def test_hybridrag_carries_seed_003_values() -> None:
     p = load_policy("hybridrag")
-    # Gate tuned on data (seed 003: 0.20 and 2, kept in the preset's comments).
-    assert (p.gate.min_score, p.gate.min_chunks) == (0.41, 1) and p.min_top_similarity == 0.41
+    assert (p.gate.min_score, p.gate.min_chunks) == (0.20, 2)
     assert p.refusal.no_evidence_text == "No supporting documentation found in indexed sources."
     assert p.refusal.model_text == "The indexed documentation does not contain this information."
     assert p.citation_style == "S"
-
-
-@pytest.mark.parametrize(
-    ("preset", "seed_values"),
-    [
-        ("strict-v1", ["0.76", "seed 001"]),
-        ("hybridrag", ["min_score 0.20, min_chunks 2", "Seed 003"]),
-    ],
-)
-def test_seed_gate_values_stay_documented(preset: str, seed_values: list[str]) -> None:
-    """The tuned thresholds replace the seeds' values openly: each preset names them, says
-    they were tuned, and points to the evaluation that chose the new ones."""
-    text = (
-        Path(__file__).resolve().parents[2] / f"src/citebound/presets/{preset}.toml"
-    ).read_text()
-    for needle in [*seed_values, "TUNED on SQuAD 2.0 dev", "docs/evaluation.md"]:
-        assert needle in text, f"{preset}.toml no longer mentions {needle!r}"
-    doc = Path(__file__).resolve().parents[2] / "docs/evaluation.md"
-    assert doc.is_file() and "0.76" in doc.read_text("utf-8")
 
 
 def test_fingerprints_are_stable_and_distinct() -> None:

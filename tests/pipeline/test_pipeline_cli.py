@@ -150,3 +150,25 @@ def test_demo_runs_offline_and_meets_every_expectation(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "11/11 questions behaved as expected" in result.stdout
     assert "11 audit records" in result.stdout
+
+
+def test_audit_replay_reads_evidence_from_the_store(
+    demo_store: SqliteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    audit = tmp_path / "audit.sqlite"
+    result = CliRunner().invoke(
+        main,
+        ["ask", TORQUE, "--store", str(demo_store.root), "--collection", "demo", "--json"],
+        env={"CITEBOUND_AUDIT_SQLITE_PATH": str(audit)},
+    )
+    rid = json.loads(result.stdout)["request_id"]
+    replayed = CliRunner().invoke(
+        main, ["audit", "replay", rid, "--audit", str(audit), "--store", str(demo_store.root)]
+    )
+    assert replayed.exit_code == 0, replayed.output
+    assert json.loads(replayed.stdout)["replayable"] is True and "same verdict" in replayed.stderr
+    no_store = CliRunner().invoke(
+        main, ["audit", "replay", rid, "--audit", str(audit), "--store", str(tmp_path / "none")]
+    )
+    assert no_store.exit_code == 2 and "not available" in no_store.stderr

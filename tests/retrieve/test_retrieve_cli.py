@@ -38,7 +38,7 @@ def test_json_output_is_a_bundle(store: MemoryStore) -> None:
 def test_table_and_refusal_exit_code(store: MemoryStore) -> None:
     code, out, _ = _run(store, "impeller bolt torque", "--policy", "hybridrag")
     assert code == 0 and "gate: passed" in out and "Torque the impeller" in out.replace("\n", " ")
-    # strict-v1's gate (min_score tuned on SQuAD): an off-topic question is refused (exit 3)
+    # strict-v1's gate asks for a high top similarity: an off-topic question is refused (exit 3)
     code, out, _ = _run(store, "best pasta recipe with tomatoes")
     assert code == 3 and "GATE_BELOW_MIN_SCORE" in out
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from conftest import CORPUS, make_docs
+from retrieve_helpers import CORPUS, make_docs
 
 from citebound.store.memory import MemoryStore
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
-from conftest import policy_with
+from retrieve_helpers import policy_with
 
 from citebound.errors import ConfigError
 from citebound.index import update_indexes

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from conftest import CORPUS, make_docs, policy_with
+from retrieve_helpers import CORPUS, make_docs, policy_with
 
 from citebound.contracts.enums import ReasonCode, RetrievalStatus
 from citebound.contracts.retrieval import DateRange, FiltersApplied, RetrievalBundle
@@ -227,3 +227,24 @@ def test_unexpected_errors_become_failed_bundles(
     assert bundle.retrieval_status is RetrievalStatus.FAILED
     assert bundle.error == "internal error during retrieval (RuntimeError: model exploded)"
     assert bundle.index_version.startswith("idx-")
+
+
+class _ModelAwareStore(MemoryStore):
+    """Like SqliteStore: the embedding model is part of the store's index_version."""
+
+    model = "unset"
+
+    def set_embedding_model(self, name: str) -> None:
+        self.model = name
+
+    def index_version(self, collection: str | None = None) -> str:
+        return f"{self.model}:{super().index_version(collection)}"
+
+
+def test_stores_learn_the_embedding_model_first(tmp_path: Path, embedder: OnnxEmbedder) -> None:
+    store = _ModelAwareStore(tmp_path)
+    store.upsert_document(*make_docs(CORPUS[0]))
+    update_indexes(store, "default", embedder=embedder)
+    assert store.model == embedder.name
+    bundle = Retriever(store, embedder=embedder).retrieve("impeller torque")
+    assert bundle.retrieval_status is not RetrievalStatus.FAILED, bundle.error

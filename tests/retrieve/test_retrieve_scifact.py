@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import policy_with
+from retrieve_helpers import policy_with
 
 from citebound.eval.beir import iter_corpus, load_qrels, load_queries
 from citebound.eval.metrics import mean_metric

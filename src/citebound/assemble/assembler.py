@@ -45,6 +45,13 @@ _DROP_COUNTERS = {
 }
 
 
+def thresholds_from_policy(policy: Policy) -> Thresholds:
+    """Every threshold assembly applies, as recorded in the trace."""
+    return Thresholds.model_validate(
+        {name: getattr(policy, name) for name in Thresholds.model_fields}
+    )
+
+
 def _trace(bundle: RetrievalBundle, policy: Policy) -> Trace:
     return Trace(
         request_id=bundle.request_id,
@@ -55,17 +62,7 @@ def _trace(bundle: RetrievalBundle, policy: Policy) -> Trace:
         policy_version=policy.policy_version,
         policy_fingerprint=policy.fingerprint,
         tokenizer=policy.tokenizer,
-        thresholds=Thresholds(
-            min_top_similarity=policy.min_top_similarity,
-            min_similarity_floor=policy.min_similarity_floor,
-            overlap_ratio_threshold=policy.overlap_ratio_threshold,
-            max_chunks=policy.max_chunks,
-            max_chunks_per_knowledge_id=policy.max_chunks_per_knowledge_id,
-            max_evidence_tokens=policy.max_evidence_tokens,
-            max_total_prompt_tokens=policy.max_total_prompt_tokens,
-            reserved_output_tokens=policy.reserved_output_tokens,
-            max_chunk_token_ratio=policy.max_chunk_token_ratio,
-        ),
+        thresholds=thresholds_from_policy(policy),
         filters_applied=bundle.filters_applied,
         gate=bundle.gate,
     )

@@ -129,6 +129,18 @@ def _policy_for(record: AuditRecord, name: str | None) -> Policy:
     )
 
 
+def _store_texts(store_dir: Path, chunk_ids: list[str]) -> dict[str, str]:
+    """chunk_id -> sanitized text from the store (chunk ids are content hashes)."""
+    from citebound.store.sqlite import SqliteStore
+    from citebound.text import safe_normalize_v1
+
+    store = SqliteStore(store_dir)
+    try:
+        return {c.chunk_id: safe_normalize_v1(c.text) for c in store.get_chunks(chunk_ids)}
+    finally:
+        store.close()
+
+
 @audit_group.command("replay")
 @_audit_option
 @click.argument("request_id")
@@ -140,10 +152,26 @@ def _policy_for(record: AuditRecord, name: str | None) -> Policy:
     default=None,
     help="JSON object chunk_id -> sanitized text, for records stored without evidence texts.",
 )
+@click.option(
+    "--store",
+    "store_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path(".citebound"),
+    show_default=True,
+    help="Document store to read evidence from when the record has no evidence texts.",
+)
 def replay_command(
-    audit_path: Path, request_id: str, policy_name: str | None, evidence_file: Path | None
+    audit_path: Path,
+    request_id: str,
+    policy_name: str | None,
+    evidence_file: Path | None,
+    store_dir: Path,
 ) -> None:
-    """Re-validate the stored raw model text with the current validator; report changes."""
+    """Re-validate the stored raw model text with the current validator; report changes.
+
+    Evidence comes from the record (when stored), else --evidence, else the document store;
+    every text is checked against the sha256 recorded at answer time.
+    """
     sink = _open(audit_path)
     record = _latest(sink, request_id)
     sink.close()
@@ -156,6 +184,8 @@ def replay_command(
         if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
             fail(f"{evidence_file} must be a JSON object of chunk_id -> text")
         chunk_texts = data
+    elif record.evidence_texts is None and (store_dir / "store.sqlite").is_file():
+        chunk_texts = _store_texts(store_dir, [ev.chunk_id for ev in record.evidence])
     report = replay(record, _policy_for(record, policy_name), chunk_texts=chunk_texts)
     click.echo(report.model_dump_json(indent=2))
     if not report.replayable:

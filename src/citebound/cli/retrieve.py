@@ -34,8 +34,10 @@ def open_store(path: Path) -> Store:
         cls: Any = importlib.import_module("citebound.store.sqlite").SqliteStore
     except (ImportError, AttributeError):
         fail("the SQLite store is not available in this installation")
-    opener = getattr(cls, "open", None)
-    store: Store = opener(path) if callable(opener) else cls(path)
+    try:
+        store: Store = cls(path)
+    except CiteboundError as err:
+        fail(f"cannot open the store at {path}: {err}")
     return store
 
 

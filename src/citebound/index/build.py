@@ -109,6 +109,11 @@ def update_indexes(
     ids = [c.chunk_id for c in chunks]
     if len(set(ids)) != len(ids):
         raise StoreError(f"collection '{collection}' has duplicate chunk ids")
+    # Stores that version their corpus by embedding model (SqliteStore) learn it first, so the
+    # store_version recorded here is the one the Retriever will see.
+    set_model = getattr(store, "set_embedding_model", None)
+    if callable(set_model):
+        set_model(emb.name)
     store_version = store.index_version(collection)
     version = (
         "idx-"

@@ -35,6 +35,7 @@ from citebound.contracts.provider import ProviderReply, ProviderRequest
 from citebound.errors import ConfigError, ProviderError
 from citebound.prompt.anchors import SUPERSCRIPT_DIGITS, citation_format
 from citebound.text import split_sentences
+from citebound.text.injection import tainted_lines
 
 __all__ = ["EXTRACTIVE_MODEL", "ExtractiveProvider", "citation_marker", "marker_pattern"]
 
@@ -184,7 +185,13 @@ class ExtractiveProvider:
         needed = min(self.min_matches, len(question))
         scored: list[tuple[float, int, int, str, str]] = []
         for ev_index, evidence in enumerate(bundle.selected_evidence):
-            for s_index, sentence in enumerate(split_sentences(evidence.sanitized_text)):
+            lines = evidence.sanitized_text.split("\n")
+            tainted = tainted_lines(evidence.sanitized_text)
+            # Sentences of a line that addresses a model are never quoted (text/injection.py).
+            sentences = [
+                s for i, line in enumerate(lines) if i not in tainted for s in split_sentences(line)
+            ]
+            for s_index, sentence in enumerate(sentences):
                 if not self._eligible(sentence, forbidden):
                     continue
                 shared = len(question & terms(sentence))

@@ -117,15 +117,22 @@ class Pipeline:
         state = self.start(question, **kwargs)  # type: ignore[arg-type]
         return self.finish(state)
 
+    def advance(self, state: RequestState, stage: str | None = None) -> RequestState:
+        """Step mode for callers that must not raise: like `step`, but a stage error ends the
+        request FAILED (recorded), as in auto mode. Order errors still raise."""
+        try:
+            return self.step(state, stage)
+        except PipelineOrderError:
+            raise
+        except CiteboundError as err:
+            return self._failed(state, err)
+
     def finish(self, state: RequestState) -> RequestState:
         """Run the remaining stages of `state` (auto mode from any step)."""
         while next_stage(state) is not None:
-            try:
-                state = self.step(state)
-            except PipelineOrderError:
-                raise
-            except CiteboundError as err:
-                return self._failed(state, err)
+            state = self.advance(state)
+            if "error" in state.extras:  # ended FAILED by a stage error; already recorded
+                break
         return state
 
     def _failed(self, state: RequestState, err: CiteboundError) -> RequestState:

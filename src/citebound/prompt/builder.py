@@ -172,6 +172,37 @@ def prefix_bundle(
     return AnswerBundle.model_validate({**bundle.model_dump(), **update})
 
 
+def _precheck(bundle: AnswerBundle) -> tuple[BuildStatus, str, str] | None:
+    """The first reason no prompt may be built for `bundle`, in a fixed order; or None."""
+    if bundle.assembly_status is AssemblyStatus.NO_EVIDENCE:
+        return (
+            BuildStatus.NO_EVIDENCE,
+            bundle.failure_reason or ReasonCode.ASSEMBLY_NOT_OK,
+            "assembly found no usable evidence; no prompt is built",
+        )
+    if bundle.assembly_status is AssemblyStatus.FAILED:
+        return (
+            BuildStatus.FAILED,
+            ReasonCode.ASSEMBLY_NOT_OK,
+            f"assembly failed ({bundle.failure_reason}); no prompt is built",
+        )
+    if not bundle.user_question:
+        return BuildStatus.FAILED, ReasonCode.QUESTION_EMPTY, "the question is empty"
+    if HEADER_LINE.match(bundle.user_question):
+        return (
+            BuildStatus.FAILED,
+            ReasonCode.QUESTION_STRUCTURE_CONFLICT,
+            "the question reads as a prompt section header",
+        )
+    if bundle.evidence_block_text != render_evidence(bundle.selected_evidence):
+        return (
+            BuildStatus.FAILED,
+            ReasonCode.PROMPT_STRUCTURE,
+            "evidence_block_text does not match the frozen evidence format",
+        )
+    return None
+
+
 def build_prompt(bundle: AnswerBundle, policy: Policy) -> BuildOutcome:
     """Build the exact prompt for an AnswerBundle under `policy`.
 
@@ -184,67 +215,17 @@ def build_prompt(bundle: AnswerBundle, policy: Policy) -> BuildOutcome:
     """
     template = load_template(policy.prompt_style)
     tok = get_tokenizer(policy.tokenizer)
-    if bundle.assembly_status is AssemblyStatus.NO_EVIDENCE:
+
+    def stop(
+        status: BuildStatus, reason: str, message: str, dropped: list[str] | None = None
+    ) -> BuildOutcome:
         return BuildOutcome(
-            bundle,
-            _not_built(
-                bundle,
-                template,
-                policy,
-                BuildStatus.NO_EVIDENCE,
-                bundle.failure_reason or ReasonCode.ASSEMBLY_NOT_OK,
-                "assembly found no usable evidence; no prompt is built",
-            ),
+            bundle, _not_built(bundle, template, policy, status, reason, message, dropped)
         )
-    if bundle.assembly_status is AssemblyStatus.FAILED:
-        return BuildOutcome(
-            bundle,
-            _not_built(
-                bundle,
-                template,
-                policy,
-                BuildStatus.FAILED,
-                ReasonCode.ASSEMBLY_NOT_OK,
-                f"assembly failed ({bundle.failure_reason}); no prompt is built",
-            ),
-        )
-    question = bundle.user_question
-    if not question:
-        return BuildOutcome(
-            bundle,
-            _not_built(
-                bundle,
-                template,
-                policy,
-                BuildStatus.FAILED,
-                ReasonCode.QUESTION_EMPTY,
-                "the question is empty",
-            ),
-        )
-    if HEADER_LINE.match(question):
-        return BuildOutcome(
-            bundle,
-            _not_built(
-                bundle,
-                template,
-                policy,
-                BuildStatus.FAILED,
-                ReasonCode.QUESTION_STRUCTURE_CONFLICT,
-                "the question reads as a prompt section header",
-            ),
-        )
-    if bundle.evidence_block_text != render_evidence(bundle.selected_evidence):
-        return BuildOutcome(
-            bundle,
-            _not_built(
-                bundle,
-                template,
-                policy,
-                BuildStatus.FAILED,
-                ReasonCode.PROMPT_STRUCTURE,
-                "evidence_block_text does not match the frozen evidence format",
-            ),
-        )
+
+    problem = _precheck(bundle)
+    if problem is not None:
+        return stop(*problem)
 
     evidence = list(bundle.selected_evidence)
     dropped: list[SelectedEvidence] = []
@@ -270,46 +251,23 @@ def build_prompt(bundle: AnswerBundle, policy: Policy) -> BuildOutcome:
         )
     dropped_ids = [e.chunk_id for e in dropped]
     if not evidence:
-        return BuildOutcome(
-            bundle,
-            _not_built(
-                bundle,
-                template,
-                policy,
-                BuildStatus.NO_EVIDENCE,
-                ReasonCode.DROP_PROMPT_BUDGET,
-                "no evidence fits the prompt budget",
-                dropped_ids,
-            ),
+        return stop(
+            BuildStatus.NO_EVIDENCE,
+            ReasonCode.DROP_PROMPT_BUDGET,
+            "no evidence fits the prompt budget",
+            dropped_ids,
         )
     if not fits:
-        return BuildOutcome(
-            bundle,
-            _not_built(
-                bundle,
-                template,
-                policy,
-                BuildStatus.FAILED,
-                ReasonCode.PROMPT_OVER_BUDGET,
-                f"prompt needs {counts.total_prompt_tokens} tokens "
-                f"> max_total_prompt_tokens {policy.max_total_prompt_tokens}",
-                dropped_ids,
-            ),
+        return stop(
+            BuildStatus.FAILED,
+            ReasonCode.PROMPT_OVER_BUDGET,
+            f"prompt needs {counts.total_prompt_tokens} tokens "
+            f"> max_total_prompt_tokens {policy.max_total_prompt_tokens}",
+            dropped_ids,
         )
-    problem = check_structure(prompt_text)
-    if problem is not None:
-        return BuildOutcome(
-            bundle,
-            _not_built(
-                bundle,
-                template,
-                policy,
-                BuildStatus.FAILED,
-                ReasonCode.PROMPT_STRUCTURE,
-                problem,
-                dropped_ids,
-            ),
-        )
+    structure = check_structure(prompt_text)
+    if structure is not None:
+        return stop(BuildStatus.FAILED, ReasonCode.PROMPT_STRUCTURE, structure, dropped_ids)
     split = prompt_text.index(MESSAGE_SEPARATOR + USER_MESSAGE_START)
     system, user = prompt_text[:split], prompt_text[split + len(MESSAGE_SEPARATOR) :]
     fmt = citation_format(bundle.citation_style)

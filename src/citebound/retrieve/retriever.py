@@ -38,7 +38,7 @@ from citebound.contracts.retrieval import (
 from citebound.errors import CiteboundError, StoreError
 from citebound.index.build import index_dir, read_manifest, read_rows
 from citebound.index.embedder import Embedder, load_embedder
-from citebound.index.fusion import dense_similarity, fuse, lexical_similarity
+from citebound.index.fusion import calibrate, dense_similarity, fuse, lexical_similarity
 from citebound.index.lexical import LexicalIndex
 from citebound.index.vectors import VectorIndex
 from citebound.policy import Policy, load_policy
@@ -175,8 +175,8 @@ class Retriever:
                 else np.zeros(len(rows))
             )
             per_piece[:, i] = fuse(dense, lexical, rp.lexical_weight, rp.mode)
-        agg = np.round(logavgexp(per_piece, rp.logavgexp_tau, axis=1), SIMILARITY_DECIMALS)
-        agg = np.clip(agg, 0.0, 1.0)
+        raw = logavgexp(per_piece, rp.logavgexp_tau, axis=1)
+        agg = np.round(calibrate(raw, ix.manifest.embedding_model, rp.mode), SIMILARITY_DECIMALS)
         scored = [
             Scored(ix.chunk_ids[int(r)], int(r), float(s)) for r, s in zip(rows, agg, strict=True)
         ]

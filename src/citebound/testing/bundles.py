@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from citebound.assemble.assembler import thresholds_from_policy
 from citebound.contracts.assembly import (
     AnswerBundle,
     AssemblyMetrics,
     SelectedEvidence,
-    Thresholds,
     Trace,
 )
 from citebound.contracts.base import sha256_hex
@@ -87,17 +87,7 @@ def make_answer_bundle(
         policy_version=policy.policy_version,
         policy_fingerprint=policy.fingerprint,
         tokenizer=policy.tokenizer,
-        thresholds=Thresholds(
-            min_top_similarity=policy.min_top_similarity,
-            min_similarity_floor=policy.min_similarity_floor,
-            overlap_ratio_threshold=policy.overlap_ratio_threshold,
-            max_chunks=policy.max_chunks,
-            max_chunks_per_knowledge_id=policy.max_chunks_per_knowledge_id,
-            max_evidence_tokens=policy.max_evidence_tokens,
-            max_total_prompt_tokens=policy.max_total_prompt_tokens,
-            reserved_output_tokens=policy.reserved_output_tokens,
-            max_chunk_token_ratio=policy.max_chunk_token_ratio,
-        ),
+        thresholds=thresholds_from_policy(policy),
     )
     return AnswerBundle(
         request_id=request_id,

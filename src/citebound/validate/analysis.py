@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from citebound.contracts.enums import ReasonCode
 from citebound.policy import Policy
+from citebound.text.injection import injection_cue
 from citebound.text.sentences import split_sentences
 from citebound.validate import checks
 from citebound.validate.markers import marker_pattern, scan_markers, strip_markers
@@ -115,6 +116,12 @@ def analyse(view: EvidenceView, text: str, policy: Policy, refusals: tuple[str, 
     meta = checks.find_meta(text, "\n".join(view.texts.values()))
     if meta:
         a.flag(ReasonCode.META_COMMENTARY, f"meta commentary in the answer: {meta}")
+    cue = injection_cue(text)
+    if cue is not None:
+        a.flag(
+            ReasonCode.INJECTION_ECHO,
+            f"the answer repeats an instruction aimed at a model: {cue!r}",
+        )
 
     for sentence in split_sentences(text, marker=marker):
         body = strip_markers(sentence, style)

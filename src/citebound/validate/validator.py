@@ -47,6 +47,7 @@ PRIORITY: tuple[ReasonCode, ...] = (
     ReasonCode.CITATION_MISMATCH,
     ReasonCode.INTERNAL_ID_LEAK,
     ReasonCode.META_COMMENTARY,
+    ReasonCode.INJECTION_ECHO,
     ReasonCode.UNCITED_FACTUAL_STATEMENT,
     ReasonCode.UNSUPPORTED_NEW_FACT,
     ReasonCode.LOW_SUPPORT,

@@ -1,0 +1,244 @@
+"""Bounded load test of `citebound serve` on loopback: 32 concurrent clients for 60 s.
+
+    PYTHONPATH=src python benchmarks/bench_server.py [--seconds 60] [--clients 32]
+
+The server runs as a real subprocess (`python -m citebound serve`) over the bundled sample
+corpus with the extractive provider. Each client loops until the deadline: mostly
+`POST /v1/answer` (answerable, unanswerable and injection questions from the demo set), every
+4th request through `POST /v1/chat/completions`, and every 10th a faulty request (malformed
+JSON, an unknown field, an oversized body) that must be refused with a 4xx.
+
+Asserts: zero 5xx (and no transport errors), every faulty request got a 4xx, and the number
+of audit records equals the number of answered requests. Reports throughput and p50/p99
+latency of answered requests, against a baseline measured in the same run: the median of the
+same questions answered in-process, one at a time (no HTTP, no concurrency). With 32 clients
+the p50 is mostly queueing (Little's law: clients / throughput), so compare throughputs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from citebound.api.sample import build_sample_store
+from citebound.sample_corpus import DEMO_QUESTIONS
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+RESULTS = Path(__file__).resolve().parent / "results"
+MAX_BODY = 64 * 1024
+
+
+@dataclass
+class Tally:
+    latencies_ms: list[float] = field(default_factory=list)
+    answered: int = 0
+    by_status: dict[str, int] = field(default_factory=dict)
+    faults_sent: int = 0
+    faults_4xx: int = 0
+    server_errors: list[str] = field(default_factory=list)
+    transport_errors: list[str] = field(default_factory=list)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
+
+
+def baseline_ms(store: Path, audit: Path, runs: int) -> float:
+    """Median in-process latency of the demo questions, sequential (same machine, same run)."""
+    from citebound.config import load_config
+    from citebound.pipeline import Pipeline, PipelineContext
+
+    config = load_config(
+        env={},
+        overrides={"store": str(store), "collection": "demo", "audit.sqlite_path": str(audit)},
+    )
+    ctx = PipelineContext(config)
+    pipe = Pipeline(ctx)
+    for q in DEMO_QUESTIONS[:3]:  # warm-up: model and index loading
+        pipe.run(q.text)
+    samples = []
+    for i in range(runs):
+        t0 = time.perf_counter()
+        pipe.run(DEMO_QUESTIONS[i % len(DEMO_QUESTIONS)].text)
+        samples.append((time.perf_counter() - t0) * 1000)
+    ctx.close()
+    return statistics.median(samples)
+
+
+FAULTS: list[tuple[str, bytes]] = [
+    ("malformed JSON", b'{"question": "torque?",'),
+    ("unknown field", json.dumps({"question": "torque?", "colection": "demo"}).encode()),
+    ("oversized body", json.dumps({"question": "x" * (MAX_BODY + 10)}).encode()),
+]
+
+
+async def client(n: int, url: str, deadline: float, tally: Tally) -> None:
+    async with httpx.AsyncClient(base_url=url, timeout=120) as http:
+        i = n
+        while time.monotonic() < deadline:
+            i += 1
+            q = DEMO_QUESTIONS[i % len(DEMO_QUESTIONS)].text
+            try:
+                if i % 10 == 0:
+                    name, body = FAULTS[(i // 10) % len(FAULTS)]
+                    tally.faults_sent += 1
+                    r = await http.post(
+                        "/v1/answer", content=body, headers={"content-type": "application/json"}
+                    )
+                    if 400 <= r.status_code < 500:
+                        tally.faults_4xx += 1
+                    elif r.status_code >= 500:
+                        tally.server_errors.append(f"{name}: {r.status_code} {r.text[:200]}")
+                    continue
+                t0 = time.perf_counter()
+                if i % 4 == 0:
+                    r = await http.post(
+                        "/v1/chat/completions",
+                        json={"model": "citebound", "messages": [{"role": "user", "content": q}]},
+                    )
+                    status = r.json()["citebound"]["status"] if r.status_code == 200 else None
+                else:
+                    r = await http.post("/v1/answer", json={"question": q})
+                    status = r.json()["status"] if r.status_code == 200 else None
+                elapsed = (time.perf_counter() - t0) * 1000
+            except httpx.HTTPError as err:
+                tally.transport_errors.append(repr(err))
+                continue
+            if r.status_code >= 500:
+                tally.server_errors.append(f"{r.status_code} {r.text[:200]}")
+            elif r.status_code == 200 and status is not None:
+                tally.answered += 1
+                tally.latencies_ms.append(elapsed)
+                tally.by_status[status] = tally.by_status.get(status, 0) + 1
+
+
+async def load(url: str, clients: int, seconds: float) -> tuple[Tally, float]:
+    tally = Tally()
+    started = time.monotonic()
+    deadline = started + seconds
+    await asyncio.gather(*(client(n, url, deadline, tally) for n in range(clients)))
+    return tally, time.monotonic() - started
+
+
+def wait_ready(url: str, proc: subprocess.Popen[str], log: Path, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"server exited: {log.read_text()[-2000:]}")
+        try:
+            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.3)
+    raise SystemExit("server did not start in time")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=float, default=60.0, help="load duration (default 60)")
+    ap.add_argument("--clients", type=int, default=32, help="concurrent clients (default 32)")
+    ap.add_argument("--baseline-runs", type=int, default=60, help="in-process baseline runs")
+    args = ap.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="citebound-bench-server-") as tmp:
+        root = Path(tmp)
+        store = build_sample_store(root, collection="demo")
+        base = baseline_ms(store, root / "baseline-audit.sqlite", args.baseline_runs)
+
+        audit = root / "server-audit.sqlite"
+        port = free_port()
+        url = f"http://127.0.0.1:{port}"
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(SRC),
+            "CITEBOUND_AUDIT_SQLITE_PATH": str(audit),
+            "CITEBOUND_API_MAX_BODY_BYTES": str(MAX_BODY),
+        }
+        cmd = [sys.executable, "-m", "citebound", "serve", "--port", str(port)]
+        cmd += ["--store", str(store), "--log-level", "warning"]
+        # The server log goes to a file: an unread pipe fills up and blocks the server.
+        log = (root / "server.log").open("w")
+        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=log, text=True)
+        try:
+            wait_ready(url, proc, root / "server.log")
+            warm = httpx.post(f"{url}/v1/answer", json={"question": "warm up"}, timeout=120)
+            warmups = 1 if warm.status_code == 200 else 0  # audited, but not part of the load
+            tally, wall = asyncio.run(load(url, args.clients, args.seconds))
+        finally:
+            proc.terminate()
+            proc.wait(timeout=60)
+            log.close()
+        with sqlite3.connect(audit) as conn:
+            audited = (
+                int(conn.execute("SELECT count(*) FROM audit_records").fetchone()[0]) - warmups
+            )
+
+    lat = tally.latencies_ms
+    report = {
+        "clients": args.clients,
+        "seconds": round(wall, 1),
+        "answered": tally.answered,
+        "by_status": tally.by_status,
+        "throughput_rps": round(tally.answered / wall, 2),
+        "p50_ms": round(percentile(lat, 0.50), 1) if lat else None,
+        "p99_ms": round(percentile(lat, 0.99), 1) if lat else None,
+        "baseline_in_process_median_ms": round(base, 1),
+        "p50_over_baseline": round(percentile(lat, 0.50) / base, 1) if lat and base else None,
+        # Sequential in-process throughput (1 / median): what one core does without HTTP.
+        "baseline_in_process_rps": round(1000 / base, 1) if base else None,
+        "throughput_over_baseline": round(tally.answered / wall / (1000 / base), 2)
+        if base
+        else None,
+        "faults_sent": tally.faults_sent,
+        "faults_4xx": tally.faults_4xx,
+        "server_errors_5xx": len(tally.server_errors),
+        "transport_errors": len(tally.transport_errors),
+        "audit_records": audited,
+        "cpu_count": os.cpu_count(),
+    }
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "bench_server.json").write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps(report, indent=2))
+    problems = []
+    if tally.server_errors or tally.transport_errors:
+        problems.append(
+            f"5xx/transport errors: {(tally.server_errors + tally.transport_errors)[:3]}"
+        )
+    if tally.faults_4xx != tally.faults_sent:
+        problems.append(
+            f"{tally.faults_sent - tally.faults_4xx} faulty requests not refused with 4xx"
+        )
+    if audited != tally.answered:
+        problems.append(f"audit records {audited} != answered requests {tally.answered}")
+    if tally.by_status.get("FAILED"):
+        problems.append(f"{tally.by_status['FAILED']} answers FAILED (expected OK or NO_EVIDENCE)")
+    if not tally.answered:
+        problems.append("no request was answered")
+    for p in problems:
+        print(f"FAIL: {p}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

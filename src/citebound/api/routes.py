@@ -1,0 +1,246 @@
+"""REST endpoints under `/v1` (answer, retrieve, assemble, validate, documents, feedback, audit)
+plus `/healthz` and `/metrics`. Step mode and the OpenAI-compatible endpoint have their own
+modules.
+
+Handlers are plain `def`: FastAPI runs them on its thread pool, so a slow request does not
+block the event loop.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from fastapi import APIRouter, Query, status
+from fastapi.responses import PlainTextResponse
+
+from citebound import __version__
+from citebound.api.deps import Admin, Caller, Runtime, problems
+from citebound.api.metrics import CONTENT_TYPE
+from citebound.api.runtime import ensure_recorded
+from citebound.audit import utc_now
+from citebound.contracts.api import (
+    AnswerRequest,
+    AssembleRequest,
+    AssembleResponse,
+    AuditView,
+    CollectionsView,
+    DocumentView,
+    FeedbackRequest,
+    Health,
+    Highlight,
+    ValidateRequest,
+)
+from citebound.contracts.audit import FeedbackRecord
+from citebound.contracts.execution import ValidationResult
+from citebound.contracts.public import PublicResponse
+from citebound.contracts.retrieval import RetrievalBundle, display_path
+from citebound.errors import ContractError, NotFound
+
+router = APIRouter(prefix="/v1")
+service = APIRouter()
+
+# Ids come from the store, but a path segment is caller input: no separators, no dot-dot, no
+# control characters, so an id can never be read as a path (documents are only ever looked
+# up by id in the store, never on disk).
+_SAFE_ID = re.compile(r"^[^/\\\x00-\x1f\x7f]{1,256}$")
+
+
+def check_id(value: str, what: str) -> str:
+    if not _SAFE_ID.fullmatch(value) or ".." in value or value.strip(" .") == "":
+        raise ContractError(f"{what} {value!r} is not a valid id (no '/', '\\\\' or '..')")
+    return value
+
+
+@router.post("/answer", response_model=PublicResponse, responses=problems(400, 401, 403, 409, 422))
+def answer(
+    body: AnswerRequest,
+    rt: Runtime,
+    who: Caller,
+) -> PublicResponse:
+    """Answer a question from the caller's collection: cited and validated, or refused."""
+    from citebound.retrieve import compile_filters
+
+    collection, filters = rt.resolve_collection(who, body.collection, body.filters)
+    compile_filters(filters)  # a bad date is the caller's 400, not a FAILED answer
+    rt.require_new_request_id(body.request_id)
+    with rt.slot():
+        state = ensure_recorded(
+            rt.pipeline.run(
+                body.question, collection=collection, filters=filters, request_id=body.request_id
+            )
+        )
+    rt.metrics.observe_request(state)
+    assert state.response is not None
+    return state.response
+
+
+@router.post("/retrieve", response_model=RetrievalBundle, responses=problems(400, 401, 403, 422))
+def retrieve(
+    body: AnswerRequest,
+    rt: Runtime,
+    who: Caller,
+) -> RetrievalBundle:
+    """Ranked evidence for a question (retrieval, rerank, gate and neighbours)."""
+    from citebound.retrieve import compile_filters
+
+    collection, filters = rt.resolve_collection(who, body.collection, body.filters)
+    compile_filters(filters)
+    with rt.slot():
+        return rt.ctx.retriever.retrieve(
+            body.question,
+            collection=collection,
+            filters=filters,
+            policy=rt.ctx.policy,
+            request_id=body.request_id,
+        )
+
+
+@router.post("/assemble", response_model=AssembleResponse, responses=problems(401, 422))
+def assemble(
+    body: AssembleRequest,
+    rt: Runtime,
+    who: Caller,
+) -> AssembleResponse:
+    """Assemble your own retrieval bundle and build the exact prompt (no model call)."""
+    from citebound.assemble import assemble_and_build
+
+    with rt.slot():
+        outcome = assemble_and_build(body.bundle, rt.ctx.policy, question=body.question)
+    return AssembleResponse(answer_bundle=outcome.bundle, prompt=outcome.prompt)
+
+
+@router.post("/validate", response_model=ValidationResult, responses=problems(401, 422))
+def validate(
+    body: ValidateRequest,
+    rt: Runtime,
+    who: Caller,
+) -> ValidationResult:
+    """Validate a model answer against its answer bundle (R5); never edits the answer."""
+    from citebound.validate import validate_text
+
+    with rt.slot():
+        return validate_text(body.answer_bundle, body.raw_text, rt.ctx.policy)
+
+
+@router.get(
+    "/documents/{knowledge_id}",
+    response_model=DocumentView,
+    responses=problems(400, 401, 404),
+)
+def document(
+    knowledge_id: str,
+    rt: Runtime,
+    who: Caller,
+    chunk_id: Annotated[str | None, Query(description="Chunk whose span to highlight.")] = None,
+) -> DocumentView:
+    """A source document, with the cited chunk's span when `chunk_id` is given."""
+    check_id(knowledge_id, "document id")
+    doc = rt.ctx.store.get_document(knowledge_id)
+    # Same 404 for "absent" and "not yours": a caller cannot probe other collections.
+    if doc is None or not who.may_read(doc.collection):
+        raise NotFound(f"no document {knowledge_id!r} in your collections")
+    highlight = None
+    if chunk_id is not None:
+        check_id(chunk_id, "chunk id")
+        chunks = rt.ctx.store.get_chunks([chunk_id])
+        if not chunks or chunks[0].knowledge_id != doc.knowledge_id:
+            raise NotFound(f"document {knowledge_id!r} has no chunk {chunk_id!r}")
+        c = chunks[0]
+        highlight = Highlight(
+            chunk_id=c.chunk_id,
+            char_start=c.char_start,
+            char_end=c.char_end,
+            heading_path=display_path(doc.title, c.heading_path),
+            page=c.page,
+        )
+    return DocumentView(
+        knowledge_id=doc.knowledge_id,
+        title=doc.title,
+        collection=doc.collection,
+        source_path=doc.source_path,
+        knowledge_type=doc.knowledge_type,
+        equipment_id=doc.equipment_id,
+        event_date=doc.event_date,
+        text=doc.text,
+        page_offsets=doc.page_offsets,
+        highlight=highlight,
+    )
+
+
+@router.post(
+    "/feedback",
+    response_model=FeedbackRecord,
+    status_code=status.HTTP_201_CREATED,
+    responses=problems(401, 404, 422),
+)
+def feedback(
+    body: FeedbackRequest,
+    rt: Runtime,
+    who: Caller,
+) -> FeedbackRecord:
+    """Store a verdict (correct / incorrect) on an answered request, append-only."""
+    sink = rt.feedback_sink()
+    records = sink.find(body.request_id)
+    # A request that cites documents outside the caller's collections is not theirs to judge.
+    if not records or (
+        rt.record_collections(records[0]) is not None and not rt.may_see_record(who, records[0])
+    ):
+        raise NotFound(f"no answered request {body.request_id!r}")
+    record = FeedbackRecord(
+        request_id=body.request_id,
+        verdict=body.verdict,
+        comment=body.comment,
+        timestamp_utc=utc_now(),
+    )
+    sink.append_feedback(record)
+    return record
+
+
+@router.get("/audit/{request_id}", response_model=AuditView, responses=problems(401, 403, 404))
+def audit(
+    request_id: str,
+    rt: Runtime,
+    who: Admin,
+) -> AuditView:
+    """Every audit record and feedback of a request (admin keys only)."""
+    check_id(request_id, "request id")
+    records = [r for s in rt.ctx.sinks for r in s.find(request_id)]
+    # Sinks may hold the same record (sqlite + delta): keep one per record hash.
+    unique = list({r.record_hash: r for r in records}.values())
+    if not unique or not all(rt.may_see_record(who, r) for r in unique):
+        raise NotFound(f"no audit record {request_id!r} visible to key {who.name!r}")
+    sink = next((s for s in rt.ctx.sinks if hasattr(s, "feedback")), None)
+    notes = sink.feedback(request_id) if sink is not None else []
+    return AuditView(request_id=request_id, records=unique, feedback=notes)
+
+
+@router.get("/collections", response_model=CollectionsView, responses=problems(401))
+def collections(
+    rt: Runtime,
+    who: Caller,
+) -> CollectionsView:
+    """Collections the caller may read, and the one used when a request names none."""
+    return CollectionsView(
+        collections=rt.visible_collections(who),
+        default=rt.default_collection(who),
+        role=who.role,
+        principal=who.name,
+    )
+
+
+@service.get("/healthz", response_model=Health)
+def healthz(rt: Runtime) -> Health:
+    """Liveness: no authentication, no document data."""
+    return Health(
+        status="ok",
+        version=__version__,
+        policy_version=rt.ctx.policy.policy_version,
+        auth_required=rt.keyring.enabled,
+    )
+
+
+@service.get("/metrics", response_class=PlainTextResponse)
+def metrics(rt: Runtime) -> PlainTextResponse:
+    """Prometheus text exposition: counts and latencies only, no document data."""
+    return PlainTextResponse(rt.metrics.render(), media_type=CONTENT_TYPE)

@@ -1,0 +1,273 @@
+"""`ApiRuntime`: what every request handler shares (pipeline, keys, metrics, state signer).
+
+Request handlers run on a thread pool. The store is thread-safe; the SQLite audit sink is not
+(a sqlite3 connection belongs to the thread that opened it), so the server gives each worker
+thread its own audit connection (`ThreadLocalAuditSink`). Appends also take one in-process
+lock: SQLite's own busy handler polls with sleeps, and under 32 concurrent writers some of
+them starved for tens of seconds (measured with benchmarks/bench_server.py); a lock queues
+them instead. Reads need no lock (WAL).
+
+At most `api.concurrency` requests run the pipeline at once (`ApiRuntime.slot`); the others
+wait their turn. The pipeline is CPU-bound Python: more threads than cores only fight over
+the GIL, which stretched every request (32 clients on 2 cores: 20 req/s unlimited,
+50-57 req/s with 1-2 slots).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from citebound.api.metrics import Metrics
+from citebound.api.security import KeyRing, Principal
+from citebound.audit import AuditSink, SQLiteAuditSink
+from citebound.config import Config
+from citebound.contracts.audit import AuditRecord, FeedbackRecord
+from citebound.contracts.enums import ReasonCode
+from citebound.contracts.retrieval import FiltersApplied
+from citebound.errors import (
+    AccessDenied,
+    AuditError,
+    ConfigError,
+    ContractError,
+    PipelineOrderError,
+)
+from citebound.pipeline import Pipeline, PipelineContext, RequestState
+
+log = logging.getLogger("citebound.api")
+
+STATE_SECRET_ENV = "CITEBOUND_API_STATE_SECRET"
+
+
+class ThreadLocalAuditSink:
+    """An `AuditSink` backed by one SQLiteAuditSink per thread, all on the same file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._local = threading.local()
+        self._opened: list[SQLiteAuditSink] = []
+        self._lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._sink()  # fail at start, not on the first request, when the file is unusable
+
+    def _sink(self) -> SQLiteAuditSink:
+        sink: SQLiteAuditSink | None = getattr(self._local, "sink", None)
+        if sink is None:
+            sink = SQLiteAuditSink(self.path)
+            self._local.sink = sink
+            with self._lock:
+                self._opened.append(sink)
+        return sink
+
+    def append(self, record: AuditRecord) -> None:
+        sink = self._sink()
+        with self._write_lock:
+            sink.append(record)
+
+    def find(self, request_id: str) -> list[AuditRecord]:
+        return self._sink().find(request_id)
+
+    def records(self) -> list[AuditRecord]:
+        return self._sink().records()
+
+    def append_feedback(self, feedback: FeedbackRecord) -> None:
+        sink = self._sink()
+        with self._write_lock:
+            sink.append_feedback(feedback)
+
+    def feedback(self, request_id: str) -> list[FeedbackRecord]:
+        return self._sink().feedback(request_id)
+
+    def close(self) -> None:
+        # sqlite3 refuses to close another thread's connection; closing at shutdown from the
+        # main thread is still fine because each connection is otherwise idle by then.
+        with self._lock:
+            opened, self._opened = self._opened, []
+        for sink in opened:
+            try:
+                sink.close()
+            except Exception:  # best effort at shutdown
+                log.debug("audit connection already closed", exc_info=True)
+
+
+class LockedAuditSink:
+    """Serializes calls to a sink that is not thread-safe (e.g. Delta)."""
+
+    def __init__(self, inner: AuditSink) -> None:
+        self.inner = inner
+        self._lock = threading.Lock()
+
+    def append(self, record: AuditRecord) -> None:
+        with self._lock:
+            self.inner.append(record)
+
+    def find(self, request_id: str) -> list[AuditRecord]:
+        with self._lock:
+            return self.inner.find(request_id)
+
+    def records(self) -> list[AuditRecord]:
+        with self._lock:
+            return self.inner.records()
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def server_sinks(config: Config) -> list[AuditSink]:
+    """The configured audit sinks, safe to use from many threads."""
+    sinks: list[AuditSink] = []
+    for name in config.audit.sinks:
+        if name == "sqlite":
+            sinks.append(ThreadLocalAuditSink(config.audit_sqlite_path))
+        else:
+            from citebound.audit.delta import DeltaAuditSink
+
+            sinks.append(LockedAuditSink(DeltaAuditSink(config.audit_delta_path)))
+    return sinks
+
+
+class StateSigner:
+    """HMAC over (caller, state JSON): a step-mode state can only be continued, unchanged,
+    by the caller it was issued to. Set $CITEBOUND_API_STATE_SECRET to share states between
+    replicas; otherwise a random per-process secret is used."""
+
+    def __init__(self, secret: bytes | None = None) -> None:
+        env = os.environ.get(STATE_SECRET_ENV, "")
+        self._secret = secret or (env.encode("utf-8") if env else os.urandom(32))
+
+    def sign(self, principal: Principal, state_json: str) -> str:
+        msg = principal.name.encode("utf-8") + b"\x00" + state_json.encode("utf-8")
+        return "v1." + hmac.new(self._secret, msg, hashlib.sha256).hexdigest()
+
+    def verify(self, principal: Principal, state_json: str, token: str) -> None:
+        if not hmac.compare_digest(self.sign(principal, state_json), token):
+            raise AccessDenied(
+                "state_token does not match this state: the state was changed, belongs to "
+                "another caller, or comes from a server that has restarted. Start again.",
+                status=403,
+            )
+
+
+class ApiRuntime:
+    """Everything the handlers share. Build one per app (`create_app` does)."""
+
+    def __init__(self, config: Config, ctx: PipelineContext | None = None) -> None:
+        self.config = config
+        self.owns_ctx = ctx is None
+        if ctx is not None and ctx.sinks_override is None and "sinks" not in ctx.__dict__:
+            # The context's default sinks are bound to the thread that opens them.
+            ctx.sinks_override = server_sinks(config)
+        self.ctx = ctx or PipelineContext(config, sinks_override=server_sinks(config))
+        self.pipeline = Pipeline(self.ctx)
+        self.keyring = KeyRing(config.api.keys)
+        self.metrics = Metrics()
+        self.signer = StateSigner()
+        slots = config.api.concurrency or (os.cpu_count() or 1)
+        self._slots = threading.BoundedSemaphore(slots)
+
+    @contextmanager
+    def slot(self) -> Iterator[None]:
+        """Hold one of the `api.concurrency` pipeline slots while running a request."""
+        with self._slots:
+            yield
+
+    def warm_up(self) -> None:
+        """Open the store, provider and every collection's index before the first request
+        (and on one thread, so lazily built shared objects are built once)."""
+        _ = self.ctx.sinks, self.ctx.provider
+        for collection in self.collections():
+            try:
+                self.ctx.retriever.load(collection)
+            except Exception as err:  # a broken collection must not stop the server
+                log.warning("collection %r is not searchable yet: %s", collection, err)
+
+    def collections(self) -> list[str]:
+        return sorted(self.ctx.store.collections())
+
+    def visible_collections(self, principal: Principal) -> list[str]:
+        return principal.visible(self.collections())
+
+    def default_collection(self, principal: Principal) -> str | None:
+        """The config's collection when it exists and the caller may read it, else the
+        caller's first readable collection (so `serve --store DIR` works for any name)."""
+        existing = self.collections()
+        visible = principal.visible(existing)
+        if principal.may_read(self.config.collection) and (
+            self.config.collection in existing or not visible
+        ):
+            return self.config.collection
+        if visible:
+            return visible[0]
+        named = sorted(c for c in principal.collections if c != "*")
+        return named[0] if named else None
+
+    def resolve_collection(
+        self, principal: Principal, requested: str | None, filters: FiltersApplied | None
+    ) -> tuple[str, FiltersApplied | None]:
+        """The collection to search, checked against the caller's grant before any scoring."""
+        via_filter = filters.collection if filters is not None else None
+        if requested and via_filter and requested != via_filter:
+            raise ContractError(
+                f"collection {requested!r} and filters.collection {via_filter!r} disagree"
+            )
+        collection = requested or via_filter or self.default_collection(principal)
+        if collection is None:
+            raise AccessDenied(f"key {principal.name!r} may not read any collection", status=403)
+        if not principal.may_read(collection):
+            raise AccessDenied(
+                f"key {principal.name!r} may not read collection {collection!r}", status=403
+            )
+        if filters is not None and filters.collection is not None:
+            filters = filters.model_copy(update={"collection": None})
+        return collection, filters
+
+    def require_new_request_id(self, request_id: str | None) -> None:
+        """One audit record per request: refuse a request id that is already recorded."""
+        if request_id and any(sink.find(request_id) for sink in self.ctx.sinks):
+            raise PipelineOrderError(
+                f"request_id {request_id!r} is already recorded; use a new id (or none)"
+            )
+
+    def record_collections(self, record: AuditRecord) -> set[str] | None:
+        """Collections of the documents a record cites as evidence; None when it has none."""
+        ids = sorted({e.knowledge_id for e in record.evidence})
+        if not ids:
+            return None
+        found = set()
+        for kid in ids:
+            doc = self.ctx.store.get_document(kid)
+            found.add(doc.collection if doc is not None else "\x00deleted")
+        return found
+
+    def may_see_record(self, principal: Principal, record: AuditRecord) -> bool:
+        cols = self.record_collections(record)
+        if cols is None:
+            return principal.all_collections
+        return all(principal.may_read(c) for c in cols)
+
+    def feedback_sink(self) -> Any:
+        for sink in self.ctx.sinks:
+            if hasattr(sink, "append_feedback"):
+                return sink
+        raise ConfigError(
+            "feedback needs the sqlite audit sink: add 'sqlite' to [audit] sinks",
+            field="audit.sinks",
+        )
+
+    def close(self) -> None:
+        if self.owns_ctx:
+            self.ctx.close()
+
+
+def ensure_recorded(state: RequestState) -> RequestState:
+    """Raise AuditError (503) when the request ended unrecorded: no record, no answer."""
+    if state.response is not None and state.response.failure_reason == ReasonCode.AUDIT_FAILED:
+        raise AuditError(str(state.extras.get("error", {}).get("message", "audit write failed")))
+    return state

@@ -1,0 +1,123 @@
+"""Who is calling, and what they may read: API keys, roles, collections, bind rules.
+
+Keys are configured as sha256 hashes (`[[api.keys]]` or `$CITEBOUND_API_KEYS`), never in
+clear. A presented key is hashed and compared with *every* configured hash using
+`hmac.compare_digest`, without an early exit, so the time taken does not tell which key (or
+how much of one) matched.
+
+With no keys configured the server serves anonymous readers of every collection, and may only
+bind a loopback address (`check_bind`): an open server on a network interface needs keys.
+
+    >>> key, entry = new_key("ops", role="reader", collections=["plant"])
+    >>> KeyRing([entry]).authenticate(key).collections
+    frozenset({'plant'})
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import secrets
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from citebound.config import ApiKey
+from citebound.errors import AccessDenied, ConfigError
+
+ALL = "*"
+ANONYMOUS = "anonymous"
+
+
+@dataclass(frozen=True)
+class Principal:
+    """An authenticated caller. `collections` holds `*` for every collection."""
+
+    name: str
+    role: str
+    collections: frozenset[str]
+
+    @property
+    def all_collections(self) -> bool:
+        return ALL in self.collections
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == "admin"
+
+    def may_read(self, collection: str) -> bool:
+        return self.all_collections or collection in self.collections
+
+    def visible(self, collections: Iterable[str]) -> list[str]:
+        """The readable subset of `collections`, sorted."""
+        return sorted(c for c in set(collections) if self.may_read(c))
+
+
+ANONYMOUS_READER = Principal(ANONYMOUS, "reader", frozenset({ALL}))
+
+
+def hash_key(key: str) -> str:
+    """Lowercase hex sha256 of the key's UTF-8 bytes (what the config stores)."""
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def new_key(name: str, *, role: str, collections: Sequence[str]) -> tuple[str, ApiKey]:
+    """A fresh random key (shown once) and the config entry holding only its hash."""
+    key = "cb_" + secrets.token_urlsafe(32)
+    entry = ApiKey(name=name, sha256=hash_key(key), role=role, collections=list(collections))
+    return key, entry
+
+
+class KeyRing:
+    """The configured keys. Empty means anonymous access (loopback only)."""
+
+    def __init__(self, keys: Sequence[ApiKey]) -> None:
+        names = [k.name for k in keys]
+        if len(set(names)) != len(names):
+            raise ConfigError("api.keys: key names must be unique", field="api.keys")
+        hashes = [k.sha256 for k in keys]
+        if len(set(hashes)) != len(hashes):
+            raise ConfigError("api.keys: the same key hash is configured twice", field="api.keys")
+        self._keys = list(keys)
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self._keys)
+
+    def authenticate(self, presented: str | None) -> Principal:
+        """The principal for `presented`; AccessDenied(401) when keys are on and it is wrong."""
+        if not self._keys:
+            return ANONYMOUS_READER
+        if not presented:
+            raise AccessDenied(
+                "this server needs an API key: send 'Authorization: Bearer <key>'", status=401
+            )
+        digest = hash_key(presented).encode("ascii")
+        match: ApiKey | None = None
+        for key in self._keys:  # no early exit: constant work whatever matches
+            if hmac.compare_digest(digest, key.sha256.encode("ascii")):
+                match = key
+        if match is None:
+            raise AccessDenied("the API key is not valid", status=401)
+        return Principal(match.name, match.role, frozenset(match.collections))
+
+
+def is_loopback(host: str) -> bool:
+    """True for `localhost`, 127.0.0.0/8 and ::1 (what may be bound without keys)."""
+    if host.strip("[]").lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, keyring: KeyRing) -> None:
+    """Raise ConfigError when `host` is not loopback and no API keys are configured."""
+    if not keyring.enabled and not is_loopback(host):
+        raise ConfigError(
+            f"refusing to bind {host!r} without API keys: anyone who can reach it would read "
+            "every collection. Bind 127.0.0.1 (the default), or configure [[api.keys]] "
+            "(`citebound apikey NAME --collections ...` prints one).",
+            field="api.keys",
+        )

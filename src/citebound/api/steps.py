@@ -1,0 +1,109 @@
+"""`POST /v1/steps`: step mode over HTTP (seed 002 §6), one stage per call.
+
+Start with `{"question": ...}` (state `raw`, nothing run yet), then post back `state` and
+`state_token` to run the next stage (`stage`, when given, must be that one), or
+`"to_end": true` to run every remaining stage (auto mode). The server keeps nothing between
+calls: the state travels with the client, and the token (an HMAC over caller + state bytes)
+makes sure it comes back unchanged and from the same caller, so a client can neither edit the
+evidence nor switch to a collection it may not read.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from pydantic import ValidationError
+
+from citebound.api.deps import Caller, Runtime, problems
+from citebound.api.present import answer_view, stage_view
+from citebound.api.runtime import ApiRuntime, ensure_recorded
+from citebound.api.security import Principal
+from citebound.contracts.api import StepRequest, StepResponse
+from citebound.errors import AccessDenied, ContractError, PipelineOrderError
+from citebound.pipeline import STAGE_LABELS, STAGE_ORDER, RequestState, next_stage
+
+router = APIRouter(prefix="/v1")
+
+
+def _is_done(state: RequestState) -> bool:
+    """Complete when packaged, or ended FAILED by a stage error (fail closed)."""
+    return state.response is not None and (next_stage(state) is None or "error" in state.extras)
+
+
+def _restore(rt: ApiRuntime, who: Principal, body: StepRequest) -> RequestState:
+    assert body.state is not None and body.state_token is not None
+    rt.signer.verify(who, body.state, body.state_token)
+    try:
+        state = RequestState.model_validate_json(body.state)
+    except ValidationError as err:  # only reachable with a valid token, i.e. a server bug
+        raise ContractError(f"state is not a RequestState: {err.errors()[0]['msg']}") from None
+    if not who.may_read(state.collection):  # the grant may have changed since the start
+        raise AccessDenied(
+            f"key {who.name!r} may not read collection {state.collection!r}", status=403
+        )
+    if state.policy_fingerprint != rt.ctx.policy.fingerprint:
+        raise PipelineOrderError(
+            "the server's policy changed since this request started: start again"
+        )
+    if _is_done(state):
+        raise PipelineOrderError("the request is complete; no stage left to run")
+    return state
+
+
+def _run_one(rt: ApiRuntime, state: RequestState, stage: str | None) -> RequestState:
+    if next_stage(state) == "recorded":
+        rt.require_new_request_id(state.request_id)  # a replayed token must not record twice
+    # Same as auto mode: a stage error ends the request FAILED with a reason code, recorded.
+    return ensure_recorded(rt.pipeline.advance(state, stage))
+
+
+def _advance(rt: ApiRuntime, body: StepRequest, state: RequestState) -> RequestState:
+    """Run the next stage, or all remaining ones (`to_end`); a fresh start runs none."""
+    if body.to_end:
+        if body.stage is not None and body.stage != next_stage(state):
+            raise PipelineOrderError(
+                f"stage {body.stage!r} cannot run now: the next stage is {next_stage(state)!r}"
+            )
+        while not _is_done(state):
+            state = _run_one(rt, state, None)
+    elif body.state is not None:
+        state = _run_one(rt, state, body.stage)
+    return state
+
+
+@router.post("/steps", response_model=StepResponse, responses=problems(400, 401, 403, 409, 422))
+def steps(
+    body: StepRequest,
+    rt: Runtime,
+    who: Caller,
+) -> StepResponse:
+    """Start a request, run its next stage, or run it to the end."""
+    from citebound.retrieve import compile_filters
+
+    if body.question is not None:
+        collection, filters = rt.resolve_collection(who, body.collection, body.filters)
+        compile_filters(filters)
+        rt.require_new_request_id(body.request_id)
+        state = rt.pipeline.start(
+            body.question, collection=collection, filters=filters, request_id=body.request_id
+        )
+    else:
+        state = _restore(rt, who, body)
+    before = len(state.stage_log)
+    with rt.slot():
+        state = _advance(rt, body, state)
+    ran = len(state.stage_log) - before
+    rt.metrics.observe_stages(state, ran)
+    done = _is_done(state)
+    if done and ran:
+        rt.metrics.observe_request(state, stages=False)
+    state_json = state.model_dump_json()
+    return StepResponse(
+        state=state_json,
+        state_token=rt.signer.sign(who, state_json),
+        stage=state.stage,
+        next_stage=None if done else next_stage(state),
+        stage_order=list(STAGE_ORDER),
+        labels=dict(STAGE_LABELS),
+        views=[stage_view(state, rec) for rec in state.stage_log[before:]],
+        result=answer_view(state) if done else None,
+    )

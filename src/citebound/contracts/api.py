@@ -1,0 +1,268 @@
+"""HTTP API contracts (`/v1/...`): request bodies, step-mode views, document views, problems.
+
+Every request body is closed (`extra="forbid"`), so a misspelt field is a 422 that names it,
+never a silently ignored option. Views for the web page may carry retrieval scores and chunk
+ids (they explain a request to the person who asked it); the `PublicResponse` inside them
+never does.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from citebound.contracts.assembly import AnswerBundle, PromptBuildResult
+from citebound.contracts.audit import AuditRecord, FeedbackRecord
+from citebound.contracts.base import Contract
+from citebound.contracts.public import PublicResponse
+from citebound.contracts.retrieval import FiltersApplied, RetrievalBundle
+
+# A collection name becomes an index directory name (see store.sqlite_rows).
+COLLECTION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$"
+# Request ids end up in URLs and audit keys: no slashes, no whitespace.
+REQUEST_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}$"
+MAX_QUESTION_CHARS = 8000
+
+ConfidenceLevel = Literal["high", "medium", "low", "none"]
+
+
+class AnswerRequest(Contract):
+    """Question and options for `POST /v1/answer` and `POST /v1/retrieve`."""
+
+    question: str = Field(
+        min_length=1, max_length=MAX_QUESTION_CHARS, description="The question, as asked."
+    )
+    collection: str | None = Field(
+        default=None,
+        pattern=COLLECTION_PATTERN,
+        description="Collection to search; default: the server's, or the key's first.",
+    )
+    filters: FiltersApplied | None = Field(default=None, description="Metadata filters.")
+    request_id: str | None = Field(
+        default=None,
+        pattern=REQUEST_ID_PATTERN,
+        description="Your request id (must be new); generated when absent.",
+    )
+
+
+class AssembleRequest(Contract):
+    """`POST /v1/assemble`: a retrieval bundle from your own retrieval."""
+
+    bundle: RetrievalBundle = Field(description="Ranked evidence (seed 001 R2 input).")
+    question: str | None = Field(
+        default=None,
+        max_length=MAX_QUESTION_CHARS,
+        description="Question to answer; default: bundle.user_question.",
+    )
+
+
+class AssembleResponse(Contract):
+    """The assembled evidence and the exact prompt that would be sent."""
+
+    answer_bundle: AnswerBundle = Field(description="Selection, anchors, evidence block.")
+    prompt: PromptBuildResult = Field(description="Frozen prompt bytes, hash and messages.")
+
+
+class ValidateRequest(Contract):
+    """`POST /v1/validate`: a model answer to check against its answer bundle."""
+
+    answer_bundle: AnswerBundle = Field(description="The bundle the prompt was built from.")
+    raw_text: str = Field(max_length=200_000, description="The model's answer, unedited.")
+
+
+class ChunkBrief(Contract):
+    """A chunk as the step view lists it (no text: the document view shows it in place)."""
+
+    chunk_id: str = Field(description="Chunk id.")
+    knowledge_id: str = Field(description="Document id.")
+    document: str = Field(description="Document name.")
+    heading_path: list[str] = Field(default_factory=list, description="Heading hierarchy.")
+    page: int | None = Field(default=None, description="Page, for paged sources.")
+    rank: int = Field(description="Retrieval rank.")
+    similarity: float = Field(description="Calibrated retrieval similarity in [0, 1].")
+
+
+class DropBrief(Contract):
+    """A dropped chunk with its reason code."""
+
+    chunk_id: str = Field(description="Chunk id.")
+    reason_code: str = Field(description="Why it was dropped (DROP_*, GATE_*).")
+    detail: str = Field(default="", description="Short explanation.")
+    chunk: ChunkBrief | None = Field(default=None, description="The chunk, when known.")
+
+
+class VerdictView(Contract):
+    """The validator's verdict (R5)."""
+
+    validation_status: str = Field(description="PASSED or FAILED.")
+    generation_status: str = Field(description="OK, NO_EVIDENCE or FAILED.")
+    failure_reason: str | None = Field(default=None, description="First reason code.")
+    reason_codes: list[str] = Field(default_factory=list, description="All reason codes.")
+    message: str = Field(default="", description="Explanation.")
+    attribution_coverage: float = Field(description="Cited / factual sentences.")
+    min_support: float | None = Field(default=None, description="Lowest sentence support.")
+
+
+class StageView(Contract):
+    """What one stage did: the button's panel in step mode."""
+
+    stage: str = Field(description="Stage name (RequestState.stage value).")
+    label: str = Field(description="Human label, e.g. `A3 gate`.")
+    index: int = Field(description="1-based position in the stage order.")
+    note: str = Field(default="", description="One line about the decision.")
+    latency_ms: float = Field(default=0.0, description="Stage wall time.")
+    kept: list[ChunkBrief] = Field(default_factory=list, description="Chunks kept, in order.")
+    dropped: list[DropBrief] = Field(default_factory=list, description="Drops with reasons.")
+    prompt_sha256: str | None = Field(default=None, description="Prompt hash, once built.")
+    verdict: VerdictView | None = Field(default=None, description="Validator verdict, once run.")
+
+
+class SourceView(Contract):
+    """A cited source with a confidence indicator derived from validation metrics."""
+
+    anchor: str = Field(description="Citation anchor, e.g. C0.")
+    knowledge_id: str = Field(description="Document id (opens the document view).")
+    chunk_id: str = Field(description="Cited chunk (its span is highlighted).")
+    document: str = Field(description="Document name.")
+    heading_path: list[str] = Field(default_factory=list, description="Heading hierarchy.")
+    page: int | None = Field(default=None, description="Page, for paged sources.")
+    source_reference: str = Field(description="Document > heading path, page.")
+    support: float = Field(description="Best lexical support of a sentence citing it, 0-1.")
+    confidence: ConfidenceLevel = Field(description="high, medium or low.")
+
+
+class ConfidenceView(Contract):
+    """Answer-level confidence from the validator's grounding metrics."""
+
+    level: ConfidenceLevel = Field(description="high, medium, low; none for refusals/failures.")
+    attribution_coverage: float = Field(description="Cited / factual sentences.")
+    min_support: float | None = Field(default=None, description="Lowest sentence support.")
+    mean_support: float | None = Field(default=None, description="Mean sentence support.")
+    low_confidence: bool = Field(default=False, description="Seed 003 §7B flag.")
+    explanation: str = Field(description="One sentence a person can read.")
+
+
+class AnswerView(Contract):
+    """The public response plus what the page shows next to it."""
+
+    response: PublicResponse = Field(description="The R6 public response, unchanged.")
+    sources: list[SourceView] = Field(default_factory=list, description="Cited sources.")
+    confidence: ConfidenceView = Field(description="Confidence indicator.")
+
+
+class StepRequest(Contract):
+    """`POST /v1/steps`: start a request (`question`) or run the next stage of `state`."""
+
+    question: str | None = Field(
+        default=None, min_length=1, max_length=MAX_QUESTION_CHARS, description="Start: question."
+    )
+    collection: str | None = Field(
+        default=None, pattern=COLLECTION_PATTERN, description="Start: collection."
+    )
+    filters: FiltersApplied | None = Field(default=None, description="Start: filters.")
+    request_id: str | None = Field(
+        default=None, pattern=REQUEST_ID_PATTERN, description="Start: request id."
+    )
+    state: str | None = Field(
+        default=None, description="Continue: the `state` string of the previous step response."
+    )
+    state_token: str | None = Field(
+        default=None, max_length=200, description="Continue: the previous `state_token`."
+    )
+    stage: str | None = Field(
+        default=None, max_length=40, description="Continue: the stage to run (must be next)."
+    )
+    to_end: bool = Field(default=False, description="Run every remaining stage (auto mode).")
+
+    @model_validator(mode="after")
+    def _start_or_continue(self) -> StepRequest:
+        if (self.question is None) == (self.state is None):
+            raise ValueError("give either `question` (start) or `state` + `state_token`")
+        if self.state is not None and not self.state_token:
+            raise ValueError("`state` needs the `state_token` it came with")
+        return self
+
+
+class StepResponse(Contract):
+    """The new state (opaque to clients: post it back unchanged) and what the stage did."""
+
+    state: str = Field(description="RequestState as JSON text; post it back byte for byte.")
+    state_token: str = Field(description="HMAC binding the state to this server and caller.")
+    stage: str = Field(description="Last completed stage (`raw` before any).")
+    next_stage: str | None = Field(description="Stage the next call runs; null when done.")
+    stage_order: list[str] = Field(description="Every stage, in order.")
+    labels: dict[str, str] = Field(description="Human label per stage.")
+    views: list[StageView] = Field(default_factory=list, description="Stages run in this call.")
+    result: AnswerView | None = Field(default=None, description="When the request is complete.")
+
+
+class Highlight(Contract):
+    """The cited chunk's span in `DocumentView.text`."""
+
+    chunk_id: str = Field(description="Chunk id.")
+    char_start: int = Field(description="Start offset in the document text.")
+    char_end: int = Field(description="End offset (exclusive).")
+    heading_path: list[str] = Field(default_factory=list, description="Heading hierarchy.")
+    page: int | None = Field(default=None, description="Page, for paged sources.")
+
+
+class DocumentView(Contract):
+    """`GET /v1/documents/{id}`: the source text, with the cited span when asked."""
+
+    knowledge_id: str = Field(description="Document id.")
+    title: str = Field(description="Title.")
+    collection: str = Field(description="Collection.")
+    source_path: str = Field(description="Path as ingested (relative to the ingest root).")
+    knowledge_type: str = Field(description="Knowledge type.")
+    equipment_id: str | None = Field(default=None, description="Equipment id.")
+    event_date: str | None = Field(default=None, description="Event date.")
+    text: str = Field(description="Extracted text.")
+    page_offsets: list[int] = Field(default_factory=list, description="Page start offsets.")
+    highlight: Highlight | None = Field(default=None, description="Span of `chunk_id`.")
+
+
+class FeedbackRequest(Contract):
+    """`POST /v1/feedback` (seed 003 Phase 4)."""
+
+    request_id: str = Field(pattern=REQUEST_ID_PATTERN, description="Request it is about.")
+    verdict: Literal["correct", "incorrect"] = Field(description="correct or incorrect.")
+    comment: str = Field(default="", max_length=4000, description="Free text.")
+
+
+class AuditView(Contract):
+    """`GET /v1/audit/{request_id}` (admin): every record and feedback of a request."""
+
+    request_id: str = Field(description="Request id.")
+    records: list[AuditRecord] = Field(description="Audit records, oldest first.")
+    feedback: list[FeedbackRecord] = Field(default_factory=list, description="Feedback.")
+
+
+class Health(Contract):
+    status: Literal["ok"] = Field(description="Always ok when the process answers.")
+    version: str = Field(description="citebound version.")
+    policy_version: str = Field(description="Policy in force.")
+    auth_required: bool = Field(description="True when API keys are configured.")
+
+
+class CollectionsView(Contract):
+    collections: list[str] = Field(description="Collections the caller may read.")
+    default: str | None = Field(description="Used when a request names none.")
+    role: str = Field(description="Caller's role: reader or admin.")
+    principal: str = Field(description="Key name, or `anonymous`.")
+
+
+class ProblemItem(Contract):
+    loc: str = Field(description="Where in the request, e.g. body.question.")
+    msg: str = Field(description="What is wrong.")
+
+
+class Problem(Contract):
+    """RFC 9457 problem details (`application/problem+json`)."""
+
+    type: str = Field(default="about:blank", description="Problem type URI.")
+    title: str = Field(description="Short summary of the problem type.")
+    status: int = Field(description="HTTP status code.")
+    detail: str = Field(description="What went wrong and what to do.")
+    instance: str | None = Field(default=None, description="Request path.")
+    errors: list[ProblemItem] = Field(default_factory=list, description="Field errors.")

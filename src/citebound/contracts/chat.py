@@ -1,0 +1,150 @@
+"""OpenAI-compatible Chat Completions contracts (`POST /v1/chat/completions`).
+
+The request accepts the parameters OpenAI clients commonly send; sampling parameters are
+accepted and ignored (the policy fixes them), and anything else is refused with a 422 that
+names the field. The response is a normal `chat.completion` (or `chat.completion.chunk`
+stream) plus one extra top-level field, `citebound`, with the status and citations.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from citebound.contracts.api import COLLECTION_PATTERN
+from citebound.contracts.base import Contract
+from citebound.contracts.enums import PublicStatus
+from citebound.contracts.public import PublicCitation
+from citebound.contracts.retrieval import FiltersApplied
+
+
+class ChatContentPart(Contract):
+    """A text part of a multi-part message (images are not evidence and are refused)."""
+
+    type: Literal["text"] = Field(description="Only `text` parts are accepted.")
+    text: str = Field(description="The text.")
+
+
+class ChatInMessage(Contract):
+    role: Literal["system", "developer", "user", "assistant", "tool"] = Field(
+        description="Message role; only the last `user` message is the question."
+    )
+    content: str | list[ChatContentPart] | None = Field(default=None, description="Content.")
+    name: str | None = Field(default=None, description="Participant name (ignored).")
+
+
+class ChatStreamOptions(Contract):
+    include_usage: bool | None = Field(default=None, description="Send a usage chunk at the end.")
+
+
+class CiteboundChatOptions(Contract):
+    """Extra request field (`extra_body={"citebound": {...}}` in the openai package)."""
+
+    collection: str | None = Field(
+        default=None, pattern=COLLECTION_PATTERN, description="Collection to search."
+    )
+    filters: FiltersApplied | None = Field(default=None, description="Metadata filters.")
+
+
+class ChatCompletionRequest(Contract):
+    model: str = Field(
+        min_length=1,
+        max_length=200,
+        description="Any name; `citebound:<collection>` selects a collection.",
+    )
+    messages: list[ChatInMessage] = Field(min_length=1, description="The conversation.")
+    stream: bool = Field(default=False, description="Send the answer as server-sent events.")
+    stream_options: ChatStreamOptions | None = Field(default=None, description="Streaming.")
+    temperature: float | None = Field(default=None, description="Ignored: the policy fixes it.")
+    top_p: float | None = Field(default=None, description="Ignored.")
+    max_tokens: int | None = Field(default=None, description="Ignored: the policy caps output.")
+    max_completion_tokens: int | None = Field(default=None, description="Ignored.")
+    n: int | None = Field(default=None, ge=1, le=1, description="Only 1 choice.")
+    seed: int | None = Field(default=None, description="Ignored (answers are deterministic).")
+    stop: str | list[str] | None = Field(default=None, description="Ignored.")
+    presence_penalty: float | None = Field(default=None, description="Ignored.")
+    frequency_penalty: float | None = Field(default=None, description="Ignored.")
+    user: str | None = Field(default=None, max_length=200, description="End-user id (ignored).")
+    metadata: dict[str, str] | None = Field(default=None, description="Ignored.")
+    store: bool | None = Field(default=None, description="Ignored (every request is audited).")
+    citebound: CiteboundChatOptions | None = Field(default=None, description="Collection etc.")
+
+
+class ChatOutMessage(Contract):
+    role: Literal["assistant"] = Field(default="assistant", description="Always assistant.")
+    content: str = Field(description="Validated answer, exact refusal, or empty when FAILED.")
+    refusal: str | None = Field(default=None, description="Unused (refusals are content).")
+
+
+class ChatChoice(Contract):
+    index: int = Field(default=0, description="Always 0.")
+    message: ChatOutMessage = Field(description="The answer.")
+    finish_reason: Literal["stop", "content_filter"] = Field(
+        description="stop; content_filter when validation failed (status FAILED)."
+    )
+    logprobs: None = Field(default=None, description="Not available.")
+
+
+class ChatUsage(Contract):
+    prompt_tokens: int = Field(description="Prompt tokens (0 when no model was called).")
+    completion_tokens: int = Field(description="Completion tokens.")
+    total_tokens: int = Field(description="Total tokens.")
+
+
+class CiteboundResult(Contract):
+    """The extra top-level field: what a citebound-aware client needs."""
+
+    request_id: str = Field(description="Request id (audit key).")
+    status: PublicStatus = Field(description="OK, NO_EVIDENCE or FAILED.")
+    citations: list[PublicCitation] = Field(default_factory=list, description="Cited sources.")
+    failure_reason: str | None = Field(default=None, description="Reason code when FAILED.")
+    low_confidence: bool = Field(default=False, description="Limited support.")
+
+
+class ChatCompletion(Contract):
+    id: str = Field(description="chatcmpl-<request_id>.")
+    object: Literal["chat.completion"] = Field(default="chat.completion", description="Type.")
+    created: int = Field(description="Unix time.")
+    model: str = Field(description="Model name as requested.")
+    choices: list[ChatChoice] = Field(description="One choice.")
+    usage: ChatUsage = Field(description="Token usage.")
+    citebound: CiteboundResult = Field(description="Status and citations.")
+
+
+class ChatDelta(Contract):
+    role: Literal["assistant"] | None = Field(default=None, description="First chunk only.")
+    content: str | None = Field(default=None, description="Next piece of the answer.")
+
+
+class ChatChunkChoice(Contract):
+    index: int = Field(default=0, description="Always 0.")
+    delta: ChatDelta = Field(description="Increment.")
+    finish_reason: Literal["stop", "content_filter"] | None = Field(
+        default=None, description="Set on the last content chunk."
+    )
+    logprobs: None = Field(default=None, description="Not available.")
+
+
+class ChatCompletionChunk(Contract):
+    id: str = Field(description="Same id on every chunk.")
+    object: Literal["chat.completion.chunk"] = Field(
+        default="chat.completion.chunk", description="Type."
+    )
+    created: int = Field(description="Unix time.")
+    model: str = Field(description="Model name as requested.")
+    choices: list[ChatChunkChoice] = Field(description="Zero or one choice.")
+    usage: ChatUsage | None = Field(default=None, description="Last chunk, when asked.")
+    citebound: CiteboundResult | None = Field(default=None, description="On the last chunk.")
+
+
+class ModelCard(Contract):
+    id: str = Field(description="`citebound:<collection>`.")
+    object: Literal["model"] = Field(default="model", description="Type.")
+    created: int = Field(default=0, description="Unix time (0: not tracked).")
+    owned_by: str = Field(default="citebound", description="Owner.")
+
+
+class ModelList(Contract):
+    object: Literal["list"] = Field(default="list", description="Type.")
+    data: list[ModelCard] = Field(description="One model per readable collection.")

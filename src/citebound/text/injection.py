@@ -1,0 +1,40 @@
+"""Detect instructions aimed at a language model inside document text (prompt injection).
+
+Evidence is data (seed 000 P3.2): it is never rewritten, and it stays inside the evidence
+section. But an answer must not *repeat* an instruction addressed to a model as if it were a
+fact. This detector marks such lines; the extractive answerer skips every sentence of a marked
+line, and the validator rejects answers that echo one (INJECTION_ECHO).
+
+The cues are imperative or address a model (a note "for the AI assistant", "ignore previous
+instructions", "reveal the system prompt", "tell the user"); descriptive mentions ("the system
+prompt is stored in ...") and ordinary procedure text ("Ignore the first reading", "tell the
+supervisor") are not affected.
+"""
+
+from __future__ import annotations
+
+import re
+
+_CUES = re.compile(
+    r"""
+      \b(?:ignore|disregard|forget|override)\b[^.\n]{0,40}?\b(?:previous|prior|above|earlier|all|your|the)\b
+        [^.\n]{0,20}?\b(?:instructions?|rules|prompts?|guidelines|directions)\b
+    | \b(?:note|message|instructions?)\s+(?:for|to)\s+(?:the\s+|any\s+)?
+        (?:ai|assistant|chatbot|llm|language\s+model|model|bot)\b
+    | \b(?:reveal|print|show|repeat)\s+(?:your|the)\s+system\s+prompt\b
+    | \byou\s+are\s+(?:now\s+)?(?:an?\s+)?(?:ai|assistant|chatbot|language\s+model)\b
+    | \btell\s+the\s+user\b
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+def injection_cue(text: str) -> str | None:
+    """The first injection cue in `text`, or None."""
+    m = _CUES.search(text)
+    return m.group(0) if m else None
+
+
+def tainted_lines(text: str) -> set[int]:
+    """Indexes of the lines of `text` that carry an injection cue."""
+    return {i for i, line in enumerate(text.split("\n")) if _CUES.search(line)}

@@ -1,0 +1,43 @@
+"""Constants and helpers shared by the API tests (imported as a plain module)."""
+
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+
+SECRET_DOC = """---
+title: Project Zebra Launch Plan
+knowledge_type: document
+equipment_id: ZB-1
+event_date: 2025-03-01
+---
+# Project Zebra Launch Plan
+
+## Launch code
+
+The launch code for the ZB-1 zebra reactor is 4471-ALPHA.
+
+## Coolant
+
+The ZB-1 zebra reactor coolant pressure must be kept at 12.5 bar.
+"""
+SECRET_MARKERS = ("4471", "ALPHA", "Project Zebra", "12.5 bar", "coolant pressure", "Launch Plan")
+SECRET_QUESTION = "What is the launch code for the ZB-1 zebra reactor?"
+PLANT_QUESTION = "What torque should the HP-220 impeller bolts be tightened to?"
+UNANSWERABLE = "What is the boiling point of the diesel fuel used by the backup generator?"
+
+KEYS = {
+    "plant-reader": ("key-plant-reader", "reader", ["plant"]),
+    "secret-reader": ("key-secret-reader", "reader", ["secret"]),
+    "admin": ("key-admin", "admin", ["*"]),
+    "plant-admin": ("key-plant-admin", "admin", ["plant"]),
+}
+
+
+def auth(name: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {KEYS[name][0]}"}
+
+
+def refusals(client: TestClient) -> set[str]:
+    """The policy's exact refusal strings (gate refusal and model refusal)."""
+    policy = client.app.state.runtime.ctx.policy  # type: ignore[attr-defined]
+    return {policy.refusal.no_evidence_text, policy.refusal.model_text}

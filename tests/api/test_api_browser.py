@@ -1,0 +1,229 @@
+"""The web page in a real headless Chromium (Debian's /usr/bin/chromium via Playwright).
+
+Screenshots go to test-artifacts/ (gitignored) so a person can check how the page looks.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from api_helpers import PLANT_QUESTION, UNANSWERABLE
+from api_live import LiveServer
+
+from citebound.config import load_config
+from citebound.pipeline import STAGE_LABELS, STAGE_ORDER
+
+CHROMIUM = Path(os.environ.get("CITEBOUND_CHROMIUM", "/usr/bin/chromium"))
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not CHROMIUM.exists(),
+        reason=f"{CHROMIUM} is absent: install Debian's chromium (apt-get install -y chromium)",
+    ),
+]
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+
+
+@pytest.fixture(scope="module")
+def server(api_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    audit = tmp_path_factory.mktemp("browser-audit") / "audit.sqlite"
+    config = load_config(
+        env={},
+        overrides={
+            "store": str(api_store),
+            "collection": "plant",
+            "provider.name": "extractive",
+            "audit.sqlite_path": str(audit),
+        },
+    )
+    with LiveServer(config) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser: object, server: LiveServer) -> Iterator[object]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    pg.goto(server.url + "/")
+    pg.wait_for_selector("#collection option[value='plant']", state="attached")
+    yield pg
+    context.close()
+    assert not errors, f"browser errors: {errors}"
+
+
+def shot(pg: object, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    pg.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)  # type: ignore[attr-defined]
+
+
+def ask(pg: object, question: str) -> None:
+    pg.fill("#question", question)  # type: ignore[attr-defined]
+    pg.click("#ask-btn")  # type: ignore[attr-defined]
+    pg.wait_for_selector("#result:not([hidden])")  # type: ignore[attr-defined]
+
+
+def test_answerable_question_shows_citations(page: object) -> None:
+    pg = page
+    ask(pg, PLANT_QUESTION)
+    assert pg.inner_text("#status-badge") == "Answered"  # type: ignore[attr-defined]
+    assert "45 Nm" in pg.inner_text("#answer")  # type: ignore[attr-defined]
+    chips = pg.locator("#answer .chip")  # type: ignore[attr-defined]
+    sources = pg.locator("#sources .source")  # type: ignore[attr-defined]
+    assert chips.count() >= 1 and sources.count() >= 1
+    assert chips.first.inner_text() == sources.first.get_attribute("data-anchor")
+    assert "confidence" in sources.first.inner_text()
+    assert "Confidence:" in pg.inner_text("#confidence")  # type: ignore[attr-defined]
+    shot(pg, "answer")
+
+
+def test_unanswerable_question_shows_the_refusal(page: object, server: LiveServer) -> None:
+    pg = page
+    ask(pg, UNANSWERABLE)
+    policy = server.app.state.runtime.ctx.policy
+    assert pg.inner_text("#status-badge") == "Refused"  # type: ignore[attr-defined]
+    refusal = pg.inner_text(".refusal-text")  # type: ignore[attr-defined]
+    assert refusal in {policy.refusal.no_evidence_text, policy.refusal.model_text}
+    assert pg.locator("#answer .chip").count() == 0  # type: ignore[attr-defined]
+    assert pg.is_visible("#sources-empty")  # type: ignore[attr-defined]
+    shot(pg, "refusal")
+
+
+def test_step_through_all_stages(page: object) -> None:
+    pg = page
+    pg.click("#mode-step")  # type: ignore[attr-defined]
+    pg.fill("#question", PLANT_QUESTION)  # type: ignore[attr-defined]
+    pg.click("#ask-btn")  # type: ignore[attr-defined]
+    pg.wait_for_selector(".stage-btn.next[data-stage='preprocessed']")  # type: ignore[attr-defined]
+    assert [
+        b.get_attribute("data-stage")
+        for b in pg.locator(".stage-btn").all()  # type: ignore[attr-defined]
+    ] == list(STAGE_ORDER)
+    assert pg.is_hidden("#result")  # type: ignore[attr-defined]
+    for i, stage in enumerate(STAGE_ORDER):
+        button = f".stage-btn[data-stage='{stage}']"
+        later = STAGE_ORDER[i + 1 :]
+        if later:  # stages after the next one cannot be pressed yet
+            assert pg.is_disabled(f".stage-btn[data-stage='{later[-1]}']")  # type: ignore[attr-defined]
+        pg.click(button)  # type: ignore[attr-defined]
+        pg.wait_for_selector(f"{button}.done")  # type: ignore[attr-defined]
+        title = pg.inner_text("#stage-view h3")  # type: ignore[attr-defined]
+        assert title == f"{i + 1} · {STAGE_LABELS[stage]}"
+        view = pg.inner_text("#stage-view")  # type: ignore[attr-defined]
+        if stage == "retrieval":
+            assert (
+                "kept" in view.lower() and pg.locator("#stage-view table.kept tbody tr").count() > 0
+            )  # type: ignore[attr-defined]
+            # Long lists are cut to the first rows, with a button to show all.
+            more = pg.locator("#stage-view button.more")  # type: ignore[attr-defined]
+            if more.count():
+                shown = pg.locator("#stage-view table.kept tbody tr").count()  # type: ignore[attr-defined]
+                more.first.click()
+                assert pg.locator("#stage-view table.kept tbody tr").count() > shown  # type: ignore[attr-defined]
+            shot(pg, "step-retrieval")
+        if stage == "assembled":
+            assert "dropped" in view.lower() and "DROP_" in view
+            shot(pg, "step-assembled")
+        if stage == "prompt_built":
+            assert len(pg.inner_text(".prompt-hash")) == 64  # type: ignore[attr-defined]
+        if stage == "validated":
+            assert "Validator: PASSED" in view
+            shot(pg, "step-validated")
+    pg.wait_for_selector("#result:not([hidden])")  # type: ignore[attr-defined]
+    assert pg.inner_text("#status-badge") == "Answered"  # type: ignore[attr-defined]
+    assert "All stages ran" in pg.inner_text("#pipeline-hint")  # type: ignore[attr-defined]
+    # A finished stage can be reopened.
+    pg.click(".stage-btn[data-stage='a3']")  # type: ignore[attr-defined]
+    assert "A3 gate" in pg.inner_text("#stage-view h3")  # type: ignore[attr-defined]
+    shot(pg, "step-done")
+
+
+def test_open_a_source_shows_the_highlighted_span(page: object) -> None:
+    pg = page
+    ask(pg, PLANT_QUESTION)
+    pg.click("#sources .source >> nth=0")  # type: ignore[attr-defined]
+    pg.wait_for_selector("#doc-viewer:not([hidden]) mark#highlight")  # type: ignore[attr-defined]
+    mark = pg.locator("mark#highlight")  # type: ignore[attr-defined]
+    assert mark.is_visible() and len(mark.inner_text().strip()) > 20
+    assert pg.inner_text("#doc-title")  # type: ignore[attr-defined]
+    box = mark.bounding_box()
+    assert box is not None and 0 <= box["y"] < 900, "the highlight is scrolled into view"
+    shot(pg, "document")
+    pg.click("#doc-close")  # type: ignore[attr-defined]
+    assert pg.is_hidden("#doc-viewer")  # type: ignore[attr-defined]
+    # A citation chip in the answer opens the same viewer.
+    pg.click("#answer .chip >> nth=0")  # type: ignore[attr-defined]
+    pg.wait_for_selector("#doc-viewer:not([hidden]) mark#highlight")  # type: ignore[attr-defined]
+
+
+def test_feedback_is_stored(page: object, server: LiveServer) -> None:
+    pg = page
+    ask(pg, PLANT_QUESTION)
+    meta = pg.inner_text("#answer-meta")  # type: ignore[attr-defined]
+    request_id = meta.split()[1]
+    pg.fill("#feedback-comment", "torque value matches the procedure")  # type: ignore[attr-defined]
+    pg.click("#feedback button[data-verdict='correct']")  # type: ignore[attr-defined]
+    pg.wait_for_selector("#feedback-status.ok")  # type: ignore[attr-defined]
+    assert "recorded as correct" in pg.inner_text("#feedback-status")  # type: ignore[attr-defined]
+    assert pg.is_disabled("#feedback button[data-verdict='incorrect']")  # type: ignore[attr-defined]
+    stored = server.app.state.runtime.feedback_sink().feedback(request_id)
+    assert [(f.verdict, f.comment) for f in stored] == [
+        ("correct", "torque value matches the procedure")
+    ]
+    shot(pg, "feedback")
+
+
+def test_page_asks_for_a_key_when_the_server_needs_one(
+    browser: object, api_store: Path, tmp_path: Path
+) -> None:
+    from citebound.api import hash_key
+
+    config = load_config(
+        env={},
+        overrides={
+            "store": str(api_store),
+            "collection": "plant",
+            "audit.sqlite_path": str(tmp_path / "audit.sqlite"),
+            "api.keys": [{"name": "ui", "sha256": hash_key("ui-key"), "collections": ["plant"]}],
+        },
+    )
+    with LiveServer(config) as srv:
+        context = browser.new_context(viewport={"width": 1280, "height": 800})  # type: ignore[attr-defined]
+        pg = context.new_page()
+        pg.goto(srv.url + "/")
+        pg.wait_for_selector("#key-form:not([hidden])")
+        pg.wait_for_selector("#error:not([hidden])")  # after /v1/collections said 401
+        assert "needs an API key" in pg.inner_text("#error")
+        pg.fill("#api-key", "ui-key")
+        pg.click("#key-form button")
+        pg.wait_for_selector("#collection option[value='plant']", state="attached")
+        assert pg.locator("#collection option").count() == 1  # only the key's collection
+        ask(pg, PLANT_QUESTION)
+        assert pg.inner_text("#status-badge") == "Answered"
+        shot(pg, "api-key")
+        context.close()

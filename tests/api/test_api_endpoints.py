@@ -1,0 +1,147 @@
+"""The /v1 REST endpoints on a real store (FastAPI TestClient; real SQLite, real indexes)."""
+
+from __future__ import annotations
+
+from api_helpers import PLANT_QUESTION, UNANSWERABLE, auth, refusals
+from fastapi.testclient import TestClient
+
+from citebound.text import split_sentences
+
+
+def test_answer_is_cited_and_audited(client: TestClient) -> None:
+    r = client.post("/v1/answer", json={"question": PLANT_QUESTION})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["status"] == "OK"
+    assert "45 Nm" in body["answer"]
+    assert body["citations"] and all(c["anchor"] in body["answer"] for c in body["citations"])
+    # R6: no chunk text, no scores, no internal debug structures in the public response.
+    assert set(body) == {
+        "request_id",
+        "status",
+        "answer",
+        "citations",
+        "token_usage",
+        "latency_ms",
+        "low_confidence",
+        "failure_reason",
+    }
+    assert "similarity" not in r.text and "chunk_text" not in r.text
+    rt = client.app.state.runtime  # type: ignore[attr-defined]
+    records = [x for s in rt.ctx.sinks for x in s.find(body["request_id"])]
+    assert len(records) == 1 and records[0].status.value == "OK"
+
+
+def test_unanswerable_gets_the_exact_refusal(client: TestClient) -> None:
+    r = client.post("/v1/answer", json={"question": UNANSWERABLE, "request_id": "refuse-1"})
+    body = r.json()
+    assert (r.status_code, body["status"], body["citations"]) == (200, "NO_EVIDENCE", [])
+    assert body["answer"] in refusals(client)
+    again = client.post("/v1/answer", json={"question": UNANSWERABLE, "request_id": "refuse-1"})
+    assert again.status_code == 409 and "already recorded" in again.json()["detail"]
+
+
+def test_retrieve_assemble_validate_chain(client: TestClient) -> None:
+    r = client.post("/v1/retrieve", json={"question": PLANT_QUESTION, "request_id": "chain-1"})
+    assert r.status_code == 200, r.text
+    bundle = r.json()
+    assert bundle["retrieval_status"] == "SUCCESS" and bundle["results"]
+    assert bundle["filters_applied"]["collection"] == "plant"
+
+    a = client.post("/v1/assemble", json={"bundle": bundle})
+    assert a.status_code == 200, a.text
+    out = a.json()
+    ab, prompt = out["answer_bundle"], out["prompt"]
+    assert ab["assembly_status"] == "OK" and len(prompt["prompt_sha256"]) == 64
+    anchor = ab["selected_evidence"][0]["citation_anchor"]
+    sentences = split_sentences(ab["selected_evidence"][0]["sanitized_text"])
+    sentence = max((s for s in sentences if s.endswith(".")), key=len)
+
+    ok = client.post(
+        "/v1/validate", json={"answer_bundle": ab, "raw_text": f"{sentence} [{anchor}]"}
+    )
+    assert ok.status_code == 200 and ok.json()["validation_status"] == "PASSED", ok.text
+    bad = client.post("/v1/validate", json={"answer_bundle": ab, "raw_text": f"{sentence} [C99]"})
+    assert bad.json()["validation_status"] == "FAILED"
+    assert bad.json()["failure_reason"] == "INVALID_CITATION_REFERENCE"
+
+
+def test_assemble_reports_bad_ranks_as_failed_not_500(client: TestClient) -> None:
+    bundle = client.post("/v1/retrieve", json={"question": PLANT_QUESTION}).json()
+    bundle["results"][0]["rank"] = 5  # V2: ranks must start at 0 and increase
+    a = client.post("/v1/assemble", json={"bundle": bundle})
+    assert a.status_code == 200
+    assert a.json()["answer_bundle"]["assembly_status"] == "FAILED"
+    assert "V2_RANK_INTEGRITY" in a.json()["answer_bundle"]["reason_codes"]
+
+
+def test_document_view_highlights_the_cited_span(client: TestClient) -> None:
+    body = client.post("/v1/answer", json={"question": PLANT_QUESTION}).json()
+    rt = client.app.state.runtime  # type: ignore[attr-defined]
+    record = rt.ctx.sinks[0].find(body["request_id"])[0]
+    c0 = body["citations"][0]
+    chunk_id = record.anchor_map[c0["anchor"]]
+    r = client.get(f"/v1/documents/{c0['knowledge_id']}", params={"chunk_id": chunk_id})
+    assert r.status_code == 200, r.text
+    doc = r.json()
+    h = doc["highlight"]
+    assert doc["collection"] == "plant" and h["chunk_id"] == chunk_id
+    span = doc["text"][h["char_start"] : h["char_end"]]
+    chunk = rt.ctx.store.get_chunks([chunk_id])[0]
+    assert span == chunk.text or chunk.text.split()[0] in span
+    assert "45 Nm" in span or any(w in span for w in c0["heading_path"])
+    other = client.get(f"/v1/documents/{c0['knowledge_id']}", params={"chunk_id": "nope"})
+    assert other.status_code == 404
+
+
+def test_feedback_is_appended_and_admin_reads_audit(keyed_client: TestClient) -> None:
+    body = keyed_client.post(
+        "/v1/answer", json={"question": PLANT_QUESTION}, headers=auth("plant-reader")
+    ).json()
+    rid = body["request_id"]
+    for verdict in ("correct", "incorrect"):
+        r = keyed_client.post(
+            "/v1/feedback",
+            json={"request_id": rid, "verdict": verdict, "comment": f"said {verdict}"},
+            headers=auth("plant-reader"),
+        )
+        assert r.status_code == 201, r.text
+    unknown = keyed_client.post(
+        "/v1/feedback", json={"request_id": "nope", "verdict": "correct"}, headers=auth("admin")
+    )
+    assert unknown.status_code == 404
+    assert keyed_client.get(f"/v1/audit/{rid}", headers=auth("plant-reader")).status_code == 403
+    a = keyed_client.get(f"/v1/audit/{rid}", headers=auth("admin"))
+    assert a.status_code == 200, a.text
+    view = a.json()
+    assert [f["verdict"] for f in view["feedback"]] == ["correct", "incorrect"]
+    assert len(view["records"]) == 1 and view["records"][0]["request_id"] == rid
+    assert keyed_client.get("/v1/audit/unknown-id", headers=auth("admin")).status_code == 404
+
+
+def test_healthz_collections_models(client: TestClient) -> None:
+    h = client.get("/healthz").json()
+    assert h["status"] == "ok" and h["auth_required"] is False
+    cols = client.get("/v1/collections").json()
+    assert cols["collections"] == ["plant", "secret"] and cols["default"] == "plant"
+    assert cols["principal"] == "anonymous"
+    models = client.get("/v1/models").json()
+    assert [m["id"] for m in models["data"]] == ["citebound:plant", "citebound:secret"]
+
+
+def test_metrics_count_statuses_refusals_and_stage_latency(client: TestClient) -> None:
+    client.post("/v1/answer", json={"question": PLANT_QUESTION})
+    client.post("/v1/answer", json={"question": UNANSWERABLE})
+    client.post("/v1/answer", json={"question": ""})  # 422
+    text = client.get("/metrics").text
+    assert 'citebound_answers_total{status="OK"} 1' in text
+    assert 'citebound_answers_total{status="NO_EVIDENCE"} 1' in text
+    assert "citebound_refusals_total 1" in text
+    assert 'citebound_http_requests_total{code="422",method="POST",route="/v1/answer"} 1' in text
+    assert 'citebound_http_requests_total{code="200",method="POST",route="/v1/answer"} 2' in text
+    assert 'citebound_stage_latency_seconds_count{stage="retrieval"} 2' in text
+    assert "# TYPE citebound_validation_failures_total counter" in text
+    # Every sample line is `name{labels} value` with a numeric value.
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            float(line.rsplit(" ", 1)[1])
