@@ -70,12 +70,6 @@ _META = (
     "as an ai",
     "language model",
     "indexed documentation",
-    # Text addressed to the assistant is an injection attempt in the evidence, not a statement
-    # about the documents: quoting it as an answer would relay it (the demo's WO-58113 comment).
-    "ai assistant",
-    "ignore previous instructions",
-    "ignore all previous instructions",
-    "disregard previous instructions",
 )
 
 
