@@ -30,6 +30,7 @@ from citebound.eval.gate_tuning import (
     sweep,
 )
 from citebound.eval.squad import load_squad, write_paragraphs_jsonl
+from citebound.index.fusion import CALIBRATION_KNOTS
 from citebound.ingest import ingest_paths
 from citebound.policy import load_policy
 from citebound.store.sqlite import SqliteStore
@@ -45,6 +46,7 @@ SEED_GATES = {
     "hybridrag": GateSetting(min_score=0.20, min_chunks=2, floor=0.0),  # seed 003
 }
 TUNED_FLOOR = {"strict-v1": True, "hybridrag": False}  # seed 003 has no per-row floor
+MAX_FLOOR_HIT_LOSS = 0.01  # a floor may cost at most 1 point of evidence hit rate
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,9 @@ def open_gate(
             [
                 load_policy(preset).evolve(**OPEN_GATE).fingerprint,
                 store.index_version(COLLECTION),
+                # The per-model calibration is code, not policy: a new map must not reuse
+                # similarities cached on the old scale.
+                {k: list(v) for k, v in sorted(CALIBRATION_KNOTS.items())},
                 [i.qid for i in items],
             ]
         ).encode()
@@ -156,14 +161,19 @@ def tune(preset: str, outcomes: list[QuestionOutcome]) -> dict[str, Any]:
     points = sweep(tune_set, grid(0.0, 1.0, 0.01), chunks=(1, 2, 3))
     best = choose_gate(points)
     if TUNED_FLOOR[preset]:
-        best = choose_floor(tune_set, best.setting, grid(0.0, best.setting.min_score, 0.01))
+        best = choose_floor(
+            tune_set,
+            best.setting,
+            grid(0.0, best.setting.min_score, 0.01),
+            max_hit_loss=MAX_FLOOR_HIT_LOSS,
+        )
     chosen = best.setting
     print(f"\n### Gate sweep, {preset} (open-gate run; tune = in 1-2 / out 5-6)\n")
     print("| min_chunks | min_score | refusal tune | hit tune | mean | refusal held | hit held |")
     print("|---|---|---|---|---|---|---|")
     rows: list[dict[str, Any]] = []
     for c in (1, 2, 3):
-        for s in grid(0.20, 0.80, 0.05):
+        for s in grid(0.20, 0.95, 0.05):
             t = simulate(tune_set, GateSetting(min_score=s, min_chunks=c))
             h = simulate(held, GateSetting(min_score=s, min_chunks=c))
             rows.append(_row(t, h))
@@ -183,18 +193,32 @@ def tune(preset: str, outcomes: list[QuestionOutcome]) -> dict[str, Any]:
         )
     print(f"evidence hit ceiling (gate open, held-out): {pct(ceiling.hit_rate)}")
     shipped = load_policy(preset)
-    ship = (shipped.gate.min_score, shipped.gate.min_chunks, shipped.min_similarity_floor)
-    want = (chosen.min_score, chosen.min_chunks, chosen.floor)
-    consistent = shipped.min_top_similarity == shipped.gate.min_score
-    if ship != want or not consistent:
-        print(
-            f"WARNING: shipped {preset} has gate {ship[0]}/{ship[1]}, floor {ship[2]}, "
-            f"min_top_similarity {shipped.min_top_similarity}; this data suggests "
-            f"{want[0]}/{want[1]}, floor {want[2]} (update the preset or explain why not)"
-        )
+    ship = GateSetting(
+        min_score=shipped.gate.min_score,
+        min_chunks=shipped.gate.min_chunks,
+        floor=shipped.min_similarity_floor,
+    )
+    # The gate must be the chosen one; the floor only has to meet the floor criterion (any
+    # floor <= min_score within the allowed hit loss), since neighbouring grid values tie.
+    no_floor = simulate(tune_set, ship.model_copy(update={"floor": 0.0})).hit_rate
+    floor_ok = ship.floor <= ship.min_score and (
+        no_floor - simulate(tune_set, ship).hit_rate <= MAX_FLOOR_HIT_LOSS + 1e-12
+    )
+    matches = (
+        (ship.min_score, ship.min_chunks) == (chosen.min_score, chosen.min_chunks)
+        and floor_ok
+        and shipped.min_top_similarity == shipped.gate.min_score
+    )
+    if matches:
+        print(f"shipped {preset} matches the tuned gate (floor {ship.floor} meets the criterion)")
     else:
-        print(f"shipped {preset} matches the tuned values")
-    report["shipped_matches"] = ship == want and consistent
+        print(
+            f"WARNING: shipped {preset} has gate {ship.min_score}/{ship.min_chunks}, floor "
+            f"{ship.floor}, min_top_similarity {shipped.min_top_similarity}; this data suggests "
+            f"{chosen.min_score}/{chosen.min_chunks}, floor <= {chosen.floor} "
+            "(update the preset or explain why not)"
+        )
+    report["shipped_matches"] = matches
     return report
 
 
