@@ -55,11 +55,14 @@ class PipelineContext:
         from citebound.llm import make_provider
 
         p = self.config.provider
+        # The default variable name is passed as None: a local server needs no key, and only
+        # api.openai.com or an explicitly configured variable makes a missing key an error.
+        key_env = None if p.api_key_env == "OPENAI_API_KEY" else p.api_key_env
         return make_provider(
             p.name,
             model=p.model or None,
             base_url=p.base_url or None,
-            api_key_env=p.api_key_env,
+            api_key_env=key_env,
             api=p.api,
         )
 

@@ -17,7 +17,14 @@ import uuid
 from citebound.contracts.enums import PublicStatus, ReasonCode
 from citebound.contracts.public import PublicResponse, TokenUsage
 from citebound.contracts.retrieval import FiltersApplied
-from citebound.errors import AuditError, CiteboundError, PipelineOrderError, StageError, StoreError
+from citebound.errors import (
+    AuditError,
+    CiteboundError,
+    ConfigError,
+    PipelineOrderError,
+    StageError,
+    StoreError,
+)
 from citebound.pipeline.context import PipelineContext
 from citebound.pipeline.stages import REGISTRY
 from citebound.pipeline.state import STAGE_ORDER, RequestState, StageRecord
@@ -146,6 +153,8 @@ class Pipeline:
             reason = ReasonCode.AUDIT_FAILED.value
         elif isinstance(err, StoreError):
             reason = ReasonCode.STORE_UNAVAILABLE.value
+        elif isinstance(err, ConfigError):
+            reason = ReasonCode.CONFIG_INVALID.value
         else:
             reason = ReasonCode.INTERNAL_ERROR.value
         latency = (time.perf_counter_ns() - state.started_ns) / 1e6 if state.started_ns else 0.0

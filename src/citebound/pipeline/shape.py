@@ -9,8 +9,6 @@ with a clear error instead of producing a half-configured shape (seed 002 §7.4)
 
 from __future__ import annotations
 
-import json
-
 from citebound.pipeline.state import PromptBody, Shape
 
 ENUMS: dict[str, tuple[str, ...]] = {
@@ -52,11 +50,8 @@ def shape_deterministic(body: PromptBody) -> tuple[Shape, list[str]]:
     return Shape(**chosen, confidence="high", source=source), notes
 
 
-def shape_from_llm_json(raw: str) -> tuple[Shape, list[str]]:
-    """Parse an LLM chooser reply; raise ValueError when it is not a JSON object."""
-    data = json.loads(raw)
-    if not isinstance(data, dict):
-        raise ValueError("A2 reply is not a JSON object")
+def shape_from_mapping(data: dict[str, object]) -> tuple[Shape, list[str]]:
+    """Shape from an LLM chooser reply; values outside the enums are clamped to defaults."""
     chosen: dict[str, str] = {}
     notes: list[str] = []
     for field in ENUMS:

@@ -10,15 +10,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from citebound.contracts.assembly import ChatMessage, DropRecord
-from citebound.contracts.base import sha256_hex
+from citebound.contracts.assembly import DropRecord
 from citebound.contracts.enums import AssemblyStatus, ReasonCode, RetrievalStatus
-from citebound.contracts.provider import ProviderRequest
 from citebound.contracts.retrieval import RetrievalBundle
-from citebound.errors import CiteboundError, StageError
+from citebound.errors import StageError
+from citebound.pipeline.chooser import ask_json, keep_drop_prompt, parse_keep
 from citebound.pipeline.context import PipelineContext
 from citebound.pipeline.preprocess import preprocess, retrieval_query
-from citebound.pipeline.shape import chooser_prompt, shape_deterministic, shape_from_llm_json
+from citebound.pipeline.shape import chooser_prompt, shape_deterministic, shape_from_mapping
 from citebound.pipeline.state import RequestState, StageRecord
 
 Stage = Callable[[RequestState, PipelineContext], RequestState]
@@ -54,30 +53,10 @@ def a0_preprocess(state: RequestState, ctx: PipelineContext) -> RequestState:
 def a2_shape(state: RequestState, ctx: PipelineContext) -> RequestState:
     assert state.body is not None
     if ctx.config.stages.llm_shape:
-        system = "You are a strict JSON classifier."
-        user = chooser_prompt(state.body)
-        request = ProviderRequest(
-            request_id=state.request_id,
-            prompt_sha256=sha256_hex(system + "\n\n" + user),
-            messages=(
-                ChatMessage(role="system", content=system),
-                ChatMessage(role="user", content=user),
-            ),
-            temperature=ctx.policy.llm.temperature,
-            max_output_tokens=200,
-            timeout_s=ctx.policy.llm.timeout_s,
-            refusal_text=ctx.policy.refusal.model_text,
+        data = ask_json(
+            ctx, state.request_id, chooser_prompt(state.body), stage="a2", switch="llm_shape"
         )
-        try:
-            shape, notes = shape_from_llm_json(ctx.provider.complete(request).text)
-        except (CiteboundError, ValueError) as err:
-            raise StageError(
-                f"A2 is set to use the LLM (stages.llm_shape) but provider "
-                f"'{ctx.provider.name}' could not classify the request: {err}. Use an LLM "
-                "provider or turn stages.llm_shape off for deterministic defaults.",
-                stage="a2",
-                reason_code=ReasonCode.STAGE_DISABLED,
-            ) from None
+        shape, notes = shape_from_mapping(data)
     else:
         shape, notes = shape_deterministic(state.body)
     extras = {**state.extras, "a2_decisions": notes}
@@ -154,7 +133,7 @@ def a3_gate(state: RequestState, ctx: PipelineContext) -> RequestState:
         DropRecord(
             chunk_id=i,
             rank=r,
-            reason_code="DROP_TOP_K",
+            reason_code=ReasonCode.DROP_TOP_K,
             detail=f"beyond top_k {pol.retrieval.top_k}",
         )
         for r, i in enumerate(
@@ -187,6 +166,42 @@ def a3_gate(state: RequestState, ctx: PipelineContext) -> RequestState:
         gate=gate,
     )
     kept = [r.chunk_id for r in rows] if gate.passed else []
+    if gate.passed and ctx.config.stages.llm_gate:
+        data = ask_json(
+            ctx,
+            state.request_id,
+            keep_drop_prompt(state.user_text, rows),
+            stage="a3",
+            switch="llm_gate",
+        )
+        try:
+            keep = parse_keep(data, len(rows))
+        except ValueError as err:
+            raise StageError(
+                f"A3 semantic gate reply is unusable: {err}",
+                stage="a3",
+                reason_code=ReasonCode.STAGE_DISABLED,
+            ) from None
+        dropped += [
+            DropRecord(
+                chunk_id=r.chunk_id,
+                rank=r.rank,
+                reason_code=ReasonCode.DROP_SEMANTIC,
+                detail="the A3 semantic gate judged it unhelpful",
+            )
+            for i, r in enumerate(rows)
+            if i not in keep
+        ]
+        rows = [rows[i].model_copy(update={"rank": k}) for k, i in enumerate(keep)]
+        kept = [r.chunk_id for r in rows]
+        bundle = bundle.model_copy(
+            update={
+                "results": rows,
+                "retrieval_status": RetrievalStatus.SUCCESS
+                if rows
+                else RetrievalStatus.NO_EVIDENCE,
+            }
+        )
     if not gate.passed:
         dropped = [
             DropRecord(
