@@ -29,6 +29,7 @@ from citebound.llm import ExtractiveProvider, OllamaProvider, OpenAIProvider, Pr
 from citebound.llm.extractive import marker_pattern
 from citebound.policy import LLMPolicy, Policy, load_policy
 from citebound.testing import RecordedRequest, ScriptedLLMServer
+from citebound.testing.bundles import anchor_label
 from citebound.text import split_sentences
 
 SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
@@ -45,17 +46,6 @@ PUMP_EVIDENCE = [
     "The warranty covers two years of use.",
 ]
 PUMP_QUESTION = "At what pressure does the pump run?"
-
-
-def anchor_label(style: CitationStyle, index: int) -> str:
-    """Anchor label of the index-th evidence (0-based) in `style`."""
-    if style is CitationStyle.C:
-        return f"C{index}"
-    if style is CitationStyle.S:
-        return f"S{index + 1}"
-    if style is CitationStyle.NUMERIC:
-        return str(index + 1)
-    return "".join(SUPERSCRIPTS[int(d)] for d in str(index + 1))
 
 
 def make_bundle(

@@ -27,6 +27,8 @@ least `min_matches` terms. The best `max_sentences` are kept
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import lru_cache
 
 from citebound.contracts.assembly import AnswerBundle
 from citebound.contracts.base import sha256_hex
@@ -75,6 +77,15 @@ _META = (
 
 # Markdown ATX headings are structure, not statements: never quoted as an answer sentence.
 _HEADING = re.compile(r"#{1,6}\s")
+
+
+_META_RE = re.compile("|".join(re.escape(m) for m in _META))
+
+
+@lru_cache(maxsize=4096)
+def _id_pattern(folded_id: str) -> re.Pattern[str]:
+    """An evidence id as a whole token (compiled once per id, not per request)."""
+    return re.compile(r"(?<!\w)" + re.escape(folded_id) + r"(?!\w)")
 
 
 def citation_marker(anchor: str) -> str:
@@ -212,21 +223,29 @@ class ExtractiveProvider:
         pieces = [f"{sentence} {citation_marker(anchor)}" for _, _, sentence, anchor in chosen]
         return _join(pieces, marker_pattern(bundle.citation_style)) or refusal_text
 
-    def _forbidden(self, bundle: AnswerBundle, refusal_text: str) -> re.Pattern[str]:
+    def _forbidden(self, bundle: AnswerBundle, refusal_text: str) -> Callable[[str], bool]:
+        """Whether a case-folded sentence holds meta phrases, evidence ids or the refusal."""
         ids = {e.chunk_id for e in bundle.selected_evidence}
         ids |= {e.knowledge_id for e in bundle.selected_evidence}
-        alternatives = [re.escape(m) for m in _META]
-        alternatives += [r"(?<!\w)" + re.escape(i.casefold()) + r"(?!\w)" for i in ids if i]
-        alternatives.append(re.escape(refusal_text.casefold()))
-        return re.compile("|".join(alternatives))
+        folded_ids = sorted(i.casefold() for i in ids if i)
+        refusal = refusal_text.casefold()
 
-    def _eligible(self, sentence: str, forbidden: re.Pattern[str]) -> bool:
+        def hit(folded: str) -> bool:
+            return (
+                _META_RE.search(folded) is not None
+                or refusal in folded
+                or any(i in folded and _id_pattern(i).search(folded) for i in folded_ids)
+            )
+
+        return hit
+
+    def _eligible(self, sentence: str, forbidden: Callable[[str], bool]) -> bool:
         return (
             len(sentence) <= self.max_sentence_chars
             and _LETTER.search(sentence) is not None
             and _HEADING.match(sentence) is None
             and _ANCHOR_LIKE.search(sentence) is None
-            and forbidden.search(sentence.casefold()) is None
+            and not forbidden(sentence.casefold())
         )
 
 

@@ -149,12 +149,13 @@ def a3_gate(state: RequestState, ctx: PipelineContext) -> RequestState:
         r.model_copy(update={"rank": len(base) + k})
         for k, r in enumerate(x for x in rows if x.chunk_id not in known)
     )
+    manifest = ctx.retriever.load(state.collection).manifest
     bundle = RetrievalBundle(
         request_id=state.request_id,
         user_question=state.user_text,
         retrieval_status=RetrievalStatus.SUCCESS if gate.passed else RetrievalStatus.NO_EVIDENCE,
-        index_version=ctx.retriever.load(state.collection).manifest.index_version,
-        embedding_model=ctx.retriever.load(state.collection).manifest.embedding_model,
+        index_version=manifest.index_version,
+        embedding_model=manifest.embedding_model,
         top_k=pol.retrieval.top_k,
         results=rows,
         run_id=state.run_id,
@@ -259,7 +260,7 @@ def a4_condense(state: RequestState, ctx: PipelineContext) -> RequestState:
     bundle = state.answer_bundle
     assert bundle is not None
     n3 = ctx.policy.retrieval.n3_final_selection_max
-    before = len(bundle.selected_evidence)
+    removed = {e.chunk_id for e in bundle.selected_evidence[n3:]}
     bundle = prefix_bundle(
         bundle,
         n3,
@@ -268,11 +269,7 @@ def a4_condense(state: RequestState, ctx: PipelineContext) -> RequestState:
         tok=get_tokenizer(ctx.policy.tokenizer),
     )
     ids = [e.chunk_id for e in bundle.selected_evidence]
-    dropped = (
-        bundle.assembly_metrics.drops[len(bundle.assembly_metrics.drops) - (before - len(ids)) :]
-        if before > len(ids)
-        else []
-    )
+    dropped = [d for d in bundle.assembly_metrics.drops if d.chunk_id in removed]
     record = StageRecord(
         stage="a4", kept=ids, dropped=dropped, note=f"extractive; {len(ids)} chunks, N3={n3}"
     )

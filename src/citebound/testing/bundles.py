@@ -24,18 +24,12 @@ from citebound.contracts.enums import AssemblyStatus, CitationStyle, GenerationS
 from citebound.contracts.execution import LLMExecutionResult
 from citebound.contracts.retrieval import SourceRef
 from citebound.policy import Policy, load_policy
-from citebound.prompt.anchors import SUPERSCRIPT_DIGITS
+from citebound.prompt.anchors import citation_format
 
 
 def anchor_label(style: CitationStyle, index: int) -> str:
     """The anchor label of the `index`-th selected chunk (0-based) in `style`."""
-    if style is CitationStyle.C:
-        return f"C{index}"
-    if style is CitationStyle.S:
-        return f"S{index + 1}"
-    if style is CitationStyle.NUMERIC:
-        return str(index + 1)
-    return "".join(SUPERSCRIPT_DIGITS[int(d)] for d in str(index + 1))
+    return citation_format(style).label(index)
 
 
 def make_answer_bundle(
