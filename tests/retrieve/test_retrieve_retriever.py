@@ -104,6 +104,12 @@ def test_filters_with_null_semantics(build_store: Build, embedder: OnnxEmbedder)
     assert none.results == [] and none.retrieval_status is RetrievalStatus.NO_EVIDENCE
     bad = r.retrieve("pump", filters=FiltersApplied(date_range=DateRange(start="May 2024")))
     assert bad.retrieval_status is RetrievalStatus.FAILED and "YYYY-MM-DD" in (bad.error or "")
+    for impossible in ("2024-13-45", "2023-02-29", "2024-00-10"):
+        out = r.retrieve("pump", filters=FiltersApplied(date_range=DateRange(end=impossible)))
+        assert out.retrieval_status is RetrievalStatus.FAILED, impossible
+        assert impossible in (out.error or "")
+    leap = r.retrieve("pump", filters=FiltersApplied(date_range=DateRange(end="2024-02-29")))
+    assert leap.retrieval_status is not RetrievalStatus.FAILED
 
 
 def test_gate_at_its_boundaries(build_store: Build, embedder: OnnxEmbedder) -> None:

@@ -8,6 +8,7 @@ rebuilt (cheap next to embedding). Files are written to temporaries and renamed 
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 from pathlib import Path
@@ -45,6 +46,10 @@ def event_day(value: str | None) -> int | None:
         return None
     y, m, d = value[0:4], value[5:7], value[8:10]
     if not (y.isdigit() and m.isdigit() and d.isdigit() and value[4] == "-" == value[7]):
+        return None
+    try:  # 2024-13-45 has the shape of a date but is none: a filter on it must be refused
+        datetime.date(int(y), int(m), int(d))
+    except ValueError:
         return None
     return int(y + m + d)
 
