@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,7 @@ def _print_steps(state: Any) -> None:
 
 def _read_questions(path: Path) -> list[tuple[str | None, str]]:
     out: list[tuple[str | None, str]] = []
+    first_line: dict[str, int] = {}
     for n, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
         if not line.strip():
             continue
@@ -53,8 +56,32 @@ def _read_questions(path: Path) -> list[tuple[str | None, str]]:
         if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
             fail(f'{path}:{n}: each line needs {{"_id", "text"}}')
         qid = obj.get("_id", obj.get("id"))
-        out.append((str(qid) if qid is not None else None, obj["text"]))
+        if qid is not None:
+            qid = str(qid)
+            if qid in first_line:
+                # The audit keeps one record per request id and run: a repeat would fail.
+                fail(f"{path}:{n}: _id {qid!r} repeats line {first_line[qid]}")
+            first_line[qid] = n
+        out.append((qid, obj["text"]))
     return out
+
+
+def new_run_id() -> str:
+    """A fresh run id per batch, so a rerun of the same questions gets its own audit records."""
+    return f"ask-{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
+
+
+def filters_from_options(
+    equipment_id: str | None, knowledge_type: str | None, date_from: str | None, date_to: str | None
+) -> Any:
+    from citebound.contracts.retrieval import DateRange, FiltersApplied
+
+    if not (equipment_id or knowledge_type or date_from or date_to):
+        return None
+    date_range = DateRange(start=date_from, end=date_to) if (date_from or date_to) else None
+    return FiltersApplied(
+        equipment_id=equipment_id, knowledge_type=knowledge_type, date_range=date_range
+    )
 
 
 @click.command("ask")
@@ -87,6 +114,15 @@ def _read_questions(path: Path) -> list[tuple[str | None, str]]:
 @click.option(
     "--step", is_flag=True, help="Print what each stage kept and dropped, with reason codes."
 )
+@click.option("--equipment-id", default=None, help="Only evidence about this equipment.")
+@click.option("--knowledge-type", default=None, help="Only evidence of this knowledge type.")
+@click.option("--date-from", default=None, help="Only evidence with event_date on or after.")
+@click.option("--date-to", default=None, help="Only evidence with event_date on or before.")
+@click.option(
+    "--run-id",
+    default=None,
+    help="Run id recorded with every answer (default for --questions: a fresh one per run).",
+)
 def ask_cmd(
     question: str | None,
     questions_file: Path | None,
@@ -101,8 +137,16 @@ def ask_cmd(
     as_json: bool,
     show_scores: bool,
     step: bool,
+    equipment_id: str | None,
+    knowledge_type: str | None,
+    date_from: str | None,
+    date_to: str | None,
+    run_id: str | None,
 ) -> None:
     """Answer QUESTION from the indexed documents: cited and validated, or refused.
+
+    Filters keep only evidence whose metadata matches; a document without the field never
+    matches (seed 001 null semantics). Dates are inclusive ISO dates (YYYY-MM-DD).
 
     Exit codes: 0 answered, 3 refused (NO_EVIDENCE), 2 failed.
     """
@@ -123,25 +167,27 @@ def ask_cmd(
     except ConfigError as err:
         fail(str(err))
     pipe = Pipeline(ctx)
+    filters = filters_from_options(equipment_id, knowledge_type, date_from, date_to)
     try:
         if questions_file is not None:
+            batch_run = run_id or new_run_id()
             sink = out.open("w", encoding="utf-8") if out else sys.stdout
             counts = {"OK": 0, "NO_EVIDENCE": 0, "FAILED": 0}
             for qid, text in _read_questions(questions_file):
-                state = pipe.run(text, request_id=qid)
+                state = pipe.run(text, request_id=qid, run_id=batch_run, filters=filters)
                 assert state.response is not None
                 counts[state.response.status.value] += 1
                 sink.write(state.response.model_dump_json() + "\n")
             if out:
                 sink.close()
             click.echo(
-                f"citebound: {sum(counts.values())} questions: "
+                f"citebound: {sum(counts.values())} questions (run {batch_run}): "
                 + ", ".join(f"{k} {v}" for k, v in counts.items()),
                 err=True,
             )
             sys.exit(EXIT_OK)
         assert question is not None
-        state = pipe.run(question)
+        state = pipe.run(question, run_id=run_id, filters=filters)
         resp = state.response
         assert resp is not None
         if step:
