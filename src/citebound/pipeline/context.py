@@ -84,9 +84,14 @@ class PipelineContext:
         return sinks
 
     def close(self) -> None:
-        """Close sinks and the provider's HTTP client (only those that were opened)."""
+        """Close sinks, the store and the provider's HTTP client (only those this context
+        opened: overrides belong to the caller)."""
         for sink in self.__dict__.get("sinks", []):
             sink.close()
+        store = self.__dict__.get("store")
+        close_store = getattr(store, "close", None)
+        if close_store is not None and self.store_override is None:
+            close_store()
         provider = self.__dict__.get("provider")
         close = getattr(provider, "close", None)
         if close is not None and self.provider_override is None:
