@@ -109,9 +109,10 @@ def _stem(word: str) -> str:
     return word
 
 
-def terms(text: str) -> set[str]:
+@lru_cache(maxsize=16_384)  # evidence sentences recur across questions
+def terms(text: str) -> frozenset[str]:
     """Content terms of `text`: lower-cased words minus stopwords, plural-folded."""
-    return {_stem(w) for w in _WORD.findall(text.casefold()) if w not in STOPWORDS}
+    return frozenset(_stem(w) for w in _WORD.findall(text.casefold()) if w not in STOPWORDS)
 
 
 class ExtractiveProvider:
