@@ -47,11 +47,9 @@ def check_invariants(
     if after.history_of_stages != [*before.history_of_stages, stage] or after.stage != stage:
         raise bad("history_of_stages must grow by exactly this stage")
     old_rows, new_rows = before.base_context_chunks, after.base_context_chunks
-    # Rows are frozen and stages only append, so an untouched prefix (the same row objects)
-    # needs no comparison; anything else gets the full check by chunk id.
-    untouched = len(new_rows) >= len(old_rows) and all(
-        a is b for a, b in zip(old_rows, new_rows, strict=False)
-    )
+    # Stages only append rows, so the usual case is an equal prefix (list equality tries
+    # identity first, in C); anything else gets the full check by chunk id.
+    untouched = new_rows[: len(old_rows)] == old_rows
     new = {r.chunk_id: r for r in new_rows}
     if len(new) != len(new_rows):
         raise bad("base_context_chunks has duplicate chunk ids")
