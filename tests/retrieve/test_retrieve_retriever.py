@@ -254,3 +254,24 @@ def test_stores_learn_the_embedding_model_first(tmp_path: Path, embedder: OnnxEm
     assert store.model == embedder.name
     bundle = Retriever(store, embedder=embedder).retrieve("impeller torque")
     assert bundle.retrieval_status is not RetrievalStatus.FAILED, bundle.error
+
+
+def test_index_builds_of_one_collection_wait_for_each_other(
+    build_store: Build, embedder: OnnxEmbedder
+) -> None:
+    import threading
+
+    from citebound.index.build import build_lock, index_dir
+
+    store = build_store()
+    done: list[str] = []
+    with build_lock(index_dir(store.root, "default")):  # another build holds the lock
+        worker = threading.Thread(
+            target=lambda: done.append(update_indexes(store, "default", embedder=embedder))
+        )
+        worker.start()
+        worker.join(timeout=1.0)
+        assert worker.is_alive() and not done  # it waits instead of writing alongside
+    worker.join(timeout=120)
+    assert len(done) == 1 and done[0].startswith("idx-")
+    assert Retriever(store, embedder=embedder).retrieve(QUESTION).results
