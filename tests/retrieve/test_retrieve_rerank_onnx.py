@@ -119,6 +119,11 @@ def test_max_length_follows_the_model_files(tmp_path: Path) -> None:
     capped = write_tiny_cross_encoder(tmp_path / "capped", max_position_embeddings=64)
     assert OnnxCrossEncoderReranker(capped).max_length == 64
     assert OnnxCrossEncoderReranker(capped, max_length=16).max_length == 16
+    hub = write_tiny_cross_encoder(
+        tmp_path / "hub", layout="onnx-subdir", max_position_embeddings=48
+    )  # config.json at the root, the model in onnx/
+    assert OnnxCrossEncoderReranker(hub).max_length == 48
+    assert OnnxCrossEncoderReranker(hub / "onnx" / "model.onnx").max_length == 48
     with pytest.raises(ConfigError, match=r"max_length 128 exceeds .* 64"):
         OnnxCrossEncoderReranker(capped, max_length=128)
     (capped / "tokenizer_config.json").write_text(json.dumps({"model_max_length": 32}), "utf-8")

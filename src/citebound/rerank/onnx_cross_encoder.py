@@ -76,9 +76,9 @@ def _json_int(path: Path, key: str) -> int | None:
     return value if isinstance(value, int) and 0 < value < 1_000_000 else None
 
 
-def _model_limits(model_dir: Path) -> tuple[int | None, int | None]:
-    """(tokenizer_config model_max_length, config max_position_embeddings) near the model."""
-    dirs = list(dict.fromkeys((model_dir, model_dir.parent)))
+def _model_limits(*dirs: Path) -> tuple[int | None, int | None]:
+    """(tokenizer_config model_max_length, config max_position_embeddings) from the model's
+    and the tokenizer's directories (the export's root when the model sits in onnx/)."""
     tok = next(
         (v for d in dirs if (v := _json_int(d / "tokenizer_config.json", "model_max_length"))),
         None,
@@ -127,7 +127,8 @@ class OnnxCrossEncoderReranker:
         label = tokenizer_file.parent.name + (f"/{path.name}" if path.is_file() else "")
         self.name = f"onnx-cross-encoder:{label}"
         self.batch_size = batch_size
-        self.max_length = self._resolve_max_length(model_file.parent, max_length)
+        limits = _model_limits(*dict.fromkeys((model_file.parent, tokenizer_file.parent)))
+        self.max_length = self._resolve_max_length(limits, max_length)
 
         try:
             self._tok = Tokenizer.from_file(str(tokenizer_file))
@@ -154,8 +155,9 @@ class OnnxCrossEncoderReranker:
             ) from None
         self._feeds, self._output = self._check_signature(model_file)
 
-    def _resolve_max_length(self, model_dir: Path, requested: int) -> int:
-        tok_limit, pos_limit = _model_limits(model_dir)
+    @staticmethod
+    def _resolve_max_length(limits: tuple[int | None, int | None], requested: int) -> int:
+        tok_limit, pos_limit = limits
         if requested and pos_limit and requested > pos_limit:
             raise ConfigError(
                 f"rerank max_length {requested} exceeds the model's "
