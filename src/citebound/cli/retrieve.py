@@ -19,7 +19,7 @@ from citebound.cli._common import EXIT_FAILED, EXIT_NO_EVIDENCE, EXIT_OK, fail, 
 from citebound.cli.ask import config_from_options
 from citebound.contracts.retrieval import DateRange, FiltersApplied, RetrievalBundle
 from citebound.errors import CiteboundError
-from citebound.rerank.factory import load_reranker
+from citebound.rerank.base import load_reranker
 from citebound.retrieve.retriever import Retriever
 from citebound.store.base import Store
 

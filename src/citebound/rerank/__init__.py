@@ -4,9 +4,14 @@
 (onnxruntime, no torch), a sentence-transformers one, or the passthrough default.
 """
 
-from citebound.rerank.base import PassthroughReranker, Reranker, order_by_scores
+from citebound.rerank.base import (
+    PassthroughReranker,
+    Reranker,
+    load_reranker,
+    order_by_scores,
+    reranker_backend,
+)
 from citebound.rerank.cross_encoder import CrossEncoderReranker
-from citebound.rerank.factory import load_reranker, reranker_backend
 from citebound.rerank.onnx_cross_encoder import OnnxCrossEncoderReranker
 
 __all__ = [

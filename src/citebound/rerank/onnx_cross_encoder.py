@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from citebound.errors import ConfigError
-from citebound.rerank.base import order_by_scores
+from citebound.rerank.base import find_onnx_files, order_by_scores
 
 DEFAULT_MAX_LENGTH = 512
 _REQUIRED_INPUTS = ("input_ids", "attention_mask")
@@ -40,28 +40,6 @@ _INT_DTYPES: dict[str, type[np.signedinteger[Any]]] = {
     "tensor(int64)": np.int64,
     "tensor(int32)": np.int32,
 }
-
-
-def find_onnx_files(path: Path) -> tuple[Path, Path] | None:
-    """(model.onnx, tokenizer.json) of an ONNX cross-encoder at `path`, or None when `path`
-    holds no ONNX model. Raises ConfigError when the model is there but tokenizer.json is not."""
-    if path.is_file():
-        if path.suffix != ".onnx":
-            return None
-        model, dirs = path, (path.parent, path.parent.parent)
-    else:
-        found = [p for p in (path / "model.onnx", path / "onnx" / "model.onnx") if p.is_file()]
-        if not found:
-            return None
-        model, dirs = found[0], (path, found[0].parent)
-    tokenizer = next((d / "tokenizer.json" for d in dirs if (d / "tokenizer.json").is_file()), None)
-    if tokenizer is None:
-        raise ConfigError(
-            f"ONNX cross-encoder {model} has no tokenizer.json beside it"
-            f" (looked in {', '.join(str(d) for d in dict.fromkeys(dirs))})",
-            source=str(path),
-        )
-    return model, tokenizer
 
 
 def _json_int(path: Path, key: str) -> int | None:
