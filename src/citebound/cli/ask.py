@@ -107,6 +107,12 @@ def filters_from_options(
 @click.option("--model", default=None, help="Model name for openai/ollama.")
 @click.option("--base-url", default=None, help="Server URL for openai/ollama.")
 @click.option("--policy", default=None, help="Policy preset or file.")
+@click.option(
+    "--reranker",
+    default=None,
+    help="Cross-encoder model (ONNX export dir, .onnx file or sentence-transformers dir); "
+    "overrides [rerank] model_path.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the PublicResponse JSON.")
 @click.option(
     "--show-scores", is_flag=True, help="Show retrieval scores next to sources (text form)."
@@ -134,6 +140,7 @@ def ask_cmd(
     model: str | None,
     base_url: str | None,
     policy: str | None,
+    reranker: str | None,
     as_json: bool,
     show_scores: bool,
     step: bool,
@@ -160,10 +167,18 @@ def ask_cmd(
         store=store,
         collection=collection,
         policy=policy,
-        **{"provider.name": provider, "provider.model": model, "provider.base_url": base_url},
+        **{
+            "provider.name": provider,
+            "provider.model": model,
+            "provider.base_url": base_url,
+            "rerank.model_path": reranker,
+        },
     )
     try:
         ctx = PipelineContext(config)
+        # Every request reranks, so load the model now: a broken one is a usage error (exit 2)
+        # rather than one FAILED response per question of a batch.
+        _ = ctx.reranker
     except ConfigError as err:
         fail(str(err))
     pipe = Pipeline(ctx)
