@@ -27,7 +27,7 @@ least `min_matches` terms. The best `max_sentences` are kept
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 from citebound.contracts.assembly import AnswerBundle
@@ -197,8 +197,10 @@ class ExtractiveProvider:
             sentences = [
                 s for i, line in enumerate(lines) if i not in tainted for s in split_sentences(line)
             ]
+            # A section title kept in the text (HTML, PDF, plain text) says where, not what.
+            titles = _titles(evidence.source.heading_path if evidence.source else ())
             for s_index, sentence in enumerate(sentences):
-                if not self._eligible(sentence, forbidden):
+                if not self._eligible(sentence, forbidden) or _folded(sentence) in titles:
                     continue
                 shared = len(question & terms(sentence))
                 score = shared / len(question)
@@ -248,6 +250,14 @@ class ExtractiveProvider:
             and _ANCHOR_LIKE.search(sentence) is None
             and not forbidden(sentence.casefold())
         )
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.casefold().split()).rstrip(".:")
+
+
+def _titles(heading_path: Sequence[str]) -> frozenset[str]:
+    return frozenset(_folded(h) for h in heading_path if h.strip())
 
 
 def _join(pieces: list[str], marker: str) -> str | None:
