@@ -11,7 +11,14 @@ from typing import Any
 
 import click
 
-from citebound.cli._common import EXIT_FAILED, EXIT_NO_EVIDENCE, EXIT_OK, fail
+from citebound.cli._common import (
+    EXIT_FAILED,
+    EXIT_NO_EVIDENCE,
+    EXIT_OK,
+    fail,
+    filter_options,
+    filters_from_options,
+)
 from citebound.config import Config, load_config
 from citebound.errors import ConfigError
 
@@ -71,19 +78,6 @@ def new_run_id() -> str:
     return f"ask-{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
 
 
-def filters_from_options(
-    equipment_id: str | None, knowledge_type: str | None, date_from: str | None, date_to: str | None
-) -> Any:
-    from citebound.contracts.retrieval import DateRange, FiltersApplied
-
-    if not (equipment_id or knowledge_type or date_from or date_to):
-        return None
-    date_range = DateRange(start=date_from, end=date_to) if (date_from or date_to) else None
-    return FiltersApplied(
-        equipment_id=equipment_id, knowledge_type=knowledge_type, date_range=date_range
-    )
-
-
 @click.command("ask")
 @click.argument("question", required=False)
 @click.option(
@@ -120,10 +114,7 @@ def filters_from_options(
 @click.option(
     "--step", is_flag=True, help="Print what each stage kept and dropped, with reason codes."
 )
-@click.option("--equipment-id", default=None, help="Only evidence about this equipment.")
-@click.option("--knowledge-type", default=None, help="Only evidence of this knowledge type.")
-@click.option("--date-from", default=None, help="Only evidence with event_date on or after.")
-@click.option("--date-to", default=None, help="Only evidence with event_date on or before.")
+@filter_options
 @click.option(
     "--run-id",
     default=None,

@@ -15,9 +15,17 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from citebound.cli._common import EXIT_FAILED, EXIT_NO_EVIDENCE, EXIT_OK, fail, to_json
+from citebound.cli._common import (
+    EXIT_FAILED,
+    EXIT_NO_EVIDENCE,
+    EXIT_OK,
+    fail,
+    filter_options,
+    filters_from_options,
+    to_json,
+)
 from citebound.cli.ask import config_from_options
-from citebound.contracts.retrieval import DateRange, FiltersApplied, RetrievalBundle
+from citebound.contracts.retrieval import RetrievalBundle
 from citebound.errors import CiteboundError
 from citebound.rerank.base import load_reranker
 from citebound.retrieve.retriever import Retriever
@@ -109,10 +117,7 @@ def _print_table(bundle: RetrievalBundle) -> None:
     help='JSONL file of {"_id", "text"}: one bundle per line (request_id = _id).',
 )
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False), help="JSONL output file.")
-@click.option("--equipment-id", default=None, help="Only chunks of this equipment.")
-@click.option("--knowledge-type", default=None, help="Only chunks of this knowledge type.")
-@click.option("--date-from", default=None, help="event_date on or after (YYYY-MM-DD).")
-@click.option("--date-to", default=None, help="event_date on or before (YYYY-MM-DD).")
+@filter_options
 @click.option(
     "--reranker",
     "reranker_path",
@@ -159,10 +164,7 @@ def retrieve_command(
     store: Store = obj.get("store") or open_store(config.store_path)
     collection = config.collection
     retriever = Retriever(store, policy=policy, reranker=reranker)
-    date_range = DateRange(start=date_from, end=date_to) if (date_from or date_to) else None
-    filters = FiltersApplied(
-        equipment_id=equipment_id, knowledge_type=knowledge_type, date_range=date_range
-    )
+    filters = filters_from_options(equipment_id, knowledge_type, date_from, date_to)
     if queries is not None:
         items = _read_queries(queries)
         lines = [
