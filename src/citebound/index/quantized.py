@@ -29,7 +29,7 @@ Why the copy is built at load and not stored next to `vectors.npy`: `vectors.npy
 source of truth, so the int8 copy can never be stale or disagree with it, and the on-disk format
 and manifest do not change. Building it reads the float matrix once in blocks (about as long as
 loading `vectors.npy` itself; see docs/retrieval.md for the measured time) and costs 1 byte per
-value plus 12 bytes per row of memory, with no full-size float temporaries.
+value plus 8 bytes per row of memory, with no full-size float temporaries.
 """
 
 from __future__ import annotations
@@ -47,8 +47,10 @@ Scores = npt.NDArray[np.float32]
 # Rows quantized per step while building: the float temporaries (12 MB at dim 384) stay in cache,
 # which made building 1M rows twice as fast as with 32k-row blocks (2.6 s vs 3.7-5.3 s here).
 BUILD_BLOCK_ROWS = 8192
-# onnxruntime threads for the scan: the scan is memory-bound and both cores share one memory bus.
-SCAN_THREADS = 2
+# onnxruntime threads for the scan. One: the scan is memory-bound, and two threads were no faster
+# here (median 18-19 ms vs 20-22 ms at 1M rows), while one leaves the other core to tantivy, the
+# query embedder and concurrent requests.
+SCAN_THREADS = 1
 
 
 def _varint(value: int) -> bytes:
