@@ -22,6 +22,12 @@ Example file::
     n3_final_selection_max = 24
     n4_recent_conv_max_pairs = 8
 
+    [rerank]                        # cross-encoder over the first N2 candidates; docs/retrieval.md
+    model_path = ""                 # "" = passthrough; an ONNX export dir (model.onnx +
+                                    # tokenizer.json), a .onnx file, or a sentence-transformers dir
+    batch_size = 32
+    max_length = 0                  # tokens per (query, text) pair; 0 = the model's own
+
     [stages]                        # LLM-backed stages; off = deterministic defaults
     llm_shape = false
     llm_gate = false
@@ -77,6 +83,23 @@ class Limits(Contract):
     n2_rerank_top_k: int = Field(default=50, ge=1, description="Reranker input (N2).")
     n3_final_selection_max: int = Field(default=24, ge=1, description="Final selection cap (N3).")
     n4_recent_conv_max_pairs: int = Field(default=8, ge=0, description="Conversation pairs (N4).")
+
+
+class RerankConfig(Contract):
+    """The reranker of the first N2 candidates (N2 itself is `[limits] n2_rerank_top_k`)."""
+
+    model_path: str = Field(
+        default="",
+        description="Local cross-encoder: an ONNX export directory (model.onnx or "
+        "onnx/model.onnx, tokenizer.json), one .onnx file, or a sentence-transformers "
+        "directory; empty = passthrough (no reranking). Never downloaded.",
+    )
+    batch_size: int = Field(default=32, ge=1, description="(query, text) pairs per forward pass.")
+    max_length: int = Field(
+        default=0,
+        ge=0,
+        description="Token cap per (query, text) pair; 0 = the model's own (512 when unknown).",
+    )
 
 
 class StageSwitches(Contract):
@@ -136,6 +159,7 @@ class Config(Contract):
     collection: str = Field(default="default", description="Default collection.")
     provider: ProviderConfig = Field(default_factory=ProviderConfig, description="LLM provider.")
     limits: Limits = Field(default_factory=Limits, description="N-constants.")
+    rerank: RerankConfig = Field(default_factory=RerankConfig, description="Reranker.")
     stages: StageSwitches = Field(default_factory=StageSwitches, description="LLM stages.")
     audit: AuditConfig = Field(default_factory=AuditConfig, description="Audit sinks.")
     api: ApiConfig = Field(default_factory=ApiConfig, description="HTTP server.")
@@ -191,6 +215,7 @@ _ENV: dict[str, tuple[str, ...]] = {
     "CITEBOUND_API": ("provider", "api"),
     **{f"CITEBOUND_{k.upper()}": ("limits", k) for k in Limits.model_fields},
     **{f"CITEBOUND_{k.upper()}": ("stages", k) for k in StageSwitches.model_fields},
+    **{f"CITEBOUND_RERANK_{k.upper()}": ("rerank", k) for k in RerankConfig.model_fields},
     "CITEBOUND_AUDIT_SINKS": ("audit", "sinks"),
     "CITEBOUND_AUDIT_SQLITE_PATH": ("audit", "sqlite_path"),
     "CITEBOUND_AUDIT_DELTA_PATH": ("audit", "delta_path"),

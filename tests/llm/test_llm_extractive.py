@@ -109,6 +109,23 @@ def test_heading_without_terminator_is_kept_on_its_own_line() -> None:
     assert split_sentences(text, marker=r"\[C\d+\]") == text.split("\n")
 
 
+def test_a_section_title_inside_the_text_is_not_an_answer() -> None:
+    from citebound.contracts.retrieval import SourceRef
+
+    texts = ["Valve V-9 closing\nClose valve V-9 slowly to avoid water hammer."]
+    bundle = make_bundle(texts, "How is valve V-9 closed?")
+    plain = ExtractiveProvider().answer(bundle, REFUSAL)
+    assert plain.startswith("Valve V-9 closing [C0]")  # without provenance it is a line
+    ev = bundle.selected_evidence[0]
+    titled = ev.model_copy(
+        update={"source": SourceRef(document="Valve guide", heading_path=("Valve V-9 closing",))}
+    )
+    bundle = bundle.model_copy(update={"selected_evidence": [titled]})
+    assert ExtractiveProvider().answer(bundle, REFUSAL) == (
+        "Close valve V-9 slowly to avoid water hammer. [C0]"
+    )
+
+
 def test_same_input_same_output() -> None:
     a = answer(PUMP_EVIDENCE, "pump bar seals hours")
     b = answer(PUMP_EVIDENCE, "pump bar seals hours")

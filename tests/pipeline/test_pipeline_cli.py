@@ -114,6 +114,41 @@ def test_ask_questions_batch(
     assert "2 questions" in err
 
 
+def test_ask_questions_rerun_gets_a_new_run_and_repeated_ids_are_refused(
+    demo_store: SqliteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    qfile = tmp_path / "q.jsonl"
+    qfile.write_text(json.dumps({"_id": "q1", "text": TORQUE}) + "\n")
+    runs = []
+    for _ in range(2):  # the same ids into the same audit file: each run is its own
+        out = tmp_path / "out.jsonl"
+        code, _, err = _ask(demo_store, tmp_path, "--questions", str(qfile), "--out", str(out))
+        assert code == 0
+        assert PublicResponse.model_validate_json(out.read_text()).status.value == "OK"
+        runs.append(err.split("(run ")[1].split(")")[0])
+    assert runs[0] != runs[1]
+    code, _, err = _ask(demo_store, tmp_path, "--questions", str(qfile), "--run-id", "nightly-1")
+    assert code == 0 and "(run nightly-1)" in err
+    qfile.write_text(qfile.read_text() + json.dumps({"_id": "q1", "text": "again"}) + "\n")
+    code, _, err = _ask(demo_store, tmp_path, "--questions", str(qfile))
+    assert code == 2 and "q.jsonl:2" in err and "repeats line 1" in err
+
+
+def test_ask_filters_restrict_the_evidence(
+    demo_store: SqliteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = _ask(demo_store, tmp_path, TORQUE, "--json", "--equipment-id", "HP-220")
+    resp = PublicResponse.model_validate_json(out)
+    assert code == 0 and resp.citations
+    assert {c.equipment_id for c in resp.citations} == {"HP-220"}
+    code, out, _ = _ask(demo_store, tmp_path, TORQUE, "--equipment-id", "CX-9")
+    assert code == 3  # the torque is only in HP-220 documents
+    code, _, err = _ask(demo_store, tmp_path, TORQUE, "--date-to", "2024-13-45")
+    assert code == 2 and "2024-13-45" in err
+
+
 def test_ask_usage_errors(
     demo_store: SqliteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

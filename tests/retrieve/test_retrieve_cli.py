@@ -76,3 +76,36 @@ def test_queries_file_writes_one_bundle_per_line(store: MemoryStore, tmp_path: P
     queries.write_text('{"_id": "q1"}\n', "utf-8")
     code, _, err = _run(store, "--queries", str(queries))
     assert code == 2 and "q.jsonl:1" in err
+
+
+def test_reranker_from_option_or_config_file(
+    store: MemoryStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from citebound.rerank import OnnxCrossEncoderReranker, order_by_scores
+    from citebound.testing.tiny_cross_encoder import write_tiny_cross_encoder
+
+    monkeypatch.chdir(tmp_path)  # no ./citebound.toml
+    model = write_tiny_cross_encoder(tmp_path / "tiny-xenc")
+    question = "What torque for the pump bolt?"
+    base = ["--json", "--policy", "hybridrag"]
+    plain = RetrievalBundle.model_validate_json(_run(store, question, *base)[1])
+    code, out, _ = _run(store, question, *base, "--reranker", str(model))
+    reranked = RetrievalBundle.model_validate_json(out)
+    n2 = 50  # hybridrag's N2 covers the whole small corpus
+    head = plain.results[:n2]
+    scores = OnnxCrossEncoderReranker(model).scores(question, [r.chunk_text for r in head])
+    assert code == 0
+    assert [r.chunk_id for r in reranked.results] == order_by_scores(
+        [r.chunk_id for r in head], scores
+    )[: len(reranked.results)]
+    assert [r.chunk_id for r in reranked.results] != [r.chunk_id for r in plain.results]
+    # the same from citebound.toml: [rerank] and [limits] apply to `retrieve` as to `ask`
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'[rerank]\nmodel_path = "{model}"\n', "utf-8")
+    code, out, _ = _run(store, question, *base, "--config", str(cfg))
+    assert code == 0 and RetrievalBundle.model_validate_json(out).results == reranked.results
+    cfg.write_text(f'[rerank]\nmodel_path = "{model}"\n[limits]\nn2_rerank_top_k = 1\n', "utf-8")
+    code, out, _ = _run(store, question, *base, "--config", str(cfg))
+    assert RetrievalBundle.model_validate_json(out).results == plain.results  # N2 = 1: no reorder
+    code, _, err = _run(store, question, "--reranker", str(tmp_path / "nope"))
+    assert code == 2 and "does not exist" in err

@@ -37,9 +37,12 @@ EXPECTED = {
     },
     "citebound.rerank": {
         "CrossEncoderReranker",
+        "OnnxCrossEncoderReranker",
         "PassthroughReranker",
         "Reranker",
+        "load_reranker",
         "order_by_scores",
+        "reranker_backend",
     },
 }
 

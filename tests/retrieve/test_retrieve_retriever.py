@@ -104,6 +104,12 @@ def test_filters_with_null_semantics(build_store: Build, embedder: OnnxEmbedder)
     assert none.results == [] and none.retrieval_status is RetrievalStatus.NO_EVIDENCE
     bad = r.retrieve("pump", filters=FiltersApplied(date_range=DateRange(start="May 2024")))
     assert bad.retrieval_status is RetrievalStatus.FAILED and "YYYY-MM-DD" in (bad.error or "")
+    for impossible in ("2024-13-45", "2023-02-29", "2024-00-10"):
+        out = r.retrieve("pump", filters=FiltersApplied(date_range=DateRange(end=impossible)))
+        assert out.retrieval_status is RetrievalStatus.FAILED, impossible
+        assert impossible in (out.error or "")
+    leap = r.retrieve("pump", filters=FiltersApplied(date_range=DateRange(end="2024-02-29")))
+    assert leap.retrieval_status is not RetrievalStatus.FAILED
 
 
 def test_gate_at_its_boundaries(build_store: Build, embedder: OnnxEmbedder) -> None:
@@ -248,3 +254,24 @@ def test_stores_learn_the_embedding_model_first(tmp_path: Path, embedder: OnnxEm
     assert store.model == embedder.name
     bundle = Retriever(store, embedder=embedder).retrieve("impeller torque")
     assert bundle.retrieval_status is not RetrievalStatus.FAILED, bundle.error
+
+
+def test_index_builds_of_one_collection_wait_for_each_other(
+    build_store: Build, embedder: OnnxEmbedder
+) -> None:
+    import threading
+
+    from citebound.index.build import build_lock, index_dir
+
+    store = build_store()
+    done: list[str] = []
+    with build_lock(index_dir(store.root, "default")):  # another build holds the lock
+        worker = threading.Thread(
+            target=lambda: done.append(update_indexes(store, "default", embedder=embedder))
+        )
+        worker.start()
+        worker.join(timeout=1.0)
+        assert worker.is_alive() and not done  # it waits instead of writing alongside
+    worker.join(timeout=120)
+    assert len(done) == 1 and done[0].startswith("idx-")
+    assert Retriever(store, embedder=embedder).retrieve(QUESTION).results

@@ -179,9 +179,9 @@ class ApiRuntime:
             yield
 
     def warm_up(self) -> None:
-        """Open the store, provider and every collection's index before the first request
-        (and on one thread, so lazily built shared objects are built once)."""
-        _ = self.ctx.sinks, self.ctx.provider
+        """Open the store, provider, reranker and every collection's index before the first
+        request (and on one thread, so lazily built shared objects are built once)."""
+        _ = self.ctx.sinks, self.ctx.provider, self.ctx.reranker
         for collection in self.collections():
             try:
                 self.ctx.retriever.load(collection)

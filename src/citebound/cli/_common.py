@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import sys
-from typing import NoReturn
+from collections.abc import Callable
+from typing import NoReturn, TypeVar
 
 import click
 from pydantic import BaseModel
+
+from citebound.contracts.retrieval import DateRange, FiltersApplied
+
+F = TypeVar("F", bound=Callable[..., object])
 
 EXIT_OK = 0
 EXIT_FAILED = 2
@@ -28,3 +33,33 @@ def fail(message: str, code: int = EXIT_FAILED) -> NoReturn:
     """Print one line to stderr and exit with `code`."""
     click.echo(f"citebound: {message}", err=True)
     sys.exit(code)
+
+
+def filter_options(fn: F) -> F:
+    """The metadata filter options shared by `ask` and `retrieve` (seed 001 null semantics:
+    a document without the field never matches)."""
+    for option in reversed(
+        [
+            click.option("--equipment-id", default=None, help="Only evidence of this equipment."),
+            click.option(
+                "--knowledge-type", default=None, help="Only evidence of this knowledge type."
+            ),
+            click.option("--date-from", default=None, help="event_date on or after (YYYY-MM-DD)."),
+            click.option("--date-to", default=None, help="event_date on or before (YYYY-MM-DD)."),
+        ]
+    ):
+        fn = option(fn)
+    return fn
+
+
+def filters_from_options(
+    equipment_id: str | None, knowledge_type: str | None, date_from: str | None, date_to: str | None
+) -> FiltersApplied | None:
+    """FiltersApplied from the filter options, None when none is set. Dates are checked when
+    the filters are compiled, so a bad date fails the request with a clear reason."""
+    if not (equipment_id or knowledge_type or date_from or date_to):
+        return None
+    date_range = DateRange(start=date_from, end=date_to) if (date_from or date_to) else None
+    return FiltersApplied(
+        equipment_id=equipment_id, knowledge_type=knowledge_type, date_range=date_range
+    )

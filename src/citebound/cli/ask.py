@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import json
 import sys
+import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import click
 
-from citebound.cli._common import EXIT_FAILED, EXIT_NO_EVIDENCE, EXIT_OK, fail
+from citebound.cli._common import (
+    EXIT_FAILED,
+    EXIT_NO_EVIDENCE,
+    EXIT_OK,
+    fail,
+    filter_options,
+    filters_from_options,
+)
 from citebound.config import Config, load_config
 from citebound.errors import ConfigError
 
@@ -43,6 +52,7 @@ def _print_steps(state: Any) -> None:
 
 def _read_questions(path: Path) -> list[tuple[str | None, str]]:
     out: list[tuple[str | None, str]] = []
+    first_line: dict[str, int] = {}
     for n, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
         if not line.strip():
             continue
@@ -53,8 +63,19 @@ def _read_questions(path: Path) -> list[tuple[str | None, str]]:
         if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
             fail(f'{path}:{n}: each line needs {{"_id", "text"}}')
         qid = obj.get("_id", obj.get("id"))
-        out.append((str(qid) if qid is not None else None, obj["text"]))
+        if qid is not None:
+            qid = str(qid)
+            if qid in first_line:
+                # The audit keeps one record per request id and run: a repeat would fail.
+                fail(f"{path}:{n}: _id {qid!r} repeats line {first_line[qid]}")
+            first_line[qid] = n
+        out.append((qid, obj["text"]))
     return out
+
+
+def new_run_id() -> str:
+    """A fresh run id per batch, so a rerun of the same questions gets its own audit records."""
+    return f"ask-{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
 
 
 @click.command("ask")
@@ -80,12 +101,24 @@ def _read_questions(path: Path) -> list[tuple[str | None, str]]:
 @click.option("--model", default=None, help="Model name for openai/ollama.")
 @click.option("--base-url", default=None, help="Server URL for openai/ollama.")
 @click.option("--policy", default=None, help="Policy preset or file.")
+@click.option(
+    "--reranker",
+    default=None,
+    help="Cross-encoder model (ONNX export dir, .onnx file or sentence-transformers dir); "
+    "overrides [rerank] model_path.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the PublicResponse JSON.")
 @click.option(
     "--show-scores", is_flag=True, help="Show retrieval scores next to sources (text form)."
 )
 @click.option(
     "--step", is_flag=True, help="Print what each stage kept and dropped, with reason codes."
+)
+@filter_options
+@click.option(
+    "--run-id",
+    default=None,
+    help="Run id recorded with every answer (default for --questions: a fresh one per run).",
 )
 def ask_cmd(
     question: str | None,
@@ -98,11 +131,20 @@ def ask_cmd(
     model: str | None,
     base_url: str | None,
     policy: str | None,
+    reranker: str | None,
     as_json: bool,
     show_scores: bool,
     step: bool,
+    equipment_id: str | None,
+    knowledge_type: str | None,
+    date_from: str | None,
+    date_to: str | None,
+    run_id: str | None,
 ) -> None:
     """Answer QUESTION from the indexed documents: cited and validated, or refused.
+
+    Filters keep only evidence whose metadata matches; a document without the field never
+    matches (seed 001 null semantics). Dates are inclusive ISO dates (YYYY-MM-DD).
 
     Exit codes: 0 answered, 3 refused (NO_EVIDENCE), 2 failed.
     """
@@ -116,32 +158,42 @@ def ask_cmd(
         store=store,
         collection=collection,
         policy=policy,
-        **{"provider.name": provider, "provider.model": model, "provider.base_url": base_url},
+        **{
+            "provider.name": provider,
+            "provider.model": model,
+            "provider.base_url": base_url,
+            "rerank.model_path": reranker,
+        },
     )
     try:
         ctx = PipelineContext(config)
+        # Every request reranks, so load the model now: a broken one is a usage error (exit 2)
+        # rather than one FAILED response per question of a batch.
+        _ = ctx.reranker
     except ConfigError as err:
         fail(str(err))
     pipe = Pipeline(ctx)
+    filters = filters_from_options(equipment_id, knowledge_type, date_from, date_to)
     try:
         if questions_file is not None:
+            batch_run = run_id or new_run_id()
             sink = out.open("w", encoding="utf-8") if out else sys.stdout
             counts = {"OK": 0, "NO_EVIDENCE": 0, "FAILED": 0}
             for qid, text in _read_questions(questions_file):
-                state = pipe.run(text, request_id=qid)
+                state = pipe.run(text, request_id=qid, run_id=batch_run, filters=filters)
                 assert state.response is not None
                 counts[state.response.status.value] += 1
                 sink.write(state.response.model_dump_json() + "\n")
             if out:
                 sink.close()
             click.echo(
-                f"citebound: {sum(counts.values())} questions: "
+                f"citebound: {sum(counts.values())} questions (run {batch_run}): "
                 + ", ".join(f"{k} {v}" for k, v in counts.items()),
                 err=True,
             )
             sys.exit(EXIT_OK)
         assert question is not None
-        state = pipe.run(question)
+        state = pipe.run(question, run_id=run_id, filters=filters)
         resp = state.response
         assert resp is not None
         if step:

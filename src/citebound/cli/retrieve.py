@@ -15,11 +15,19 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from citebound.cli._common import EXIT_FAILED, EXIT_NO_EVIDENCE, EXIT_OK, fail, to_json
-from citebound.contracts.retrieval import DateRange, FiltersApplied, RetrievalBundle
+from citebound.cli._common import (
+    EXIT_FAILED,
+    EXIT_NO_EVIDENCE,
+    EXIT_OK,
+    fail,
+    filter_options,
+    filters_from_options,
+    to_json,
+)
+from citebound.cli.ask import config_from_options
+from citebound.contracts.retrieval import RetrievalBundle
 from citebound.errors import CiteboundError
-from citebound.policy import load_policy
-from citebound.rerank.base import Reranker
+from citebound.rerank.base import load_reranker
 from citebound.retrieve.retriever import Retriever
 from citebound.store.base import Store
 
@@ -85,17 +93,22 @@ def _print_table(bundle: RetrievalBundle) -> None:
 
 @click.command("retrieve")
 @click.argument("question", required=False)
-@click.option("--collection", default="default", show_default=True, help="Collection to search.")
+@click.option("--collection", default=None, help="Collection (default: config, 'default').")
+@click.option(
+    "--config",
+    "config_file",
+    default=None,
+    help="citebound.toml (default: ./citebound.toml if present).",
+)
 @click.option(
     "--store",
     "store_dir",
-    default="./.citebound",
-    show_default=True,
+    default=None,
     type=click.Path(path_type=Path, file_okay=False),
-    help="Store directory.",
+    help="Store directory (default: config, ./.citebound).",
 )
 @click.option(
-    "--policy", "policy_name", default="strict-v1", show_default=True, help="Preset or TOML."
+    "--policy", "policy_name", default=None, help="Preset or TOML (default: config, strict-v1)."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the RetrievalBundle as JSON.")
 @click.option(
@@ -104,23 +117,22 @@ def _print_table(bundle: RetrievalBundle) -> None:
     help='JSONL file of {"_id", "text"}: one bundle per line (request_id = _id).',
 )
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False), help="JSONL output file.")
-@click.option("--equipment-id", default=None, help="Only chunks of this equipment.")
-@click.option("--knowledge-type", default=None, help="Only chunks of this knowledge type.")
-@click.option("--date-from", default=None, help="event_date on or after (YYYY-MM-DD).")
-@click.option("--date-to", default=None, help="event_date on or before (YYYY-MM-DD).")
+@filter_options
 @click.option(
     "--reranker",
     "reranker_path",
-    type=click.Path(path_type=Path, file_okay=False),
-    help="Local cross-encoder model directory (default: no reranking).",
+    type=click.Path(path_type=Path),
+    help="Local cross-encoder (ONNX export dir, .onnx file or sentence-transformers dir); "
+    "overrides [rerank] model_path (default: config, no reranking).",
 )
 @click.pass_context
 def retrieve_command(
     ctx: click.Context,
     question: str | None,
-    collection: str,
-    store_dir: Path,
-    policy_name: str,
+    collection: str | None,
+    config_file: str | None,
+    store_dir: Path | None,
+    policy_name: str | None,
     as_json: bool,
     queries: Path | None,
     out: Path | None,
@@ -134,21 +146,25 @@ def retrieve_command(
     if (question is None) == (queries is None):
         fail("give either a QUESTION or --queries FILE.jsonl")
     obj = ctx.find_object(dict) or {}
+    # The same precedence as `ask`: defaults < citebound.toml < CITEBOUND_* < these options,
+    # so [limits] (N1, N2) and [rerank] apply here too.
+    config = config_from_options(
+        config_file,
+        store=None if store_dir is None else str(store_dir),
+        collection=collection,
+        policy=policy_name,
+        **{"rerank.model_path": None if reranker_path is None else str(reranker_path)},
+    )
     try:
-        policy = load_policy(policy_name)
-        reranker: Reranker | None = None
-        if reranker_path is not None:
-            from citebound.rerank.cross_encoder import CrossEncoderReranker
-
-            reranker = CrossEncoderReranker(reranker_path)
+        policy = config.load_policy()
+        r = config.rerank
+        reranker = load_reranker(r.model_path, batch_size=r.batch_size, max_length=r.max_length)
     except CiteboundError as err:
         fail(str(err))
-    store: Store = obj.get("store") or open_store(store_dir)
+    store: Store = obj.get("store") or open_store(config.store_path)
+    collection = config.collection
     retriever = Retriever(store, policy=policy, reranker=reranker)
-    date_range = DateRange(start=date_from, end=date_to) if (date_from or date_to) else None
-    filters = FiltersApplied(
-        equipment_id=equipment_id, knowledge_type=knowledge_type, date_range=date_range
-    )
+    filters = filters_from_options(equipment_id, knowledge_type, date_from, date_to)
     if queries is not None:
         items = _read_queries(queries)
         lines = [

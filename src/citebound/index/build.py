@@ -4,13 +4,21 @@ Layout under `store.root / "index" / <collection>`: `manifest.json`, `rows.json`
 metadata in chunk_id order), `vectors.npy` (float32) and `lexical/` (tantivy). Vectors are cached
 by chunk_id: an update embeds only chunks it has not seen with the same model. The BM25 index is
 rebuilt (cheap next to embedding). Files are written to temporaries and renamed into place.
+One build per collection runs at a time: concurrent `update_indexes` calls (two `citebound
+ingest` runs, or threads) wait on an exclusive lock file, `<collection>/.build.lock`, instead
+of overwriting each other's temporaries.
 """
 
 from __future__ import annotations
 
+import datetime
+import functools
 import json
 import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Concatenate, ParamSpec
 
 import numpy as np
 
@@ -23,6 +31,7 @@ from citebound.index.lexical import LexicalDoc, build_lexical
 from citebound.store.base import Store
 
 DEFAULT_ANALYZER = "en_stem"
+P = ParamSpec("P")
 
 
 def index_dir(root: Path, collection: str) -> Path:
@@ -45,6 +54,10 @@ def event_day(value: str | None) -> int | None:
         return None
     y, m, d = value[0:4], value[5:7], value[8:10]
     if not (y.isdigit() and m.isdigit() and d.isdigit() and value[4] == "-" == value[7]):
+        return None
+    try:  # 2024-13-45 has the shape of a date but is none: a filter on it must be refused
+        datetime.date(int(y), int(m), int(d))
+    except ValueError:
         return None
     return int(y + m + d)
 
@@ -73,6 +86,34 @@ def _write_atomic(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+@contextmanager
+def build_lock(directory: Path) -> Iterator[None]:
+    """Hold the exclusive build lock of one index directory (blocks until it is free)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / ".build.lock", "a+b") as fh:
+        try:
+            import fcntl
+        except ImportError:  # not POSIX: no inter-process lock
+            yield
+            return
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def _one_build_at_a_time(
+    fn: Callable[Concatenate[Store, str, P], str],
+) -> Callable[Concatenate[Store, str, P], str]:
+    def locked(store: Store, collection: str, /, *args: P.args, **kwargs: P.kwargs) -> str:
+        with build_lock(index_dir(store.root, collection)):
+            return fn(store, collection, *args, **kwargs)
+
+    functools.update_wrapper(locked, fn)  # keeps the name and docstring for help()/docs
+    return locked
+
+
 def _cached_vectors(directory: Path, model: str) -> dict[str, Matrix]:
     old = read_manifest(directory)
     if old is None or old.embedding_model != model or not (directory / "vectors.npy").is_file():
@@ -84,6 +125,7 @@ def _cached_vectors(directory: Path, model: str) -> dict[str, Matrix]:
     return {r.chunk_id: matrix[i] for i, r in enumerate(rows)}
 
 
+@_one_build_at_a_time
 def update_indexes(
     store: Store,
     collection: str,

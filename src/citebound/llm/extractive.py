@@ -27,7 +27,7 @@ least `min_matches` terms. The best `max_sentences` are kept
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 from citebound.contracts.assembly import AnswerBundle
@@ -109,9 +109,10 @@ def _stem(word: str) -> str:
     return word
 
 
-def terms(text: str) -> set[str]:
+@lru_cache(maxsize=16_384)  # evidence sentences recur across questions
+def terms(text: str) -> frozenset[str]:
     """Content terms of `text`: lower-cased words minus stopwords, plural-folded."""
-    return {_stem(w) for w in _WORD.findall(text.casefold()) if w not in STOPWORDS}
+    return frozenset(_stem(w) for w in _WORD.findall(text.casefold()) if w not in STOPWORDS)
 
 
 class ExtractiveProvider:
@@ -196,8 +197,10 @@ class ExtractiveProvider:
             sentences = [
                 s for i, line in enumerate(lines) if i not in tainted for s in split_sentences(line)
             ]
+            # A section title kept in the text (HTML, PDF, plain text) says where, not what.
+            titles = _titles(evidence.source.heading_path if evidence.source else ())
             for s_index, sentence in enumerate(sentences):
-                if not self._eligible(sentence, forbidden):
+                if not self._eligible(sentence, forbidden) or _folded(sentence) in titles:
                     continue
                 shared = len(question & terms(sentence))
                 score = shared / len(question)
@@ -247,6 +250,14 @@ class ExtractiveProvider:
             and _ANCHOR_LIKE.search(sentence) is None
             and not forbidden(sentence.casefold())
         )
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.casefold().split()).rstrip(".:")
+
+
+def _titles(heading_path: Sequence[str]) -> frozenset[str]:
+    return frozenset(_folded(h) for h in heading_path if h.strip())
 
 
 def _join(pieces: list[str], marker: str) -> str | None:

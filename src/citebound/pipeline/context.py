@@ -1,7 +1,10 @@
-"""`PipelineContext`: the resources stages use (policy, store, retriever, provider, sinks).
+"""`PipelineContext`: the resources stages use (policy, store, retriever, reranker, provider,
+sinks).
 
 Stages are memoryless: the context holds loaded models and open files, never per-request state.
-Heavy parts load lazily on first use so `citebound config show` or a refused request stays fast.
+Heavy parts load lazily on first use so `citebound config show` or a refused request stays fast;
+only cheap checks run at construction (a missing `[rerank] model_path` fails there, not on the
+first request).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from citebound.policy import Policy
 if TYPE_CHECKING:
     from citebound.audit import AuditSink
     from citebound.llm import Provider
+    from citebound.rerank import Reranker
     from citebound.retrieve import Retriever
     from citebound.store.base import Store
 
@@ -30,9 +34,14 @@ class PipelineContext:
     provider_override: Provider | None = None
     sinks_override: list[AuditSink] | None = None
     store_override: Store | None = None
+    reranker_override: Reranker | None = None
 
     def __post_init__(self) -> None:
         self.policy = self.config.load_policy()
+        if self.reranker_override is None and self.config.rerank.model_path:
+            from citebound.rerank import reranker_backend
+
+            reranker_backend(self.config.rerank.model_path)  # ConfigError now, not per request
 
     @cached_property
     def store(self) -> Store:
@@ -46,7 +55,17 @@ class PipelineContext:
     def retriever(self) -> Retriever:
         from citebound.retrieve import Retriever
 
-        return Retriever(self.store, policy=self.policy)
+        return Retriever(self.store, policy=self.policy, reranker=self.reranker)
+
+    @cached_property
+    def reranker(self) -> Reranker:
+        """`[rerank] model_path` loaded once (passthrough when empty); its name is traced."""
+        if self.reranker_override is not None:
+            return self.reranker_override
+        from citebound.rerank import load_reranker
+
+        r = self.config.rerank
+        return load_reranker(r.model_path, batch_size=r.batch_size, max_length=r.max_length)
 
     @cached_property
     def provider(self) -> Provider:
@@ -84,9 +103,14 @@ class PipelineContext:
         return sinks
 
     def close(self) -> None:
-        """Close sinks and the provider's HTTP client (only those that were opened)."""
+        """Close sinks, the store and the provider's HTTP client (only those this context
+        opened: overrides belong to the caller)."""
         for sink in self.__dict__.get("sinks", []):
             sink.close()
+        store = self.__dict__.get("store")
+        close_store = getattr(store, "close", None)
+        if close_store is not None and self.store_override is None:
+            close_store()
         provider = self.__dict__.get("provider")
         close = getattr(provider, "close", None)
         if close is not None and self.provider_override is None:

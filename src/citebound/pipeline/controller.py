@@ -46,24 +46,28 @@ def check_invariants(
 
     if after.history_of_stages != [*before.history_of_stages, stage] or after.stage != stage:
         raise bad("history_of_stages must grow by exactly this stage")
-    ids = [r.chunk_id for r in after.base_context_chunks]
-    if len(ids) != len(set(ids)):
+    old_rows, new_rows = before.base_context_chunks, after.base_context_chunks
+    # Stages only append rows, so the usual case is an equal prefix (list equality tries
+    # identity first, in C); anything else gets the full check by chunk id.
+    untouched = new_rows[: len(old_rows)] == old_rows
+    new = {r.chunk_id: r for r in new_rows}
+    if len(new) != len(new_rows):
         raise bad("base_context_chunks has duplicate chunk ids")
-    old = before.rows_by_id()
-    new = after.rows_by_id()
-    if any(new.get(k) is not None and new[k].chunk_text != v.chunk_text for k, v in old.items()):
-        raise bad("a chunk in base_context_chunks was modified")
-    if not set(old) <= set(new):
-        raise bad("chunks were removed from base_context_chunks")
+    if not untouched:
+        for r in old_rows:
+            now = new.get(r.chunk_id)
+            if now is None:
+                raise bad("chunks were removed from base_context_chunks")
+            if now.chunk_text != r.chunk_text:
+                raise bad("a chunk in base_context_chunks was modified")
     run = set(after.history_of_stages)
     for view, view_ids in after.views_by_stage.items():
         if view not in run:
             raise bad(f"view '{view}' written before its stage ran")
-        if not set(view_ids) <= set(new):
+        if not new.keys() >= set(view_ids):
             raise bad(f"view '{view}' names chunks not in base_context_chunks")
-    if len(set(after.final_selection_ids)) != len(after.final_selection_ids) or not set(
-        after.final_selection_ids
-    ) <= set(new):
+    final = set(after.final_selection_ids)
+    if len(final) != len(after.final_selection_ids) or not new.keys() >= final:
         raise bad("final_selection_ids must be unique chunk ids from base_context_chunks")
     limits = ctx.policy.retrieval
     caps = {"retrieval": limits.n1_retr_max_candidates, "reranked": limits.n2_rerank_top_k}

@@ -70,7 +70,7 @@ def a2_shape(state: RequestState, ctx: PipelineContext) -> RequestState:
 
 
 def retrieval(state: RequestState, ctx: PipelineContext) -> RequestState:
-    from citebound.retrieve import compile_filters, query_pieces, to_row
+    from citebound.retrieve import compile_filters, query_pieces
 
     assert state.body is not None
     started = time.perf_counter()
@@ -78,12 +78,7 @@ def retrieval(state: RequestState, ctx: PipelineContext) -> RequestState:
     pol = ctx.policy
     pieces = query_pieces(query, pol.retrieval.n0_query_pieces)
     scored = ctx.retriever.search(pieces, state.collection, compile_filters(state.filters), pol)
-    scored = scored[: pol.retrieval.n1_retr_max_candidates]
-    chunks = {c.chunk_id: c for c in ctx.store.get_chunks([s.chunk_id for s in scored])}
-    rows = [
-        to_row(chunks[s.chunk_id], i, s.similarity, s.row)
-        for i, s in enumerate(s for s in scored if s.chunk_id in chunks)
-    ]
+    rows = ctx.retriever.rows_for(state.collection, scored[: pol.retrieval.n1_retr_max_candidates])
     ids = [r.chunk_id for r in rows]
     record = StageRecord(
         stage="retrieval",

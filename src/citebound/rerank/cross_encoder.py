@@ -1,6 +1,8 @@
 """Cross-encoder reranker loaded from a local directory (sentence-transformers `CrossEncoder`).
 
-No model is downloaded: `path` must hold a saved cross-encoder (e.g. a local copy of
+The optional torch backend: `OnnxCrossEncoderReranker` is the one that needs no torch, and
+`load_reranker` picks this class only for a directory without an ONNX model. No model is
+downloaded: `path` must hold a saved cross-encoder (e.g. a local copy of
 `cross-encoder/ms-marco-MiniLM-L-6-v2`). Needs the optional extra `sentence-transformers`.
 """
 
@@ -19,13 +21,13 @@ class CrossEncoderReranker:
     Args:
         path: Local model directory (config.json, weights, tokenizer files).
         batch_size: Pairs per forward pass.
-        max_length: Token cap per pair.
+        max_length: Token cap per pair; 0 = the model's own.
 
     Raises:
         ConfigError: when the extra is not installed or the directory is not a model.
     """
 
-    def __init__(self, path: Path, *, batch_size: int = 32, max_length: int = 512) -> None:
+    def __init__(self, path: Path, *, batch_size: int = 32, max_length: int = 0) -> None:
         path = Path(path)
         if not (path / "config.json").is_file():
             raise ConfigError(f"no cross-encoder model at {path} (config.json missing)")
@@ -37,7 +39,7 @@ class CrossEncoderReranker:
             ) from None
         try:
             self._model = CrossEncoder(
-                str(path), device="cpu", max_length=max_length, local_files_only=True
+                str(path), device="cpu", max_length=max_length or None, local_files_only=True
             )
         except (OSError, ValueError) as err:
             raise ConfigError(f"cannot load cross-encoder from {path}: {err}") from None
@@ -45,7 +47,8 @@ class CrossEncoderReranker:
         self.batch_size = batch_size
 
     def scores(self, query: str, texts: Sequence[str]) -> list[float]:
-        """One relevance score per text (higher is better; raw model output)."""
+        """One relevance score per text, higher is better: what `CrossEncoder.predict` returns
+        (sigmoid(logit) for a one-label model, where the ONNX backend returns the logit)."""
         if not texts:
             return []
         out = self._model.predict(

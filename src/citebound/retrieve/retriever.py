@@ -19,9 +19,12 @@ Order of work for one question (docs/retrieval.md):
 from __future__ import annotations
 
 import bisect
+import threading
 import time
 import uuid
-from dataclasses import dataclass
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +53,24 @@ from citebound.retrieve.pieces import query_pieces
 from citebound.store.base import Store
 
 SIMILARITY_DECIMALS = 6
+# Rows kept hydrated per collection. A row holds the chunk text plus citation metadata (about
+# 2-3 KB in memory), so 20k rows cost ~50 MB and hold N1=200 candidates of ~100 distinct
+# questions; a corpus that small is served without touching SQLite at all.
+ROW_CACHE_SIZE = 20_000
+
+
+@dataclass
+class _RowCache:
+    """Hydrated rows (rank 0, similarity 0) by chunk_id, for one store version.
+
+    Chunks are immutable, but a document can be deleted or re-ingested while an index stays
+    loaded; the cache is therefore tied to the store's `index_version` and emptied when it
+    moves, so it never serves a row the store would no longer return."""
+
+    size: int
+    version: str = ""
+    rows: OrderedDict[str, RetrievalRow] = field(default_factory=OrderedDict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 @dataclass
@@ -60,6 +81,7 @@ class _Loaded:
     lexical: LexicalIndex
     vectors: VectorIndex
     embedder: Embedder
+    cache: _RowCache
 
 
 @dataclass(frozen=True)
@@ -80,6 +102,7 @@ class Retriever:
         embedder: Use this embedder instead of loading the one named in the index manifest;
             its name must match the manifest.
         reranker: Reorders the first N2 candidates. Default: passthrough.
+        row_cache_size: Hydrated rows kept per collection (0 turns the cache off).
     """
 
     def __init__(
@@ -89,8 +112,10 @@ class Retriever:
         policy: Policy | None = None,
         embedder: Embedder | None = None,
         reranker: Reranker | None = None,
+        row_cache_size: int = ROW_CACHE_SIZE,
     ) -> None:
         self.store = store
+        self.row_cache_size = max(0, row_cache_size)
         self.policy = policy or load_policy("strict-v1")
         self.reranker: Reranker = reranker or PassthroughReranker()
         self._embedder = embedder
@@ -135,6 +160,7 @@ class Retriever:
             lexical=LexicalIndex(directory / "lexical", manifest.lexical_analyzer),
             vectors=VectorIndex.load(directory / "vectors.npy"),
             embedder=embedder,
+            cache=_RowCache(self.row_cache_size, version=current),
         )
         if len(loaded.vectors) != len(rows) or loaded.lexical.num_docs != len(rows):
             raise StoreError(f"index files of '{collection}' disagree: rebuild them")
@@ -182,6 +208,42 @@ class Retriever:
         ]
         scored.sort(key=lambda s: (-s.similarity, s.chunk_id))
         return scored[:n1]
+
+    def rows_for(self, collection: str, scored: Sequence[Scored]) -> list[RetrievalRow]:
+        """Bundle rows for `scored` (ranks 0.., their similarity and vector row), hydrated
+        from the store once and then from the row cache. Ids the store no longer has are
+        skipped, as `Store.get_chunks` does."""
+        cache = self.load(collection).cache
+        version = self.store.index_version(collection)
+        with cache.lock:
+            if cache.version != version:
+                cache.rows.clear()
+                cache.version = version
+            found = {s.chunk_id: cache.rows.get(s.chunk_id) for s in scored}
+            for cid, row in found.items():
+                if row is not None:
+                    cache.rows.move_to_end(cid)  # least recently used goes first
+        missing = [cid for cid, row in found.items() if row is None]
+        if missing:
+            fresh = {c.chunk_id: to_row(c, 0, 0.0, None) for c in self.store.get_chunks(missing)}
+            found.update(fresh)
+            if cache.size:
+                with cache.lock:
+                    if cache.version == version:
+                        cache.rows.update(fresh)
+                        while len(cache.rows) > cache.size:
+                            cache.rows.popitem(last=False)
+        out: list[RetrievalRow] = []
+        for s in scored:
+            template = found.get(s.chunk_id)
+            if template is not None:
+                # Trusted values computed here: a copy, not a re-validation of the whole row.
+                out.append(
+                    template.model_copy(
+                        update={"rank": len(out), "similarity": s.similarity, "faiss_id": s.row}
+                    )
+                )
+        return out
 
     def retrieve(
         self,

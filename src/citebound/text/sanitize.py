@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 # Bidi overrides/isolates and zero-width characters that hide text from a reader but not from
 # a model. ZWJ/ZWNJ (U+200C/U+200D) are kept: some scripts and emoji need them.
@@ -20,6 +21,8 @@ _HSPACE = re.compile(r"[^\S\n]+")
 _MANY_NEWLINES = re.compile(r"\n{3,}")
 
 
+# Pure function of the text, called on the same chunks request after request.
+@lru_cache(maxsize=16_384)
 def safe_normalize_v1(text: str) -> str:
     """Sanitize evidence text deterministically; never rewrites content.
 

@@ -7,6 +7,10 @@ from typing import Protocol, runtime_checkable
 
 from citebound.errors import ConfigError
 
+# Counts are memoized per tokenizer: the same evidence chunks come back across questions, and
+# assembly, the prompt budget and packaging count them again; BPE is the costly part.
+COUNT_CACHE_SIZE = 16_384
+
 
 @runtime_checkable
 class Tokenizer(Protocol):
@@ -31,9 +35,10 @@ class QuicktokTokenizer:
         except Exception as err:  # the extension raises plain RuntimeError/ValueError
             raise ConfigError(f"unknown tokenizer encoding '{encoding}': {err}") from None
         self.name = encoding
+        self._count = lru_cache(maxsize=COUNT_CACHE_SIZE)(self._enc.count)
 
     def count(self, text: str) -> int:
-        return int(self._enc.count(text))
+        return int(self._count(text))
 
     def encode(self, text: str) -> list[int]:
         return list(self._enc.encode_ordinary(text))

@@ -199,13 +199,16 @@ def stem(word: str) -> str:
     return word
 
 
-def content_words(text: str) -> set[str]:
+# Memoized: the same evidence texts are compared against every answer sentence and again on
+# the next question about the same documents.
+@lru_cache(maxsize=16_384)
+def content_words(text: str) -> frozenset[str]:
     """Stemmed lowercase words of `text` without stopwords (digits kept as words)."""
-    return {
+    return frozenset(
         stem(w)
         for w in _WORD.findall(text.casefold())
         if w not in STOPWORDS and (len(w) > 1 or w.isdigit())
-    }
+    )
 
 
 def lexical_support(sentence: str, evidence: str) -> float:
