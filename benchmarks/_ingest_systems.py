@@ -153,7 +153,9 @@ def hf_embedding(batch: int) -> tuple[Any, Callable[[], float]]:
     return model, lambda: spent[0]
 
 
-def run_llamaindex(kind: str, path: Path, config: ChunkerConfig, embed_model: Any) -> dict[str, Any]:
+def run_llamaindex(
+    kind: str, path: Path, config: ChunkerConfig, embed_model: Any
+) -> dict[str, Any]:
     from llama_index.core import SimpleDirectoryReader, VectorStoreIndex
     from llama_index.core.node_parser import SentenceSplitter
 

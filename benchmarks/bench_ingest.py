@@ -224,7 +224,7 @@ def main() -> None:
     args = parser.parse_args()
     systems = ["citebound"]
     try:
-        import llama_index.core  # noqa: F401
+        import llama_index.core
 
         systems.append("llamaindex-onnx")
         import llama_index.embeddings.huggingface  # noqa: F401
