@@ -41,8 +41,8 @@ if IMPORT_ERROR is None:
 
         _embedder: Any = PrivateAttr()
 
-        def __init__(self, embedder: Any) -> None:
-            super().__init__(model_name=embedder.name, embed_batch_size=32)
+        def __init__(self, embedder: Any, embed_batch_size: int = 32) -> None:
+            super().__init__(model_name=embedder.name, embed_batch_size=embed_batch_size)
             self._embedder = embedder
 
         def _get_query_embedding(self, query: str) -> list[float]:

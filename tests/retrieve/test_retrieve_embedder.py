@@ -12,6 +12,7 @@ from citebound.index.embedder import (
     SentenceTransformerEmbedder,
     load_embedder,
     minilm_paths,
+    plan_batches,
 )
 
 
@@ -36,6 +37,49 @@ def test_batching_by_length_keeps_input_order(embedder: OnnxEmbedder) -> None:
     together = embedder.embed(texts)
     alone = np.vstack([embedder.embed([t]) for t in texts])
     assert np.allclose(together, alone, atol=1e-4)
+
+
+def test_plan_batches_caps_texts_and_padded_tokens() -> None:
+    lengths = np.array([300, 5, 40, 5, 120, 40, 7, 300], dtype=np.int64)
+    batches = plan_batches(lengths, batch_size=3, batch_tokens=130)
+    flat = np.concatenate(batches)
+    assert sorted(flat.tolist()) == list(range(len(lengths)))  # every text exactly once
+    # ascending length, equal lengths in input order (stable)
+    assert flat.tolist() == [1, 3, 6, 2, 5, 4, 0, 7]
+    for batch in batches:
+        assert len(batch) <= 3
+        assert len(batch) == 1 or int(lengths[batch].max()) * len(batch) <= 130
+    # a text longer than the cap still gets a pass of its own
+    assert [b.tolist() for b in batches[-2:]] == [[0], [7]]
+    # no token cap: only batch_size splits
+    assert [len(b) for b in plan_batches(lengths, batch_size=3)] == [3, 3, 2]
+    assert plan_batches(np.array([], dtype=np.int64), batch_size=4, batch_tokens=10) == []
+
+
+def test_vectors_do_not_depend_on_the_batch_plan_or_workers(embedder: OnnxEmbedder) -> None:
+    texts = [f"valve {i} " * (1 + i * 7) for i in range(12)] + ["pump", "", "seal " * 400]
+    model, tokenizer = minilm_paths()
+    parallel = OnnxEmbedder(model, tokenizer, name="p", workers=3, batch_tokens=256)
+    assert len(plan_batches(parallel.token_lengths(texts), 64, 256)) > 3  # the pool is used
+    wide = OnnxEmbedder(model, tokenizer, name="w", workers=1, batch_size=99, batch_tokens=0)
+    reference = wide.embed(texts)  # one pass, one thread
+    one_by_one = np.vstack([wide.embed([t]) for t in texts])
+    assert np.array_equal(parallel.embed(texts), reference)
+    assert np.array_equal(embedder.embed(texts), reference)
+    assert np.array_equal(one_by_one, reference)
+
+
+def test_a_failing_batch_fails_the_call(embedder: OnnxEmbedder) -> None:
+    model, tokenizer = minilm_paths()
+    broken = OnnxEmbedder(model, tokenizer, name="b", workers=2, batch_tokens=64)
+    broken._session = _Refuses()
+    with pytest.raises(RuntimeError, match="refused"):
+        broken.embed(["pump " * 30, "valve " * 30, "seal " * 30])
+
+
+class _Refuses:
+    def run(self, *_: object) -> None:
+        raise RuntimeError("refused")
 
 
 def test_meaning_is_captured(embedder: OnnxEmbedder) -> None:

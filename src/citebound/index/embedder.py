@@ -10,7 +10,9 @@ Both return float32 L2-normalized rows, so a dot product is the cosine similarit
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -24,6 +26,15 @@ Matrix = npt.NDArray[np.float32]
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
 MAX_TOKENS = 256  # all-MiniLM-L6-v2 was trained with max_seq_length 256 (sentence_bert_config)
+# Padded tokens per forward pass. Measured on F´ chunks (2-core AMD EPYC, onnxruntime 1.32):
+# 512 used ~30% less CPU than 32 texts x up to 256 tokens (8,192) and cut peak RSS from ~1.1 GB
+# to ~0.35 GB: the unfused attention materializes several (batch, 12, len, len) float tensors.
+BATCH_TOKENS = 512
+
+
+def default_workers() -> int:
+    """Forward passes run at once by a multi-batch `embed` call: one per core, at most 4."""
+    return max(1, min(4, os.cpu_count() or 1))
 
 
 @runtime_checkable
@@ -42,12 +53,37 @@ def _normalize(x: npt.NDArray[np.float32]) -> Matrix:
     return np.ascontiguousarray(x / norms, dtype=np.float32)
 
 
+def plan_batches(
+    lengths: npt.NDArray[np.int64], batch_size: int, batch_tokens: int = 0
+) -> list[npt.NDArray[np.intp]]:
+    """Group text indices into forward passes: by token length (stable sort, so equal lengths
+    keep input order), at most `batch_size` texts per pass and, when `batch_tokens` > 0, at most
+    `batch_tokens` padded tokens (rows x longest row) per pass; a lone text always fits.
+
+    Sorting first is what keeps padding small; the token cap keeps a pass of long texts from
+    building attention tensors that no longer fit in cache while short texts still share one.
+    """
+    order = np.argsort(lengths, kind="stable")
+    batches: list[npt.NDArray[np.intp]] = []
+    start = 0
+    while start < len(order):
+        end = min(start + batch_size, len(order))
+        if batch_tokens > 0:
+            # Lengths ascend, so the last row of a candidate pass sets its width.
+            while end - start > 1 and int(lengths[order[end - 1]]) * (end - start) > batch_tokens:
+                end -= 1
+        batches.append(order[start:end])
+        start = end
+    return batches
+
+
 class OnnxEmbedder:
     """A BERT-style sentence encoder exported to ONNX, run with onnxruntime + tokenizers.
 
     Mean pooling over the attention mask, then L2 normalization (the all-MiniLM-L6-v2 recipe).
-    Texts are sorted by token length and batched so that padding stays small; the output is in
-    input order.
+    Texts are tokenized once, sorted by token length and batched under a padded-token budget
+    (`plan_batches`), so padding stays small and big calls (a whole ingest run) stay fast and
+    lean; the output is in input order and does not depend on how texts were batched.
 
     Args:
         model_path: `model.onnx` with inputs input_ids, attention_mask[, token_type_ids] and
@@ -55,8 +91,14 @@ class OnnxEmbedder:
         tokenizer_path: `tokenizer.json` of the same model.
         name: Model name recorded in bundles and index manifests.
         max_tokens: Truncation length, special tokens included.
-        batch_size: Texts per forward pass.
-        threads: onnxruntime intra-op threads (0 = onnxruntime's default).
+        batch_size: Texts per forward pass at most.
+        batch_tokens: Padded tokens per forward pass at most (0 = no cap); see `plan_batches`.
+        threads: onnxruntime intra-op threads per forward pass (0 = onnxruntime's default).
+        workers: Forward passes run at once when a call has several batches (0 = one per core,
+            at most 4). Why not simply more intra-op threads: on small passes the threads of one
+            pass spend much of their time waiting for each other; independent passes on one
+            thread each embedded F´ chunks about 20% faster on 2 cores. Each row is computed
+            by one pass whatever the thread that runs it, so vectors are identical either way.
     """
 
     def __init__(
@@ -66,8 +108,10 @@ class OnnxEmbedder:
         *,
         name: str,
         max_tokens: int = MAX_TOKENS,
-        batch_size: int = 32,
-        threads: int = 0,
+        batch_size: int = 64,
+        batch_tokens: int = BATCH_TOKENS,
+        threads: int = 1,
+        workers: int = 0,
     ) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
@@ -78,6 +122,8 @@ class OnnxEmbedder:
         self.name = name
         self.max_tokens = max_tokens
         self.batch_size = batch_size
+        self.batch_tokens = batch_tokens
+        self.workers = workers if workers > 0 else default_workers()
         self._tok = Tokenizer.from_file(str(tokenizer_path))
         self._tok.enable_truncation(max_length=max_tokens)
         self._tok.no_padding()
@@ -98,26 +144,44 @@ class OnnxEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         encodings = self._tok.encode_batch(list(texts))
-        lengths = np.array([len(e.ids) for e in encodings])
-        order = np.argsort(lengths, kind="stable")  # batch by length: less padding
+        lengths = np.array([len(e.ids) for e in encodings], dtype=np.int64)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
-            width = int(lengths[idx].max())
-            ids = np.zeros((len(idx), width), dtype=np.int64)
-            mask = np.zeros((len(idx), width), dtype=np.int64)
-            for row, i in enumerate(idx):
-                enc = encodings[i]
-                ids[row, : len(enc.ids)] = enc.ids
-                mask[row, : len(enc.ids)] = 1
-            feeds = {"input_ids": ids, "attention_mask": mask}
-            if "token_type_ids" in self._inputs:
-                feeds["token_type_ids"] = np.zeros_like(ids)
-            hidden = self._session.run(None, feeds)[0]
-            m = mask[:, :, None].astype(np.float32)
-            pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
-            out[idx] = pooled
+
+        def run(idx: npt.NDArray[np.intp]) -> None:
+            out[idx] = self._forward([encodings[i].ids for i in idx])
+
+        batches = plan_batches(lengths, self.batch_size, self.batch_tokens)
+        if self.workers == 1 or len(batches) == 1:
+            for idx in batches:
+                run(idx)
+        else:
+            # onnxruntime's run() is thread-safe and releases the GIL; each batch writes its own
+            # rows of `out`. list() re-raises the first error of any batch.
+            with ThreadPoolExecutor(min(self.workers, len(batches))) as pool:
+                list(pool.map(run, batches))
         return _normalize(out)
+
+    def _forward(self, rows: list[list[int]]) -> Matrix:
+        """Mean-pooled (not yet normalized) vectors of one padded batch of token id lists."""
+        width = max(len(r) for r in rows)
+        ids = np.zeros((len(rows), width), dtype=np.int64)
+        mask = np.zeros((len(rows), width), dtype=np.int64)
+        for row, token_ids in enumerate(rows):
+            ids[row, : len(token_ids)] = token_ids
+            mask[row, : len(token_ids)] = 1
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._session.run(None, feeds)[0]
+        m = mask[:, :, None].astype(np.float32)
+        pooled: Matrix = ((hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)).astype(
+            np.float32
+        )
+        return pooled
+
+    def token_lengths(self, texts: Sequence[str]) -> npt.NDArray[np.int64]:
+        """Model tokens of each text after truncation, special tokens included."""
+        return np.array([len(e.ids) for e in self._tok.encode_batch(list(texts))], np.int64)
 
 
 class SentenceTransformerEmbedder:
