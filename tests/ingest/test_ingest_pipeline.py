@@ -226,14 +226,15 @@ def test_index_hook_runs_after_ingest_and_failures_are_reported(
     docs = write_corpus(tmp_path)
     calls: list[tuple[int, str]] = []
 
-    def update_indexes(s: SqliteStore, collection: str) -> None:
+    def update_indexes(s: SqliteStore, collection: str, progress: object) -> None:
+        assert callable(progress)
         calls.append((s.chunk_count(collection), collection))
 
     monkeypatch.setattr(citebound.index, "update_indexes", update_indexes, raising=False)
     report = ingest_paths(store, [docs], progress=False, config=ChunkerConfig(chunk_tokens=64))
     assert report.index_status == "updated" and calls == [(report.chunks_total, "default")]
 
-    def broken(s: SqliteStore, collection: str) -> None:
+    def broken(s: SqliteStore, collection: str, progress: object) -> None:
         raise RuntimeError("disk full")
 
     monkeypatch.setattr(citebound.index, "update_indexes", broken)

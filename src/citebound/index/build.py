@@ -31,7 +31,11 @@ from citebound.index.lexical import LexicalDoc, build_lexical
 from citebound.store.base import Store
 
 DEFAULT_ANALYZER = "en_stem"
+# Texts per embedding call when building: small enough for a progress bar to move every few
+# seconds, large enough that length-sorted batches inside a call still have almost no padding.
+EMBED_SLICE = 1024
 P = ParamSpec("P")
+EmbedProgress = Callable[[int, int], None]
 
 
 def index_dir(root: Path, collection: str) -> Path:
@@ -125,6 +129,21 @@ def _cached_vectors(directory: Path, model: str) -> dict[str, Matrix]:
     return {r.chunk_id: matrix[i] for i, r in enumerate(rows)}
 
 
+def _embed_slices(emb: Embedder, texts: list[str], progress: EmbedProgress | None) -> Matrix:
+    """`emb.embed(texts)` in slices of EMBED_SLICE, reporting after each. Embedders return one
+    row per text whatever else is in the call, so slicing does not change a vector."""
+    if not texts:
+        return np.zeros((0, emb.dim), dtype=np.float32)
+    if progress is not None:
+        progress(0, len(texts))
+    parts: list[Matrix] = []
+    for start in range(0, len(texts), EMBED_SLICE):
+        parts.append(emb.embed(texts[start : start + EMBED_SLICE]))
+        if progress is not None:
+            progress(min(start + EMBED_SLICE, len(texts)), len(texts))
+    return np.concatenate(parts, axis=0)
+
+
 @_one_build_at_a_time
 def update_indexes(
     store: Store,
@@ -132,6 +151,7 @@ def update_indexes(
     *,
     embedder: Embedder | None = None,
     analyzer: str = DEFAULT_ANALYZER,
+    progress: EmbedProgress | None = None,
 ) -> str:
     """(Re)build the indexes of `collection` and return its index_version.
 
@@ -140,6 +160,9 @@ def update_indexes(
         collection: Collection name.
         embedder: Embedding model (default: packaged all-MiniLM-L6-v2 int8 ONNX).
         analyzer: BM25 analyzer, `en_stem` (English stemming, default) or `default`.
+        progress: Called as `progress(done, total)` with the chunks embedded so far and the
+            chunks this update must embed: once before the first slice (done = 0) and after
+            every slice of `EMBED_SLICE` texts. Not called when nothing needs embedding.
 
     Returns:
         The new index_version (unchanged when corpus, model and analyzer are unchanged).
@@ -171,7 +194,7 @@ def update_indexes(
 
     cache = _cached_vectors(directory, emb.name)
     missing = [i for i, c in enumerate(chunks) if c.chunk_id not in cache]
-    fresh = emb.embed([index_text(chunks[i]) for i in missing])
+    fresh = _embed_slices(emb, [index_text(chunks[i]) for i in missing], progress)
     matrix = np.zeros((len(chunks), emb.dim), dtype=np.float32)
     for i, c in enumerate(chunks):
         if c.chunk_id in cache:

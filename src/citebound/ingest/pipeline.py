@@ -24,7 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from citebound.contracts.base import canonical_json
 from citebound.contracts.documents import Chunk, Document
@@ -109,17 +116,19 @@ def _discover(
     return ordered, sorted(set(prefixes)), ignored, dupes
 
 
-def _index_hook(store: IngestStore, collection: str) -> tuple[IndexStatus, str | None]:
+def _index_hook(
+    store: IngestStore, collection: str, progress: Callable[[int, int], None]
+) -> tuple[IndexStatus, str | None]:
     """Call `citebound.index.update_indexes(store, collection)` when that exists."""
     try:
         module = importlib.import_module("citebound.index")
     except ImportError as err:
         return "unavailable", f"citebound.index cannot be imported: {err}"
-    hook: Callable[[IngestStore, str], object] | None = getattr(module, "update_indexes", None)
+    hook: Callable[..., object] | None = getattr(module, "update_indexes", None)
     if hook is None:
         return "unavailable", None
     try:
-        hook(store, collection)
+        hook(store, collection, progress=progress)
     except Exception as err:  # the corpus is stored; the index is stale and says so
         return "failed", f"{type(err).__name__}: {err}"
     return "updated", None
@@ -207,10 +216,19 @@ def ingest_paths(
                 chunks_written += outcome.chunks
             bar.advance(task)
 
-    status: IndexStatus = "unavailable"
-    message: str | None = None
-    if update_index:
-        status, message = _index_hook(store, collection)
+        status: IndexStatus = "unavailable"
+        message: str | None = None
+        if update_index:
+            # Embedding is most of an ingest's time: it gets its own bar, created only when
+            # something needs embedding.
+            embed_task: list[TaskID] = []
+
+            def embedded(done: int, total: int) -> None:
+                if not embed_task:
+                    embed_task.append(bar.add_task("embedding chunks", total=total))
+                bar.update(embed_task[0], completed=done)
+
+            status, message = _index_hook(store, collection, embedded)
     return IngestReport(
         collection=collection,
         roots=[str(r) for r in roots],

@@ -1,0 +1,65 @@
+"""Index builds report embedding progress, and embedding in slices changes no vector."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from citebound.index import build, index_dir, index_text, update_indexes
+from citebound.index.embedder import OnnxEmbedder
+from citebound.store.memory import MemoryStore
+
+Build = Callable[..., MemoryStore]
+
+
+def test_progress_counts_every_slice_and_slices_change_no_vector(
+    build_store: Build, embedder: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = build_store()
+    chunks = sorted(store.iter_chunks("default"), key=lambda c: c.chunk_id)
+    assert len(chunks) >= 5
+    monkeypatch.setattr(build, "EMBED_SLICE", 2)
+    calls: list[tuple[int, int]] = []
+    update_indexes(store, "default", embedder=embedder, progress=lambda d, t: calls.append((d, t)))
+    n = len(chunks)
+    expected = [(0, n)] + [(min(i + 2, n), n) for i in range(0, n, 2)]
+    assert calls == expected
+    stored = np.load(index_dir(store.root, "default") / "vectors.npy")
+    whole = embedder.embed([index_text(c) for c in chunks])  # one call, one batch plan
+    assert stored.dtype == np.float32 and np.array_equal(stored, whole)
+
+
+def test_no_progress_when_nothing_needs_embedding(
+    build_store: Build, embedder: OnnxEmbedder
+) -> None:
+    store = build_store()
+    update_indexes(store, "default", embedder=embedder)
+    calls: list[tuple[int, int]] = []
+    update_indexes(store, "default", embedder=embedder, progress=lambda d, t: calls.append((d, t)))
+    assert calls == []
+
+
+@pytest.mark.integration
+def test_ingest_on_a_terminal_shows_an_embedding_bar(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Pump\n\nTorque the bolts to 40 Nm.\n", encoding="utf-8")
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    # FORCE_COLOR makes rich treat the pipe as a terminal, as a user's shell would be.
+    env = {**os.environ, "PYTHONPATH": src, "FORCE_COLOR": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "citebound", "ingest", str(docs), "--store", str(tmp_path / "s")],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "index updated" in proc.stdout
+    assert "embedding chunks" in proc.stderr and "1/1" in proc.stderr
