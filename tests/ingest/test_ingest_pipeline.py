@@ -226,13 +226,15 @@ def test_index_hook_runs_after_ingest_and_failures_are_reported(
     docs = write_corpus(tmp_path)
     calls: list[tuple[int, str]] = []
 
-    def update_indexes(s: SqliteStore, collection: str, progress: object) -> None:
+    def update_indexes(s: SqliteStore, collection: str, progress: object) -> str:
         assert callable(progress)
         calls.append((s.chunk_count(collection), collection))
+        return f"idx-built-{len(calls)}"
 
     monkeypatch.setattr(citebound.index, "update_indexes", update_indexes, raising=False)
     report = ingest_paths(store, [docs], progress=False, config=ChunkerConfig(chunk_tokens=64))
     assert report.index_status == "updated" and calls == [(report.chunks_total, "default")]
+    assert report.search_index_version == "idx-built-1"
 
     def broken(s: SqliteStore, collection: str, progress: object) -> None:
         raise RuntimeError("disk full")
@@ -240,6 +242,7 @@ def test_index_hook_runs_after_ingest_and_failures_are_reported(
     monkeypatch.setattr(citebound.index, "update_indexes", broken)
     report = ingest_paths(store, [docs], progress=False)
     assert (report.index_status, report.index_message) == ("failed", "RuntimeError: disk full")
+    assert report.search_index_version is None
 
 
 def test_index_hook_absent_is_unavailable(

@@ -61,5 +61,25 @@ def test_ingest_on_a_terminal_shows_an_embedding_bar(tmp_path: Path) -> None:
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
-    assert "index updated" in proc.stdout
+    assert "index updated (search index idx-" in proc.stdout
     assert "embedding chunks" in proc.stderr and "1/1" in proc.stderr
+
+
+def test_ingest_reports_the_index_version_bundles_record(
+    tmp_path: Path, embedder: OnnxEmbedder
+) -> None:
+    from citebound.ingest import ingest_paths
+    from citebound.retrieve import Retriever
+    from citebound.store import SqliteStore
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Pump\n\nTorque the bolts to 40 Nm.\n", encoding="utf-8")
+    store = SqliteStore(tmp_path / "s")
+    try:
+        report = ingest_paths(store, [docs], progress=False)
+        bundle = Retriever(store, embedder=embedder).retrieve("bolt torque", request_id="r")
+        assert report.search_index_version is not None
+        assert bundle.index_version == report.search_index_version
+    finally:
+        store.close()

@@ -100,6 +100,11 @@ class IngestReport(Contract):
         description="updated: index hook ran; unavailable: no index module; failed: it raised."
     )
     index_message: str | None = Field(default=None, description="Why the index hook failed.")
+    search_index_version: str | None = Field(
+        default=None,
+        description="index_version of the search indexes the hook built (`idx-...`, what every "
+        "RetrievalBundle records); None when the hook did not run or failed.",
+    )
     seconds: float = Field(description="Wall time of the run.")
 
     @property

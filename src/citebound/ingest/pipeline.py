@@ -118,20 +118,21 @@ def _discover(
 
 def _index_hook(
     store: IngestStore, collection: str, progress: Callable[[int, int], None]
-) -> tuple[IndexStatus, str | None]:
-    """Call `citebound.index.update_indexes(store, collection)` when that exists."""
+) -> tuple[IndexStatus, str | None, str | None]:
+    """Call `citebound.index.update_indexes(store, collection)` when that exists; returns
+    (status, failure message, the search index version it built)."""
     try:
         module = importlib.import_module("citebound.index")
     except ImportError as err:
-        return "unavailable", f"citebound.index cannot be imported: {err}"
+        return "unavailable", f"citebound.index cannot be imported: {err}", None
     hook: Callable[..., object] | None = getattr(module, "update_indexes", None)
     if hook is None:
-        return "unavailable", None
+        return "unavailable", None, None
     try:
-        hook(store, collection, progress=progress)
+        built = hook(store, collection, progress=progress)
     except Exception as err:  # the corpus is stored; the index is stale and says so
-        return "failed", f"{type(err).__name__}: {err}"
-    return "updated", None
+        return "failed", f"{type(err).__name__}: {err}", None
+    return "updated", None, built if isinstance(built, str) else None
 
 
 def _progress(enabled: bool | None) -> Progress:
@@ -218,6 +219,7 @@ def ingest_paths(
 
         status: IndexStatus = "unavailable"
         message: str | None = None
+        built: str | None = None
         if update_index:
             # Embedding is most of an ingest's time: it gets its own bar, created only when
             # something needs embedding.
@@ -228,7 +230,7 @@ def ingest_paths(
                     embed_task.append(bar.add_task("embedding chunks", total=total))
                 bar.update(embed_task[0], completed=done)
 
-            status, message = _index_hook(store, collection, embedded)
+            status, message, built = _index_hook(store, collection, embedded)
     return IngestReport(
         collection=collection,
         roots=[str(r) for r in roots],
@@ -245,6 +247,7 @@ def ingest_paths(
         index_version=store.index_version(collection),
         index_status=status,
         index_message=message,
+        search_index_version=built,
         seconds=round(time.perf_counter() - started, 3),
     )
 
