@@ -83,18 +83,10 @@ class EmbedMeter:
 
 
 def supported_files(root: Path) -> list[Path]:
-    """The files `ingest_paths` would pick under `root` (same filter, same order)."""
-    from citebound.ingest import is_supported
-    from citebound.ingest.loaders import SIDECAR_SUFFIX
+    """The files `ingest_paths` would load under `root`, in its order."""
+    from citebound.ingest.pipeline import source_files
 
-    return sorted(
-        p
-        for p in root.rglob("*")
-        if p.is_file()
-        and is_supported(p)
-        and not p.name.endswith(SIDECAR_SUFFIX)
-        and not any(part.startswith(".") for part in p.relative_to(root).parts)
-    )
+    return source_files([root])
 
 
 def run_citebound(path: Path, config: ChunkerConfig, meter: EmbedMeter) -> dict[str, Any]:

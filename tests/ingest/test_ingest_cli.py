@@ -57,16 +57,32 @@ def test_documents_list(tmp_path: Path) -> None:
     assert none.exit_code == 2 and "no store" in none.output
 
 
-@pytest.mark.integration
-def test_python_m_citebound_ingest(tmp_path: Path) -> None:
-    docs = corpus(tmp_path)
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
-    proc = subprocess.run(
+def _python_m_ingest(tmp_path: Path, docs: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """`python -m citebound ingest DOCS --store TMP/s` in a fresh interpreter."""
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    return subprocess.run(
         [sys.executable, "-m", "citebound", "ingest", str(docs), "--store", str(tmp_path / "s")],
         capture_output=True,
         text=True,
-        env=env,
+        env={**os.environ, "PYTHONPATH": src, **env},
         check=False,
     )
+
+
+@pytest.mark.integration
+def test_python_m_citebound_ingest(tmp_path: Path) -> None:
+    proc = _python_m_ingest(tmp_path, corpus(tmp_path))
     assert proc.returncode == 0, proc.stderr
     assert "1 added" in proc.stdout and proc.stderr == ""  # no progress bar off a terminal
+
+
+@pytest.mark.integration
+def test_ingest_on_a_terminal_shows_an_embedding_bar(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Pump\n\nTorque the bolts to 40 Nm.\n", encoding="utf-8")
+    # FORCE_COLOR makes rich treat the pipe as a terminal, as a user's shell would be.
+    proc = _python_m_ingest(tmp_path, docs, FORCE_COLOR="1")
+    assert proc.returncode == 0, proc.stderr
+    assert "index updated (search index idx-" in proc.stdout
+    assert "embedding chunks" in proc.stderr and "1/1" in proc.stderr

@@ -1,10 +1,8 @@
-"""Index builds report embedding progress, and embedding in slices changes no vector."""
+"""Index builds report embedding progress, embedding in slices changes no vector, and ingest
+reports the index version bundles record. (The terminal progress bar: tests/ingest.)"""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -43,26 +41,6 @@ def test_no_progress_when_nothing_needs_embedding(
     calls: list[tuple[int, int]] = []
     update_indexes(store, "default", embedder=embedder, progress=lambda d, t: calls.append((d, t)))
     assert calls == []
-
-
-@pytest.mark.integration
-def test_ingest_on_a_terminal_shows_an_embedding_bar(tmp_path: Path) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.md").write_text("# Pump\n\nTorque the bolts to 40 Nm.\n", encoding="utf-8")
-    src = str(Path(__file__).resolve().parents[2] / "src")
-    # FORCE_COLOR makes rich treat the pipe as a terminal, as a user's shell would be.
-    env = {**os.environ, "PYTHONPATH": src, "FORCE_COLOR": "1"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "citebound", "ingest", str(docs), "--store", str(tmp_path / "s")],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert "index updated (search index idx-" in proc.stdout
-    assert "embedding chunks" in proc.stderr and "1/1" in proc.stderr
 
 
 def test_ingest_reports_the_index_version_bundles_record(

@@ -32,14 +32,12 @@ def render_report(report: IngestReport) -> str:
         f"{report.files_skipped} skipped, {report.files_ignored} ignored)",
         f"chunks: {report.chunks_written} written, {report.chunks_total} in collection; "
         f"{report.documents_written} documents written in {report.seconds:.1f}s",
-        f"index_version {report.index_version}; index {report.index_status}"
-        + (f": {report.index_message}" if report.index_message else "")
-        + (
-            f" (search index {report.search_index_version}, recorded in every answer)"
-            if report.search_index_version
-            else ""
-        ),
+        f"index_version {report.index_version}; index {report.index_status}",
     ]
+    if report.index_message:
+        lines[-1] += f": {report.index_message}"
+    if report.search_index_version:
+        lines[-1] += f" (search index {report.search_index_version}, recorded in every answer)"
     if report.skipped:
         lines.append("skipped:")
         for s in report.skipped:

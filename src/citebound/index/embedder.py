@@ -15,12 +15,15 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 from citebound.errors import ConfigError
+
+if TYPE_CHECKING:
+    from tokenizers import Encoding
 
 Matrix = npt.NDArray[np.float32]
 
@@ -143,8 +146,7 @@ class OnnxEmbedder:
         """Embed `texts` (any length; each is truncated to `max_tokens`)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        encodings = self._tok.encode_batch(list(texts))
-        lengths = np.array([len(e.ids) for e in encodings], dtype=np.int64)
+        encodings, lengths = self._encode(texts)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
 
         def run(idx: npt.NDArray[np.intp]) -> None:
@@ -174,14 +176,17 @@ class OnnxEmbedder:
             feeds["token_type_ids"] = np.zeros_like(ids)
         hidden = self._session.run(None, feeds)[0]
         m = mask[:, :, None].astype(np.float32)
-        pooled: Matrix = ((hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)).astype(
-            np.float32
-        )
-        return pooled
+        pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
+        return np.asarray(pooled, dtype=np.float32)  # float32 already: no copy
+
+    def _encode(self, texts: Sequence[str]) -> tuple[list[Encoding], npt.NDArray[np.int64]]:
+        """Truncated encodings of `texts` and their token counts (special tokens included)."""
+        encodings = self._tok.encode_batch(list(texts))
+        return encodings, np.array([len(e.ids) for e in encodings], dtype=np.int64)
 
     def token_lengths(self, texts: Sequence[str]) -> npt.NDArray[np.int64]:
         """Model tokens of each text after truncation, special tokens included."""
-        return np.array([len(e.ids) for e in self._tok.encode_batch(list(texts))], np.int64)
+        return self._encode(texts)[1]
 
 
 class SentenceTransformerEmbedder:

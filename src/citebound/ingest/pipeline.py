@@ -24,14 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from citebound.contracts.base import canonical_json
 from citebound.contracts.documents import Chunk, Document
@@ -73,7 +66,7 @@ def _hidden(name: str) -> bool:
 
 
 def _discover(
-    roots: list[Path], store_root: Path
+    roots: list[Path], store_root: Path | None
 ) -> tuple[list[_Candidate], list[str], int, list[SkippedFile]]:
     """Candidates sorted by source_path, folder prefixes (deletion scopes), ignored count."""
     found: dict[str, _Candidate] = {}
@@ -114,6 +107,13 @@ def _discover(
                 add(path, f"{prefix}/{path.relative_to(root).as_posix()}")
     ordered = [found[k] for k in sorted(found)]
     return ordered, sorted(set(prefixes)), ignored, dupes
+
+
+def source_files(paths: Sequence[Path], store_root: Path | None = None) -> list[Path]:
+    """The files `ingest_paths(store, paths)` would load, in its order (by source path):
+    supported, not hidden, not a sidecar, not inside `store_root`."""
+    roots = sorted({Path(p).resolve() for p in paths})
+    return [c.path for c in _discover(roots, store_root and store_root.resolve())[0]]
 
 
 def _index_hook(
@@ -221,14 +221,12 @@ def ingest_paths(
         message: str | None = None
         built: str | None = None
         if update_index:
-            # Embedding is most of an ingest's time: it gets its own bar, created only when
+            # Embedding is most of an ingest's time: it gets its own bar, shown only once
             # something needs embedding.
-            embed_task: list[TaskID] = []
+            embed_task = bar.add_task("embedding chunks", total=None, visible=False)
 
             def embedded(done: int, total: int) -> None:
-                if not embed_task:
-                    embed_task.append(bar.add_task("embedding chunks", total=total))
-                bar.update(embed_task[0], completed=done)
+                bar.update(embed_task, total=total, completed=done, visible=True)
 
             status, message, built = _index_hook(store, collection, embedded)
     return IngestReport(
