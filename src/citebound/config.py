@@ -1,6 +1,8 @@
 """`citebound.toml`: one configuration file, overridable by `CITEBOUND_*` environment variables.
 
 Precedence: built-in defaults < the TOML file < environment variables < explicit CLI options.
+Relative paths in the file resolve against the file's directory; relative paths from variables
+and options resolve against the working directory.
 
 Example file::
 
@@ -62,7 +64,7 @@ from pydantic import Field, ValidationError
 
 from citebound.contracts.base import Contract, content_hash
 from citebound.errors import ConfigError
-from citebound.policy import Policy, load_policy
+from citebound.policy import PRESETS, Policy, load_policy
 
 
 class ProviderConfig(Contract):
@@ -240,6 +242,32 @@ def _env_value(path: tuple[str, ...], raw: str) -> Any:
     return raw
 
 
+# Path-valued keys of the file: relative values mean "next to citebound.toml", as in pyproject
+# or docker-compose, so `--config deploy/citebound.toml` works from any working directory.
+# Environment variables and CLI options stay relative to the working directory.
+_FILE_PATHS: tuple[tuple[str, ...], ...] = (
+    ("store",),
+    ("policy",),
+    ("rerank", "model_path"),
+    ("audit", "sqlite_path"),
+    ("audit", "delta_path"),
+)
+
+
+def _anchor_paths(data: dict[str, Any], base: Path) -> None:
+    """Rewrite the file's relative path values to be relative to `base` (in place)."""
+    for keys in _FILE_PATHS:
+        parent: Any = data
+        for k in keys[:-1]:
+            parent = parent.get(k) if isinstance(parent, dict) else None
+        value = parent.get(keys[-1]) if isinstance(parent, dict) else None
+        if not isinstance(value, str) or not value or Path(value).is_absolute():
+            continue  # unset, "" (= default) or a wrong type that validation will name
+        if keys == ("policy",) and value in PRESETS:
+            continue
+        parent[keys[-1]] = str(base / value)
+
+
 def load_config(
     path: str | Path | None = None,
     *,
@@ -264,6 +292,7 @@ def load_config(
                 f"config file {candidate} is not valid TOML: {err}", source=str(candidate)
             ) from None
         source = str(candidate)
+        _anchor_paths(data, candidate.parent)
     for var, keys in _ENV.items():
         if var in env:
             target = data

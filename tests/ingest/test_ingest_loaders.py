@@ -94,6 +94,29 @@ def test_markdown_title_fallbacks(tmp_path: Path, loader: Callable) -> None:
     assert parsed.document.title == "Bold code link"
 
 
+def test_empty_markdown_headings_end_sections_but_name_none(
+    tmp_path: Path, loader: Callable
+) -> None:
+    # As in the F´ README: an empty `#` (only an image or nothing) before the intro text.
+    (tmp_path / "d").mkdir()
+    p = tmp_path / "d" / "README.md"
+    p.write_text(
+        "#\nIntro words.\n\n# ![logo](x.svg)\n\n## Usage\n\nRun it.\n\n# Real title\n\nEnd.\n",
+        encoding="utf-8",
+    )
+    (parsed,), _ = loader(p)
+    text = parsed.document.text
+    paths = {
+        text[b.start : b.end].strip(): b.heading_path for b in parsed.blocks if b.kind == "text"
+    }
+    assert paths == {
+        "Intro words.": (),
+        "Run it.": ("logo", "Usage"),
+        "End.": ("Real title",),
+    }
+    assert parsed.document.title == "logo"  # the first non-empty H1, not the empty one
+
+
 def test_jsonl_records(tmp_path: Path, loader: Callable) -> None:
     (tmp_path / "d").mkdir()
     p = tmp_path / "d" / "corpus.jsonl"

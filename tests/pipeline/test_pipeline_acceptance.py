@@ -208,6 +208,21 @@ def test_invariant_checker_rejects_violations(make_pipeline: Callable[..., Pipel
         check_invariants(s3, early, "reranked", pipe.ctx)
 
 
+def test_evolve_validates_what_it_changes_and_keeps_the_rest() -> None:
+    from pydantic import ValidationError
+
+    state = RequestState(request_id="r1", user_text="q")
+    moved = state.evolve(stage="preprocessed", history_of_stages=("preprocessed",))
+    assert moved.history_of_stages == ["preprocessed"]  # coerced, as full validation would
+    assert (moved.request_id, moved.user_text, state.stage) == ("r1", "q", "raw")
+    with pytest.raises(ValidationError):
+        state.evolve(final_selection_ids=[1, 2])
+    with pytest.raises(ValidationError):
+        state.evolve(base_context_chunks=[{"chunk_id": "c1"}])  # an incomplete row
+    with pytest.raises(ValueError, match="no field"):
+        state.evolve(stagee="a2")
+
+
 def test_reused_request_id_fails_closed_when_the_audit_refuses_it(
     make_pipeline: Callable[..., Pipeline],
 ) -> None:

@@ -54,7 +54,29 @@ def test_ask_refusal_exits_3(
     )
     assert code == 3
     assert "NO_EVIDENCE: The provided evidence does not contain sufficient information" in out
-    assert err.startswith("citebound: NO_EVIDENCE")
+    assert err.startswith("citebound: NO_EVIDENCE: GATE_")
+    assert "refused before any LLM call (top similarity 0." in err and "min_score 0." in err
+
+
+@pytest.mark.integration
+def test_ask_says_when_the_model_refused_evidence_that_passed_the_gate(
+    demo_store: SqliteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from citebound.testing import ScriptedLLMServer
+
+    monkeypatch.chdir(tmp_path)
+    with ScriptedLLMServer() as server:
+        server.reply(
+            "NO_EVIDENCE: The provided evidence does not contain sufficient information to "
+            "answer this question."
+        )
+        code, _, err = _ask(
+            demo_store, tmp_path, TORQUE, "--provider", "openai", "--model", "m",
+            "--base-url", server.base_url,
+        )  # fmt: skip
+    assert code == 3
+    assert err.startswith("citebound: NO_EVIDENCE: the model refused: the ")
+    assert "evidence chunk(s) that passed the gate" in err
 
 
 def test_ask_failure_exits_2(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,7 @@ def test_file_then_env_then_overrides(tmp_path: Path) -> None:
     c = load_config(f, env={})
     assert (c.policy, c.store, c.provider.model, c.limits.n1_retr_max_candidates) == (
         "hybridrag",
-        "s1",
+        str(tmp_path / "s1"),
         "llama3",
         120,
     )
@@ -54,6 +55,36 @@ def test_file_then_env_then_overrides(tmp_path: Path) -> None:
         .load_policy()
         .fingerprint
     )
+
+
+def test_relative_paths_in_the_file_are_relative_to_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deploy = tmp_path / "deploy"
+    deploy.mkdir()
+    preset = resources.files("citebound.presets").joinpath("strict-v1.toml").read_text("utf-8")
+    (deploy / "my-policy.toml").write_text(preset, "utf-8")
+    absolute = tmp_path / "elsewhere" / "audit.sqlite"
+    (deploy / "citebound.toml").write_text(
+        'policy = "my-policy.toml"\nstore = "data/store"\n'
+        f'[rerank]\nmodel_path = "models/ce"\n[audit]\nsqlite_path = "{absolute.as_posix()}"\n',
+        "utf-8",
+    )
+    monkeypatch.chdir(tmp_path)  # not the file's directory
+    c = load_config("deploy/citebound.toml", env={})
+    assert Path(c.store) == Path("deploy/data/store")
+    assert Path(c.policy) == Path("deploy/my-policy.toml")
+    assert c.load_policy().policy_version  # the policy file was found from another directory
+    assert Path(c.rerank.model_path) == Path("deploy/models/ce")
+    assert c.audit_sqlite_path == absolute  # absolute paths are kept
+    assert c.audit.delta_path == ""  # unset keeps its default (<store>/audit_delta)
+    assert c.audit_delta_path == Path("deploy/data/store/audit_delta")
+    # Variables and options are relative to the working directory, as on any command line.
+    env = load_config("deploy/citebound.toml", env={"CITEBOUND_STORE": "s2"})
+    assert env.store == "s2"
+    assert load_config("deploy/citebound.toml", env={}, overrides={"store": "s3"}).store == "s3"
+    (deploy / "citebound.toml").write_text('policy = "hybridrag"\n', "utf-8")
+    assert load_config("deploy/citebound.toml", env={}).policy == "hybridrag"  # a preset name
 
 
 def test_bad_values_name_the_field(tmp_path: Path) -> None:

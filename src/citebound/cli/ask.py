@@ -7,7 +7,7 @@ import sys
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -21,6 +21,9 @@ from citebound.cli._common import (
 )
 from citebound.config import Config, load_config
 from citebound.errors import ConfigError
+
+if TYPE_CHECKING:
+    from citebound.pipeline import RequestState
 
 EXIT_BY_STATUS = {"OK": EXIT_OK, "NO_EVIDENCE": EXIT_NO_EVIDENCE, "FAILED": EXIT_FAILED}
 
@@ -204,12 +207,33 @@ def ask_cmd(
             bundle = state.answer_bundle
             click.echo(render_text(resp, bundle=bundle, show_scores=show_scores))
         if resp.status.value != "OK":
-            error = state.extras.get("error", {})
-            line = f"citebound: {resp.status.value}: {resp.failure_reason or ''}"
-            click.echo(f"{line} {error.get('message', '')}".rstrip(), err=True)
+            click.echo(f"citebound: {resp.status.value}: {_why_not_answered(state)}", err=True)
         sys.exit(EXIT_BY_STATUS[resp.status.value])
     finally:
         ctx.close()
+
+
+def _why_not_answered(state: RequestState) -> str:
+    """One line for stderr: the reason code and what a person can check or change."""
+    resp = state.response
+    assert resp is not None
+    error = state.extras.get("error", {})
+    gate = state.retrieval_bundle.gate if state.retrieval_bundle else None
+    if resp.status.value == "NO_EVIDENCE" and gate is not None and not gate.passed:
+        top = "none" if gate.max_similarity is None else f"{gate.max_similarity:.3f}"
+        return (
+            f"{gate.reason_code}: the retrieval gate refused before any LLM call (top "
+            f"similarity {top}, min_score {gate.min_score}; {gate.chunks_above_min_score} of "
+            f"{gate.min_chunks} required chunk(s) reached it)"
+        )
+    v = state.validation
+    if resp.status.value == "NO_EVIDENCE" and v is not None and v.grounding_metrics.refusal_detected:
+        n = len(state.final_selection_ids)
+        return (
+            f"the model refused: the {n} evidence chunk(s) that passed the gate do not answer the "
+            "question (--step shows them)"
+        )
+    return f"{resp.failure_reason or ''} {error.get('message', '')}".strip()
 
 
 @click.group("config")

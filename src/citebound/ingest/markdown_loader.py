@@ -123,9 +123,10 @@ def load_markdown(src: SourceFile) -> list[ParsedDocument]:
             title = _inline_text(tokens[i + 1]) or text[offset(a) : offset(b)].strip("# \n")
             while stack and stack[-1][0] >= level:
                 stack.pop()
-            stack.append((level, title))
+            if title:  # an empty heading (`#` alone) ends sections but names none
+                stack.append((level, title))
             first_heading = first_heading or title
-            if level == 1 and h1 is None:
+            if level == 1 and not h1:
                 h1 = title
             path = tuple(t for _, t in stack)
             hb = block(text, "heading", offset(a), offset(b), path)

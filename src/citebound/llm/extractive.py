@@ -8,8 +8,9 @@ the best ones *verbatim*, each followed by its own citation marker::
 
 Rules that keep every answer valid for the post-generation validator:
 
-* a sentence is emitted exactly as `split_sentences` cut it from one evidence text, and cites
-  that evidence, so every number, date and code in it appears in the evidence it cites;
+* a sentence is emitted exactly as `split_sentences` cut it from one evidence text (whose
+  hard-wrapped lines are first joined with one space, see `paragraphs`), and cites that
+  evidence, so every number, date and code in it appears in the evidence it cites;
 * sentences that hold anything anchor-like (brackets, superscript digits, `(C0)`), evidence
   metadata (`chunk_id`, `knowledge_id`, `source=`, any id of the bundle) or refusal or
   meta-commentary phrases are never candidates;
@@ -191,11 +192,8 @@ class ExtractiveProvider:
         needed = min(self.min_matches, len(question))
         scored: list[tuple[float, int, int, str, str]] = []
         for ev_index, evidence in enumerate(bundle.selected_evidence):
-            lines = evidence.sanitized_text.split("\n")
-            tainted = tainted_lines(evidence.sanitized_text)
-            # Sentences of a line that addresses a model are never quoted (text/injection.py).
             sentences = [
-                s for i, line in enumerate(lines) if i not in tainted for s in split_sentences(line)
+                s for para in paragraphs(evidence.sanitized_text) for s in split_sentences(para)
             ]
             # A section title kept in the text (HTML, PDF, plain text) says where, not what.
             titles = _titles(evidence.source.heading_path if evidence.source else ())
@@ -250,6 +248,49 @@ class ExtractiveProvider:
             and _ANCHOR_LIKE.search(sentence) is None
             and not forbidden(sentence.casefold())
         )
+
+
+# A line that starts a block of its own (list item, heading, table row, quote, code fence,
+# markup) is never the continuation of a hard-wrapped line before it.
+_BLOCK_START = re.compile(r"[-*+\u2022\u2023\u25e6\u25aa]\s|\d+[.)]\s|#{1,6}(?:\s|$)|[|>`~<]")
+# Lines after which nothing continues: headings, table rows, quotes, markup and fences.
+_CLOSED_LINE = ("#", "|", ">", "<", "`", "~")
+# Wrapped lines are long; a short line without end punctuation is a title or a label.
+_MIN_WRAPPED_CHARS = 40
+
+
+def paragraphs(text: str) -> list[str]:
+    """`text` as the units sentences are cut from: lines, with hard-wrapped lines joined.
+
+    Documentation is often wrapped at 80-120 columns, so one sentence spans lines; cutting
+    per line quoted fragments such as "rate group driver these components are attached to."
+    A line is joined to the one before it (with one space) when that one is long, does not
+    end on `.!?:;`, is neither a heading, table row nor code, and this line does not start a
+    block of its own. Lines that address a model are dropped and never join anything
+    (text/injection.py).
+    """
+    tainted = tainted_lines(text)
+    out: list[str] = []
+    takes_more = False  # the last unit may continue on the next line
+    fenced = False
+    for i, line in enumerate(text.split("\n")):
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            fenced = not fenced
+        if i in tainted:
+            takes_more = False
+            continue
+        if takes_more and stripped and _BLOCK_START.match(stripped) is None:
+            out[-1] = f"{out[-1]} {stripped}"
+        else:
+            out.append(line)
+        takes_more = (
+            not fenced
+            and len(stripped) >= _MIN_WRAPPED_CHARS
+            and stripped[-1] not in ".!?:;"
+            and not stripped.startswith(_CLOSED_LINE)
+        )
+    return out
 
 
 def _folded(text: str) -> str:
