@@ -188,6 +188,24 @@ def test_paragraphs_join_only_wrapped_prose() -> None:
     ]
 
 
+def test_numbered_section_titles_and_bare_table_rows_are_not_answers() -> None:
+    from citebound.contracts.retrieval import SourceRef
+
+    texts = [
+        "FPP Modeling\n| FPP Documentation |\n| FPP version | 2.1 |\n"
+        "FPP is the modeling language of F Prime."
+    ]
+    bundle = make_bundle(texts, "What is FPP modeling documentation version?")
+    ev = bundle.selected_evidence[0]
+    titled = ev.model_copy(
+        update={"source": SourceRef(document="Guide", heading_path=("3.2. FPP Modeling",))}
+    )
+    bundle = bundle.model_copy(update={"selected_evidence": [titled]})
+    text = ExtractiveProvider(max_sentences=5, relative_floor=0.0).answer(bundle, REFUSAL)
+    assert text == "| FPP version | 2.1 | [C0]\nFPP is the modeling language of F Prime. [C0]"
+    assert check_answer(text, bundle, REFUSAL) == []
+
+
 def test_same_input_same_output() -> None:
     a = answer(PUMP_EVIDENCE, "pump bar seals hours")
     b = answer(PUMP_EVIDENCE, "pump bar seals hours")

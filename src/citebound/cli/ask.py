@@ -227,7 +227,8 @@ def _why_not_answered(state: RequestState) -> str:
             f"{gate.min_chunks} required chunk(s) reached it)"
         )
     v = state.validation
-    if resp.status.value == "NO_EVIDENCE" and v is not None and v.grounding_metrics.refusal_detected:
+    refused = v is not None and v.grounding_metrics.refusal_detected
+    if resp.status.value == "NO_EVIDENCE" and refused:
         n = len(state.final_selection_ids)
         return (
             f"the model refused: the {n} evidence chunk(s) that passed the gate do not answer the "

@@ -198,7 +198,12 @@ class ExtractiveProvider:
             # A section title kept in the text (HTML, PDF, plain text) says where, not what.
             titles = _titles(evidence.source.heading_path if evidence.source else ())
             for s_index, sentence in enumerate(sentences):
-                if not self._eligible(sentence, forbidden) or _folded(sentence) in titles:
+                if (
+                    not self._eligible(sentence, forbidden)
+                    or _folded(sentence) in titles
+                    or _SECTION_NUMBER.sub("", _folded(sentence)) in titles
+                    or _bare_table_row(sentence)
+                ):
                     continue
                 shared = len(question & terms(sentence))
                 score = shared / len(question)
@@ -293,12 +298,24 @@ def paragraphs(text: str) -> list[str]:
     return out
 
 
+# Section numbers ("3.2.", "1", "A.1)") that a heading path keeps and the text may not.
+_SECTION_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*[.)]?|[a-z](?:\.\d+)*[.)])\s+")
+
+
 def _folded(text: str) -> str:
     return " ".join(text.casefold().split()).rstrip(".:")
 
 
 def _titles(heading_path: Sequence[str]) -> frozenset[str]:
-    return frozenset(_folded(h) for h in heading_path if h.strip())
+    folded = [_folded(h) for h in heading_path if h.strip()]
+    return frozenset([*folded, *(_SECTION_NUMBER.sub("", f) for f in folded)])
+
+
+def _bare_table_row(sentence: str) -> bool:
+    """A table row with fewer than two filled cells (`| FPP Documentation |`) states nothing."""
+    if not sentence.lstrip().startswith("|"):
+        return False
+    return sum(1 for cell in sentence.split("|") if cell.strip()) < 2
 
 
 def _join(pieces: list[str], marker: str) -> str | None:

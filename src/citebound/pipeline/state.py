@@ -7,9 +7,8 @@ lists) and the final selection.
 
 from __future__ import annotations
 
-from typing import Any
-
 from functools import cache
+from typing import Annotated, Any
 
 from pydantic import Field, TypeAdapter
 
@@ -139,5 +138,7 @@ _FIELDS = RequestState.model_fields
 
 @cache
 def _field_adapter(name: str) -> TypeAdapter[Any]:
-    """Validator of one RequestState field, built once per field."""
-    return TypeAdapter(_FIELDS[name].annotation)
+    """Validator of one RequestState field (its type and constraints), built once per field."""
+    info = _FIELDS[name]
+    form: Any = Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation
+    return TypeAdapter(form)
