@@ -88,7 +88,8 @@ def test_ask_failure_exits_2(
         main, ["ask", TORQUE, "--store", str(demo_store.root), "--collection", "nope"], env=env
     )
     assert result.exit_code == 2
-    assert "STORE_UNAVAILABLE" in result.stderr and "ingest" in result.stderr
+    assert result.stderr.startswith("citebound: FAILED: STORE_UNAVAILABLE: collection 'nope'")
+    assert "ingest" in result.stderr
 
 
 def test_ask_step_prints_every_stage(

@@ -234,7 +234,8 @@ def _why_not_answered(state: RequestState) -> str:
             f"the model refused: the {n} evidence chunk(s) that passed the gate do not answer the "
             "question (--step shows them)"
         )
-    return f"{resp.failure_reason or ''} {error.get('message', '')}".strip()
+    parts = [resp.failure_reason or "", str(error.get("message", ""))]
+    return ": ".join(p for p in parts if p)
 
 
 @click.group("config")
