@@ -54,5 +54,28 @@ class AuditSinkContract:
         sink.append(record_for("gate", request_id="a", timestamp="2026-01-01T00:00:02.000000Z"))
         assert [r.request_id for r in sink.records()] == ["c", "a", "b"]
 
+    def test_threads_share_one_sink(self, sink: AuditSink) -> None:
+        # A pipeline built on one thread and run from a web framework's worker threads.
+        from concurrent.futures import ThreadPoolExecutor
+
+        def work(t: int) -> list[str]:
+            outcomes = []
+            for i in range(5):
+                sink.append(record_for("ok", request_id=f"t{t}-{i}"))
+                sink.find(f"t{t}-{i}")
+                try:  # every thread races for the same id: exactly one may win
+                    sink.append(record_for("ok", request_id="contested"))
+                    outcomes.append("stored")
+                except AuditError:
+                    outcomes.append("refused")
+            return outcomes
+
+        with ThreadPoolExecutor(4) as pool:
+            outcomes = [o for per in pool.map(work, range(4)) for o in per]
+        assert outcomes.count("stored") == 1
+        stored = sorted(r.request_id for r in sink.records())
+        assert stored == sorted(["contested", *(f"t{t}-{i}" for t in range(4) for i in range(5))])
+        assert all(r.hash_ok() for r in sink.records())
+
     def test_unknown_request_is_empty(self, sink: AuditSink) -> None:
         assert sink.find("nope") == []

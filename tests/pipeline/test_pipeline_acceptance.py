@@ -223,6 +223,24 @@ def test_evolve_validates_what_it_changes_and_keeps_the_rest() -> None:
         state.evolve(stagee="a2")
 
 
+def test_a_pipeline_serves_requests_from_other_threads(
+    make_pipeline: Callable[..., Pipeline],
+) -> None:
+    # A web app builds one Pipeline at import and runs it from worker threads. The SQLite
+    # audit connection used to belong to the first thread: every other one got AUDIT_FAILED.
+    from concurrent.futures import ThreadPoolExecutor
+
+    pipe = make_pipeline()
+    assert pipe.run(TORQUE).response.status.value == "OK"  # type: ignore[union-attr]
+    with ThreadPoolExecutor(3) as pool:
+        states = list(pool.map(lambda i: pipe.run(TORQUE, request_id=f"t{i}"), range(6)))
+    assert [s.response.status.value for s in states] == ["OK"] * 6  # type: ignore[union-attr]
+    (sink,) = pipe.ctx.sinks
+    assert sorted(r.request_id for r in sink.records() if r.request_id.startswith("t")) == [
+        f"t{i}" for i in range(6)
+    ]
+
+
 def test_reused_request_id_fails_closed_when_the_audit_refuses_it(
     make_pipeline: Callable[..., Pipeline],
 ) -> None:

@@ -1,11 +1,8 @@
 """`ApiRuntime`: what every request handler shares (pipeline, keys, metrics, state signer).
 
-Request handlers run on a thread pool. The store is thread-safe; the SQLite audit sink is not
-(a sqlite3 connection belongs to the thread that opened it), so the server gives each worker
-thread its own audit connection (`ThreadLocalAuditSink`). Appends also take one in-process
-lock: SQLite's own busy handler polls with sleeps, and under 32 concurrent writers some of
-them starved for tens of seconds (measured with benchmarks/bench_server.py); a lock queues
-them instead. Reads need no lock (WAL).
+Request handlers run on a thread pool. The store and the audit sinks are thread-safe (the
+SQLite sink serializes its calls on one connection, which also queues concurrent appends
+fairly instead of leaving them to SQLite's sleeping busy handler).
 
 At most `api.concurrency` requests run the pipeline at once (`ApiRuntime.slot`); the others
 wait their turn. The pipeline is CPU-bound Python: more threads than cores only fight over
@@ -22,14 +19,13 @@ import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 from citebound.api.metrics import Metrics
 from citebound.api.security import KeyRing, Principal
 from citebound.audit import AuditSink, SQLiteAuditSink
 from citebound.config import Config
-from citebound.contracts.audit import AuditRecord, FeedbackRecord
+from citebound.contracts.audit import AuditRecord
 from citebound.contracts.enums import ReasonCode
 from citebound.contracts.retrieval import FiltersApplied
 from citebound.errors import (
@@ -46,90 +42,17 @@ log = logging.getLogger("citebound.api")
 STATE_SECRET_ENV = "CITEBOUND_API_STATE_SECRET"
 
 
-class ThreadLocalAuditSink:
-    """An `AuditSink` backed by one SQLiteAuditSink per thread, all on the same file."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = Path(path)
-        self._local = threading.local()
-        self._opened: list[SQLiteAuditSink] = []
-        self._lock = threading.Lock()
-        self._write_lock = threading.Lock()
-        self._sink()  # fail at start, not on the first request, when the file is unusable
-
-    def _sink(self) -> SQLiteAuditSink:
-        sink: SQLiteAuditSink | None = getattr(self._local, "sink", None)
-        if sink is None:
-            sink = SQLiteAuditSink(self.path)
-            self._local.sink = sink
-            with self._lock:
-                self._opened.append(sink)
-        return sink
-
-    def append(self, record: AuditRecord) -> None:
-        sink = self._sink()
-        with self._write_lock:
-            sink.append(record)
-
-    def find(self, request_id: str) -> list[AuditRecord]:
-        return self._sink().find(request_id)
-
-    def records(self) -> list[AuditRecord]:
-        return self._sink().records()
-
-    def append_feedback(self, feedback: FeedbackRecord) -> None:
-        sink = self._sink()
-        with self._write_lock:
-            sink.append_feedback(feedback)
-
-    def feedback(self, request_id: str) -> list[FeedbackRecord]:
-        return self._sink().feedback(request_id)
-
-    def close(self) -> None:
-        # sqlite3 refuses to close another thread's connection; closing at shutdown from the
-        # main thread is still fine because each connection is otherwise idle by then.
-        with self._lock:
-            opened, self._opened = self._opened, []
-        for sink in opened:
-            try:
-                sink.close()
-            except Exception:  # best effort at shutdown
-                log.debug("audit connection already closed", exc_info=True)
-
-
-class LockedAuditSink:
-    """Serializes calls to a sink that is not thread-safe (e.g. Delta)."""
-
-    def __init__(self, inner: AuditSink) -> None:
-        self.inner = inner
-        self._lock = threading.Lock()
-
-    def append(self, record: AuditRecord) -> None:
-        with self._lock:
-            self.inner.append(record)
-
-    def find(self, request_id: str) -> list[AuditRecord]:
-        with self._lock:
-            return self.inner.find(request_id)
-
-    def records(self) -> list[AuditRecord]:
-        with self._lock:
-            return self.inner.records()
-
-    def close(self) -> None:
-        self.inner.close()
-
-
 def server_sinks(config: Config) -> list[AuditSink]:
-    """The configured audit sinks, safe to use from many threads."""
+    """The configured audit sinks, opened now so a bad path fails at start, not on the first
+    request. Both sinks are thread-safe (one lock each; see citebound.audit)."""
     sinks: list[AuditSink] = []
     for name in config.audit.sinks:
         if name == "sqlite":
-            sinks.append(ThreadLocalAuditSink(config.audit_sqlite_path))
+            sinks.append(SQLiteAuditSink(config.audit_sqlite_path))
         else:
             from citebound.audit.delta import DeltaAuditSink
 
-            sinks.append(LockedAuditSink(DeltaAuditSink(config.audit_delta_path)))
+            sinks.append(DeltaAuditSink(config.audit_delta_path))
     return sinks
 
 
@@ -161,10 +84,8 @@ class ApiRuntime:
     def __init__(self, config: Config, ctx: PipelineContext | None = None) -> None:
         self.config = config
         self.owns_ctx = ctx is None
-        if ctx is not None and ctx.sinks_override is None and "sinks" not in ctx.__dict__:
-            # The context's default sinks are bound to the thread that opens them.
-            ctx.sinks_override = server_sinks(config)
         self.ctx = ctx or PipelineContext(config, sinks_override=server_sinks(config))
+        self.ctx.sinks  # noqa: B018 - open them now, once, and fail at start if unusable
         self.pipeline = Pipeline(self.ctx)
         self.keyring = KeyRing(config.api.keys)
         self.metrics = Metrics()

@@ -9,6 +9,7 @@ Readable by Spark (`spark.read.format("delta")`) and pandas (`DeltaTable(p).to_p
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -45,10 +46,15 @@ def records_to_arrow(records: list[AuditRecord]) -> Any:
 
 
 class DeltaAuditSink:
-    """Append-only audit records in a Delta table directory."""
+    """Append-only audit records in a Delta table directory.
+
+    Thread-safe: appends take one lock, so two threads of one process cannot both pass the
+    duplicate check for the same request before either writes.
+    """
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        self._lock = threading.Lock()
         schema = arrow_schema()
         try:
             if not DeltaTable.is_deltatable(str(self.path)):
@@ -74,6 +80,10 @@ class DeltaAuditSink:
     def append(self, record: AuditRecord) -> None:
         if not record.hash_ok():
             raise AuditError(f"record {record.request_id} has a wrong record_hash; not stored")
+        with self._lock:
+            self._append(record)
+
+    def _append(self, record: AuditRecord) -> None:
         try:
             keys = (
                 DeltaTable(str(self.path))

@@ -4,6 +4,12 @@ Durability: every append is its own transaction with `synchronous=FULL`, so a re
 `append` returned survives a killed process (and a power loss). The triggers refuse UPDATE
 and DELETE even from other programs using the same file.
 
+Thread-safe: one connection shared by every thread, each call under one lock. A pipeline built
+on one thread and run from a web framework's worker threads used to fail every request with
+AUDIT_FAILED ("SQLite objects created in a thread can only be used in that same thread"). The
+lock also queues concurrent appends in arrival order; SQLite's own busy handler polls with
+sleeps, and under 32 concurrent writers some waited tens of seconds (benchmarks/bench_server.py).
+
     >>> import tempfile, pathlib
     >>> sink = SQLiteAuditSink(pathlib.Path(tempfile.mkdtemp()) / "audit.sqlite")
     >>> sink.schema_version()
@@ -14,6 +20,7 @@ and DELETE even from other programs using the same file.
 from __future__ import annotations
 
 import sqlite3
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -39,10 +46,14 @@ class SQLiteAuditSink:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        self._lock = threading.RLock()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # isolation_level=None: we issue BEGIN/COMMIT ourselves, one transaction per append.
-            self._conn = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
+            # check_same_thread=False: every use is serialized by self._lock instead.
+            self._conn = sqlite3.connect(
+                self.path, isolation_level=None, timeout=30.0, check_same_thread=False
+            )
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=FULL")
             self._conn.execute("PRAGMA foreign_keys=ON")
@@ -81,7 +92,8 @@ class SQLiteAuditSink:
 
     def schema_version(self) -> int:
         """Highest applied migration number."""
-        row = self._conn.execute("SELECT max(version) FROM _migrations").fetchone()
+        with self._lock:
+            row = self._conn.execute("SELECT max(version) FROM _migrations").fetchone()
         return int(row[0] or 0)
 
     # --- audit records ----------------------------------------------------------------------
@@ -103,10 +115,11 @@ class SQLiteAuditSink:
 
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[AuditRecord]:
         try:
-            cur = self._conn.execute(sql, params)
-            return [from_row(dict(zip(COLUMN_NAMES, row, strict=True))) for row in cur]
+            with self._lock:
+                rows = self._conn.execute(sql, params).fetchall()
         except sqlite3.Error as err:
             raise AuditError(f"cannot read audit store {self.path}: {err}") from err
+        return [from_row(dict(zip(COLUMN_NAMES, row, strict=True))) for row in rows]
 
     def find(self, request_id: str) -> list[AuditRecord]:
         return self._rows(f"{_SELECT} WHERE request_id = ? ORDER BY seq", (request_id,))
@@ -118,13 +131,14 @@ class SQLiteAuditSink:
 
     def append_feedback(self, feedback: FeedbackRecord) -> None:
         """Append a verdict on a recorded request; unknown request ids are refused."""
-        known = self._conn.execute(
-            "SELECT 1 FROM audit_records WHERE request_id = ? LIMIT 1", (feedback.request_id,)
-        ).fetchone()
-        if known is None:
-            raise AuditError(f"no audit record for request_id={feedback.request_id!r}")
         try:
             with self._transaction():
+                known = self._conn.execute(
+                    "SELECT 1 FROM audit_records WHERE request_id = ? LIMIT 1",
+                    (feedback.request_id,),
+                ).fetchone()
+                if known is None:
+                    raise _Unknown
                 self._conn.execute(
                     "INSERT INTO feedback (request_id, verdict, comment, timestamp_utc) "
                     "VALUES (?, ?, ?, ?)",
@@ -135,16 +149,19 @@ class SQLiteAuditSink:
                         feedback.timestamp_utc,
                     ),
                 )
+        except _Unknown:
+            raise AuditError(f"no audit record for request_id={feedback.request_id!r}") from None
         except sqlite3.Error as err:
             raise AuditError(f"cannot append feedback to {self.path}: {err}") from err
 
     def feedback(self, request_id: str) -> list[FeedbackRecord]:
         """Feedback on `request_id`, oldest first."""
-        rows = self._conn.execute(
-            "SELECT request_id, verdict, comment, timestamp_utc FROM feedback "
-            "WHERE request_id = ? ORDER BY seq",
-            (request_id,),
-        )
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT request_id, verdict, comment, timestamp_utc FROM feedback "
+                "WHERE request_id = ? ORDER BY seq",
+                (request_id,),
+            ).fetchall()
         return [
             FeedbackRecord(request_id=r[0], verdict=r[1], comment=r[2], timestamp_utc=r[3])
             for r in rows
@@ -153,14 +170,16 @@ class SQLiteAuditSink:
     # --- plumbing ---------------------------------------------------------------------------
 
     def _transaction(self) -> _Tx:
-        return _Tx(self._conn)
+        return _Tx(self._conn, self._lock)
 
     def integrity_check(self) -> str:
         """`PRAGMA integrity_check` result ("ok" when the file is sound)."""
-        return str(self._conn.execute("PRAGMA integrity_check").fetchone()[0])
+        with self._lock:
+            return str(self._conn.execute("PRAGMA integrity_check").fetchone()[0])
 
     def close(self) -> None:
-        self._conn.close()
+        with self._lock:
+            self._conn.close()
 
     def __enter__(self) -> SQLiteAuditSink:
         return self
@@ -170,13 +189,37 @@ class SQLiteAuditSink:
 
 
 class _Tx:
-    """BEGIN IMMEDIATE ... COMMIT, ROLLBACK on error (the connection is in autocommit mode)."""
+    """BEGIN IMMEDIATE ... COMMIT, ROLLBACK on error (the connection is in autocommit mode),
+    holding the sink's lock for the whole transaction."""
 
-    def __init__(self, conn: sqlite3.Connection):
+    def __init__(self, conn: sqlite3.Connection, lock: threading.RLock):
         self._conn = conn
+        self._lock = lock
 
     def __enter__(self) -> None:
-        self._conn.execute("BEGIN IMMEDIATE")
+        self._lock.acquire()
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self._lock.release()
+            raise
 
     def __exit__(self, exc_type: object, *rest: object) -> None:
-        self._conn.execute("ROLLBACK" if exc_type is not None else "COMMIT")
+        try:
+            if exc_type is not None:
+                self._conn.execute("ROLLBACK")
+                return
+            try:
+                self._conn.execute("COMMIT")
+            except sqlite3.Error:
+                # A failed COMMIT (disk full, I/O error) can leave the transaction open, and
+                # every later BEGIN would fail; end it so the sink stays usable.
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise
+        finally:
+            self._lock.release()
+
+
+class _Unknown(Exception):
+    """Feedback names a request that has no record (raised inside the transaction)."""
