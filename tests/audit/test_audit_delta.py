@@ -61,3 +61,30 @@ def test_foreign_table_is_refused(tmp_path: Path) -> None:
 def test_open_sink_picks_delta(tmp_path: Path) -> None:
     DeltaAuditSink(tmp_path / "t.delta")
     assert isinstance(open_sink(tmp_path / "t.delta"), DeltaAuditSink)
+
+
+def test_a_version_1_table_gains_the_new_columns(tmp_path: Path) -> None:
+    """A table created before the reranker column: opened, evolved, old rows still verify."""
+    import pyarrow as pa
+
+    from citebound.audit.delta import arrow_schema, records_to_arrow
+
+    path = tmp_path / "audit.delta"
+    v1_schema = pa.schema([f for f in arrow_schema() if f.name != "reranker"])
+    deltalake.DeltaTable.create(
+        str(path), schema=v1_schema, configuration={"delta.appendOnly": "true"}
+    )
+    new = record_for("ok", request_id="old")
+    old = new.model_copy(update={"schema_version": 1})
+    old = old.model_copy(update={"record_hash": old.compute_hash()})
+    deltalake.write_deltalake(
+        str(path), records_to_arrow([old]).drop_columns(["reranker"]), mode="append"
+    )
+
+    sink = DeltaAuditSink(path)
+    assert [f.name for f in deltalake.DeltaTable(str(path)).schema().fields] == list(COLUMN_NAMES)
+    (back,) = sink.find("old")
+    assert back == old and back.reranker is None and back.hash_ok()
+    named = record_for("ok", request_id="new").model_copy(update={"reranker": "rr"})
+    sink.append(named.model_copy(update={"record_hash": named.compute_hash()}))
+    assert {r.request_id: r.reranker for r in sink.records()} == {"old": None, "new": "rr"}

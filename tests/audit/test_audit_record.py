@@ -89,3 +89,41 @@ def test_mixed_requests_are_refused() -> None:
             policy=POLICY, response=resp, question="q", bundle=make_answer_bundle(EVIDENCE)
         )
     assert b.request_id == "req-1"
+
+
+# record_hash of every sample path as citebound wrote it with schema version 1 (before the
+# reranker field existed), computed by that version's code. A v1 record must keep its hash.
+V1_HASHES = {
+    "ok": "sha256:01af56789d4bb7bdee5a3fe10f6b1ef704e826f81004c58030a363dec6d33e1d",
+    "refusal": "sha256:4baf5e04de24a5a4b5c6cf2b9deeeed2c1ce8141f949fb6b16dc71719aad404c",
+    "rejected": "sha256:0fd9cb98d14893e6c2fbb01ca8e818fac1e57d79fadd5cd497f1d24c6fb268ba",
+    "retries_exhausted": "sha256:f2e0849b8f3937ee9ace027e84a24dc99717a35dafde7b7eb58a476f31579d6e",
+    "gate": "sha256:31d9efce20c5e60d0fc22c21c35755ae620fa407f315cc9872f25bf4e48e3f06",
+    "assembly_failed": "sha256:b6ea1625d8aa59c3c2ee683653fcf244c7b8e961c7fe1109851b9847714a66cf",
+    "early_failure": "sha256:5686b8013c6bda7ae4d916387efacf5bdfd3170f843b60bdbacf12c32cb14d71",
+}
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_version_1_records_keep_their_hashes(path: str) -> None:
+    new = record_for(path, store_evidence_text=(path == "ok"))
+    assert new.schema_version == 2 and new.reranker is None
+    old = new.model_copy(update={"schema_version": 1, "record_hash": V1_HASHES[path]})
+    assert old.hash_ok()  # the stored hash of a v1 record still verifies
+    assert new.record_hash != V1_HASHES[path]  # v2 hashes cover the new field
+
+
+def test_a_version_1_record_cannot_carry_later_fields() -> None:
+    from pydantic import ValidationError
+
+    from citebound.contracts.audit import AuditRecord
+
+    data = record_for("ok").model_dump()
+    with pytest.raises(ValidationError, match="schema_version 1 record has no"):
+        AuditRecord.model_validate({**data, "schema_version": 1, "reranker": "x"})
+
+
+def test_the_reranker_is_recorded_and_hashed() -> None:
+    plain = record_for("ok")
+    named = plain.model_copy(update={"reranker": "onnx-cross-encoder:ms-marco"})
+    assert not named.hash_ok()  # changing it breaks the hash: it is covered

@@ -48,7 +48,8 @@ def test_exact_schema(sink: SQLiteAuditSink) -> None:
     ).fetchall()
     assert objects == EXPECTED_OBJECTS
     (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE name='audit_records'").fetchone()
-    assert sql == AUDIT_TABLE
+    # Migration 4's ALTER TABLE appends the column to the stored CREATE statement.
+    assert sql == AUDIT_TABLE.removesuffix(")") + ", reranker TEXT)"
     cols = [r[1] for r in conn.execute("PRAGMA table_info(audit_records)")]
     assert cols == ["seq", *COLUMN_NAMES]
     fb = [(r[1], r[2], r[3]) for r in conn.execute("PRAGMA table_info(feedback)")]
@@ -63,23 +64,30 @@ def test_exact_schema(sink: SQLiteAuditSink) -> None:
         1,
         2,
         3,
+        4,
     ]
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()
 
 
 def test_columns_cover_every_record_field() -> None:
-    assert list(COLUMN_NAMES) == list(AuditRecord.model_fields)
+    from citebound.contracts.audit import ADDED_IN_VERSION
+
+    assert sorted(COLUMN_NAMES) == sorted(AuditRecord.model_fields)
+    # Version-1 columns in field order, then the later ones in the order they were added.
+    later = sorted(ADDED_IN_VERSION, key=ADDED_IN_VERSION.__getitem__)
+    v1 = [f for f in AuditRecord.model_fields if f not in ADDED_IN_VERSION]
+    assert list(COLUMN_NAMES) == [*v1, *later]
 
 
 def test_reopen_applies_no_migration_twice(tmp_path: Path) -> None:
     path = tmp_path / "audit.sqlite"
     SQLiteAuditSink(path).close()
     again = SQLiteAuditSink(path)
-    assert again.schema_version() == 3
+    assert again.schema_version() == 4
     again.close()
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT count(*) FROM _migrations").fetchone()[0] == 3
+    assert conn.execute("SELECT count(*) FROM _migrations").fetchone()[0] == 4
     conn.close()
 
 
@@ -127,3 +135,42 @@ def test_unwritable_location_is_an_audit_error(tmp_path: Path) -> None:
     blocker.write_text("x")
     with pytest.raises(AuditError, match="cannot open"):
         SQLiteAuditSink(blocker / "audit.sqlite")
+
+
+def test_a_version_1_store_is_upgraded_in_place(tmp_path: Path) -> None:
+    """A file written before migration 4: its records keep their hashes, new ones name the
+    reranker."""
+    from citebound.audit.columns import to_row
+    from citebound.audit.migrations import MIGRATIONS
+
+    path = tmp_path / "audit.sqlite"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute(
+        "CREATE TABLE _migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+        "applied_at TEXT NOT NULL)"
+    )
+    for version, name, statements in MIGRATIONS[:3]:
+        for sql in statements:
+            conn.execute(sql)
+        conn.execute(
+            "INSERT INTO _migrations VALUES (?, ?, '2026-01-01T00:00:00Z')", (version, name)
+        )
+    new = record_for("ok", request_id="old")
+    old = new.model_copy(update={"schema_version": 1})
+    old = old.model_copy(update={"record_hash": old.compute_hash()})
+    row = {k: v for k, v in to_row(old, lists_as_json=True).items() if k != "reranker"}
+    conn.execute(
+        f"INSERT INTO audit_records ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+        tuple(row.values()),
+    )
+    conn.close()
+
+    with SQLiteAuditSink(path) as sink:
+        assert sink.schema_version() == 4
+        (back,) = sink.find("old")
+        assert back == old and back.schema_version == 1 and back.reranker is None
+        assert back.hash_ok()
+        named = record_for("ok", request_id="new").model_copy(update={"reranker": "rr"})
+        sink.append(named.model_copy(update={"record_hash": named.compute_hash()}))
+        assert {r.request_id: r.reranker for r in sink.records()} == {"old": None, "new": "rr"}
+        assert sink.integrity_check() == "ok"

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from citebound.audit import SQLiteAuditSink
 from citebound.cli import main
 from citebound.config import ENV_VARS, load_config
 from citebound.errors import ConfigError
@@ -95,6 +96,13 @@ def test_pipeline_from_a_config_file_reranks_and_traces_the_model(
     assert record.note == "reranker onnx-cross-encoder:tiny-xenc"
     assert record.kept == reranked
     assert state.response is not None and state.response.status.value == "OK"
+    # Named where an auditor looks: the bundle, its trace and the hashed audit record.
+    assert state.retrieval_bundle is not None and state.answer_bundle is not None
+    assert state.retrieval_bundle.reranker == "onnx-cross-encoder:tiny-xenc"
+    assert state.answer_bundle.trace.reranker == "onnx-cross-encoder:tiny-xenc"
+    with SQLiteAuditSink(tmp_path / "audit.sqlite") as sink:
+        (audit,) = sink.find(state.request_id)
+    assert audit.reranker == "onnx-cross-encoder:tiny-xenc" and audit.hash_ok()
 
     plain, plain_ctx = _run(_config_file(tmp_path, demo_store, ""), demo_store)
     assert isinstance(plain_ctx.reranker, PassthroughReranker)
@@ -103,6 +111,9 @@ def test_pipeline_from_a_config_file_reranks_and_traces_the_model(
     assert next(r for r in plain.stage_log if r.stage == "reranked").note == (
         "reranker passthrough"
     )
+    with SQLiteAuditSink(tmp_path / "audit.sqlite") as sink:
+        (plain_audit,) = sink.find(plain.request_id)
+    assert plain_audit.reranker == "passthrough" and plain_audit.hash_ok()
 
 
 def _cli(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:

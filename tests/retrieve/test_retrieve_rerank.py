@@ -63,6 +63,7 @@ def test_retriever_reorders_only_the_first_n2(
     sims = {r.chunk_id: r.similarity for r in plain.results}
     assert all(sims[r.chunk_id] == r.similarity for r in reranked.results)  # never rescored
     assert [r.rank for r in reranked.results] == list(range(len(reranked.results)))
+    assert (plain.reranker, reranked.reranker) == ("passthrough", ShortestFirst.name)
 
 
 def _tiny_cross_encoder(path: Path, initializer_range: float = 0.02) -> None:

@@ -65,6 +65,7 @@ def _trace(bundle: RetrievalBundle, policy: Policy) -> Trace:
         thresholds=thresholds_from_policy(policy),
         filters_applied=bundle.filters_applied,
         gate=bundle.gate,
+        reranker=bundle.reranker,
     )
 
 

@@ -3,7 +3,8 @@
 Scalars map to typed columns. `text_list` columns are JSON arrays in SQLite and
 `list<string>` in Delta. `json` columns (anchor_map, evidence) are canonical JSON text in both,
 so Spark reads them with `from_json` and pandas with `json.loads`. A test checks this list
-against the `AuditRecord` fields, so a new field cannot be silently dropped by a sink.
+against the `AuditRecord` fields, so a new field cannot be silently dropped by a sink. New
+columns go at the end, where SQLite's ALTER TABLE and Delta's add_columns put them.
 """
 
 from __future__ import annotations
@@ -78,6 +79,8 @@ COLUMNS: tuple[Column, ...] = (
     _c("question", "text"),
     _c("prompt_text", "text", True),
     _c("record_hash", "text"),
+    # Added after schema version 1: appended, as ALTER TABLE / Delta add_columns append.
+    _c("reranker", "text", True),
 )
 COLUMN_NAMES = tuple(c.name for c in COLUMNS)
 

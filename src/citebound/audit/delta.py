@@ -67,12 +67,30 @@ class DeltaAuditSink:
                     configuration={"delta.appendOnly": "true"},
                 )
             existing = [f.name for f in DeltaTable(str(self.path)).schema().fields]
+            wanted = [f.name for f in schema]
+            if existing != wanted and existing == wanted[: len(existing)]:
+                existing = self._add_columns(wanted[len(existing) :])
         except Exception as err:
             raise AuditError(f"cannot open Delta audit table {self.path}: {err}") from err
-        if existing != [f.name for f in schema]:
+        if existing != wanted:
             raise AuditError(
                 f"Delta table {self.path} has columns {existing}, not the citebound audit schema"
             )
+
+    def _add_columns(self, names: list[str]) -> list[str]:
+        """Schema evolution of a table written by an older citebound: the audit schema only
+        ever appends nullable text columns (see columns.py), so old rows read them as null."""
+        from deltalake.schema import Field as DeltaField
+        from deltalake.schema import PrimitiveType
+
+        kinds = {c.name: c for c in COLUMNS}
+        if any(kinds[n].kind != "text" or not kinds[n].nullable for n in names):
+            raise AuditError(f"cannot add columns {names} to {self.path}: not nullable text")
+        table = DeltaTable(str(self.path))
+        table.alter.add_columns(
+            [DeltaField(n, PrimitiveType("string"), nullable=True) for n in names]
+        )
+        return [f.name for f in DeltaTable(str(self.path)).schema().fields]
 
     def _table(self) -> Any:
         return DeltaTable(str(self.path)).to_pyarrow_table()

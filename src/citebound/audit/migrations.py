@@ -92,4 +92,5 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             for op in ("UPDATE", "DELETE")
         ),
     ),
+    (4, "reranker", ("ALTER TABLE audit_records ADD COLUMN reranker TEXT",)),
 )

@@ -126,6 +126,7 @@ def build_audit_record(
         response_id=llm.response_id if llm is not None else None,
         embedding_model=trace.embedding_model if trace else embedding_model,
         index_version=trace.index_version if trace else index_version,
+        reranker=trace.reranker if trace else None,
         policy_version=policy.policy_version,
         policy_fingerprint=policy.fingerprint,
         validator_version=validation.validator_version if validation is not None else None,

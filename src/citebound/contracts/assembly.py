@@ -39,6 +39,7 @@ class Trace(Contract):
     thresholds: Thresholds = Field(description="Thresholds used.")
     filters_applied: FiltersApplied | None = Field(default=None, description="Retrieval filters.")
     gate: GateTrace | None = Field(default=None, description="Retrieval gate decision.")
+    reranker: str | None = Field(default=None, description="Reranker named by the bundle.")
 
 
 class DropRecord(Contract):

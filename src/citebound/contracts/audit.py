@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from citebound.contracts.base import Contract, content_hash
 from citebound.contracts.enums import (
@@ -24,7 +24,12 @@ from citebound.contracts.enums import (
 )
 from citebound.contracts.execution import ValidationResult
 
-AUDIT_SCHEMA_VERSION = 1
+AUDIT_SCHEMA_VERSION = 2
+
+# Fields added after schema version 1, with the version that added them. A record of an older
+# version must leave them unset and hashes without them, so every hash written before a field
+# existed stays valid (records are append-only: they are never rewritten to a new version).
+ADDED_IN_VERSION: dict[str, int] = {"reranker": 2}
 
 
 class AuditEvidence(Contract):
@@ -82,6 +87,10 @@ class AuditRecord(Contract):
     response_id: str | None = Field(default=None, description="Provider response id.")
     embedding_model: str | None = Field(default=None, description="From the trace.")
     index_version: str | None = Field(default=None, description="From the trace.")
+    reranker: str | None = Field(
+        default=None,
+        description="Reranker that ordered the candidates (`passthrough` = none); schema v2+.",
+    )
     policy_version: str = Field(description="Policy version.")
     policy_fingerprint: str = Field(description="`Policy.fingerprint` (sha256 of the policy).")
     validator_version: str | None = Field(default=None, description="R5 validator version.")
@@ -108,9 +117,18 @@ class AuditRecord(Contract):
     )
     record_hash: str = Field(default="", description="content_hash of the record minus this.")
 
+    @model_validator(mode="after")
+    def _fields_of_its_version(self) -> AuditRecord:
+        later = [f for f, v in ADDED_IN_VERSION.items() if v > self.schema_version]
+        if any(getattr(self, f) is not None for f in later):
+            raise ValueError(f"a schema_version {self.schema_version} record has no {later}")
+        return self
+
     def compute_hash(self) -> str:
-        """`sha256:<hex>` over the canonical JSON of every field except `record_hash`."""
-        return content_hash(self.model_dump(mode="json", exclude={"record_hash"}))
+        """`sha256:<hex>` over the canonical JSON of every field except `record_hash` (and
+        the fields its schema version predates, see ADDED_IN_VERSION)."""
+        later = {f for f, v in ADDED_IN_VERSION.items() if v > self.schema_version}
+        return content_hash(self.model_dump(mode="json", exclude={"record_hash", *later}))
 
     def hash_ok(self) -> bool:
         """True when `record_hash` matches the content (the record is intact)."""

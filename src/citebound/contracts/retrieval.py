@@ -108,3 +108,8 @@ class RetrievalBundle(Contract):
     filters_applied: FiltersApplied | None = Field(default=None, description="Filters applied.")
     gate: GateTrace | None = Field(default=None, description="Retrieval gate decision, if run.")
     error: str | None = Field(default=None, description="FAILED only: what went wrong, what to do.")
+    reranker: str | None = Field(
+        default=None,
+        description="Reranker that ordered the first N2 candidates (`passthrough` = none); "
+        "None when the producer did not say.",
+    )

@@ -160,6 +160,7 @@ def a3_gate(state: RequestState, ctx: PipelineContext) -> RequestState:
             else None
         ),
         gate=gate,
+        reranker=ctx.retriever.reranker.name,
     )
     kept = [r.chunk_id for r in rows] if gate.passed else []
     if gate.passed and ctx.config.stages.llm_gate:

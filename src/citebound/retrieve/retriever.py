@@ -288,6 +288,7 @@ class Retriever:
                 retrieval_latency_ms=(time.perf_counter() - started) * 1000,
                 filters_applied=applied,
                 error=message,
+                reranker=self.reranker.name,
             )
         gate = apply_gate([r.similarity for r in rows], pol.gate)
         rows = self._expand(rows, flt, pol.retrieval.per_hit_neighbors, ix.chunk_ids)
@@ -305,6 +306,7 @@ class Retriever:
             retrieval_latency_ms=(time.perf_counter() - started) * 1000,
             filters_applied=applied,
             gate=gate,
+            reranker=self.reranker.name,
         )
 
     def _rank(
