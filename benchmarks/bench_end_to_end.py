@@ -16,8 +16,10 @@ real, so the headline numbers are measured, not simulated.
 
 Latency: `Pipeline.run` (the whole `ask`, audit included) on the demo corpus and on SciFact,
 interleaved question by question with LlamaIndex's CitationQueryEngine + MockLLM over the same
-chunks, the same vectors, the same query embedder and the same top-k. Reported apart: the
-provider (LLM) time and the query-embedding time, which are identical work for both systems.
+chunks, the same vectors, the same query embedder and the same top-k (variants default and
+numpy), and with LlamaIndex embedding the question itself with HuggingFaceEmbedding on the same
+MiniLM weights (variant hf). Reported apart: the provider (LLM) time and the query-embedding
+time (identical work for citebound, default and numpy).
 
 Sized for 2 shared cores: SQuAD uses every question by default (about 2,800, a few minutes per
 preset), latency uses 200 SciFact claims and 20 rounds of the 11 demo questions. Every part
