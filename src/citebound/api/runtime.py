@@ -23,7 +23,6 @@ from typing import Any
 
 from citebound.api.metrics import Metrics
 from citebound.api.security import KeyRing, Principal
-from citebound.audit import AuditSink, SQLiteAuditSink
 from citebound.config import Config
 from citebound.contracts.audit import AuditRecord
 from citebound.contracts.enums import ReasonCode
@@ -40,20 +39,6 @@ from citebound.pipeline import Pipeline, PipelineContext, RequestState
 log = logging.getLogger("citebound.api")
 
 STATE_SECRET_ENV = "CITEBOUND_API_STATE_SECRET"
-
-
-def server_sinks(config: Config) -> list[AuditSink]:
-    """The configured audit sinks, opened now so a bad path fails at start, not on the first
-    request. Both sinks are thread-safe (one lock each; see citebound.audit)."""
-    sinks: list[AuditSink] = []
-    for name in config.audit.sinks:
-        if name == "sqlite":
-            sinks.append(SQLiteAuditSink(config.audit_sqlite_path))
-        else:
-            from citebound.audit.delta import DeltaAuditSink
-
-            sinks.append(DeltaAuditSink(config.audit_delta_path))
-    return sinks
 
 
 class StateSigner:
@@ -84,8 +69,10 @@ class ApiRuntime:
     def __init__(self, config: Config, ctx: PipelineContext | None = None) -> None:
         self.config = config
         self.owns_ctx = ctx is None
-        self.ctx = ctx or PipelineContext(config, sinks_override=server_sinks(config))
-        self.ctx.sinks  # noqa: B018 - open them now, once, and fail at start if unusable
+        self.ctx = ctx or PipelineContext(config)
+        # The audit sinks are thread-safe (citebound.audit); open them now, once, so a bad
+        # path fails at start and not on the first request.
+        self.ctx.sinks  # noqa: B018
         self.pipeline = Pipeline(self.ctx)
         self.keyring = KeyRing(config.api.keys)
         self.metrics = Metrics()

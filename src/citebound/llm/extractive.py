@@ -198,10 +198,11 @@ class ExtractiveProvider:
             # A section title kept in the text (HTML, PDF, plain text) says where, not what.
             titles = _titles(evidence.source.heading_path if evidence.source else ())
             for s_index, sentence in enumerate(sentences):
+                folded = _folded(sentence)
                 if (
                     not self._eligible(sentence, forbidden)
-                    or _folded(sentence) in titles
-                    or _SECTION_NUMBER.sub("", _folded(sentence)) in titles
+                    or folded in titles
+                    or _SECTION_NUMBER.sub("", folded) in titles
                     or _bare_table_row(sentence)
                 ):
                     continue
