@@ -151,6 +151,8 @@ def test_paragraphs_join_only_wrapped_prose() -> None:
         [
             "Short title line",
             "Body text of the section, which is a complete sentence here.",
+            "A sentence that names a command and wraps right before its",
+            "`fprime-util` name in backticks.",
             wrapped,
             "  the sentence, indented as a lazy continuation.",
             "- A list item that is long enough to be wrapped by the author",
@@ -172,6 +174,8 @@ def test_paragraphs_join_only_wrapped_prose() -> None:
     assert paragraphs(text) == [
         "Short title line",
         "Body text of the section, which is a complete sentence here.",
+        "A sentence that names a command and wraps right before its `fprime-util` name in "
+        "backticks.",
         f"{wrapped} the sentence, indented as a lazy continuation.",
         "- A list item that is long enough to be wrapped by the author and continues here",
         "- A second item that stays its own unit because it is a new item",

@@ -258,9 +258,9 @@ class ExtractiveProvider:
 
 # A line that starts a block of its own (list item, heading, table row, quote, code fence,
 # markup) is never the continuation of a hard-wrapped line before it.
-_BLOCK_START = re.compile(r"[-*+\u2022\u2023\u25e6\u25aa]\s|\d+[.)]\s|#{1,6}(?:\s|$)|[|>`~<]")
+_BLOCK_START = re.compile(r"[-*+\u2022\u2023\u25e6\u25aa]\s|\d+[.)]\s|#{1,6}(?:\s|$)|[|><]|```|~~~")
 # Lines after which nothing continues: headings, table rows, quotes, markup and fences.
-_CLOSED_LINE = ("#", "|", ">", "<", "`", "~")
+_CLOSED_LINE = ("#", "|", ">", "<", "```", "~~~")
 # Wrapped lines are long; a short line without end punctuation is a title or a label.
 _MIN_WRAPPED_CHARS = 40
 
