@@ -72,35 +72,14 @@ def test_vectors_do_not_depend_on_the_batch_plan_or_workers(embedder: OnnxEmbedd
 def test_a_failing_batch_fails_the_call(embedder: OnnxEmbedder) -> None:
     model, tokenizer = minilm_paths()
     broken = OnnxEmbedder(model, tokenizer, name="b", workers=2, batch_tokens=64)
-    broken._sessions["bulk"] = _Refuses(broken._session("bulk"))
+    broken._session = _Refuses()
     with pytest.raises(RuntimeError, match="refused"):
         broken.embed(["pump " * 30, "valve " * 30, "seal " * 30])
 
 
 class _Refuses:
-    """An onnxruntime session whose every run fails (the model's inputs and outputs kept)."""
-
-    def __init__(self, real: object) -> None:
-        self.get_inputs = real.get_inputs  # type: ignore[attr-defined]
-        self.get_outputs = real.get_outputs  # type: ignore[attr-defined]
-
     def run(self, *_: object) -> None:
         raise RuntimeError("refused")
-
-
-def test_questions_and_bulk_calls_use_their_own_sessions() -> None:
-    model, tokenizer = minilm_paths()
-    fresh = OnnxEmbedder(model, tokenizer, name="f", query_threads=2, batch_tokens=64)
-    assert fresh._sessions == {}  # nothing loaded before the first call
-    question = fresh.embed(["How tight should the pump bolts be?", "pump bolts torque"])
-    assert set(fresh._sessions) == {"query"}  # an asking process loads the model once
-    assert fresh.dim == 384 and set(fresh._sessions) == {"query"}
-    bulk = fresh.embed(["pump " * 30, "valve " * 30, "seal " * 30])  # several passes
-    assert set(fresh._sessions) == {"query", "bulk"}
-    # Same vectors whichever session computed them (the index is built by the bulk one).
-    assert np.array_equal(fresh.embed(["pump " * 30]), bulk[:1])
-    again = OnnxEmbedder(model, tokenizer, name="g", workers=1, batch_size=99, batch_tokens=0)
-    assert np.array_equal(again.embed([*(["x"] * 9), "pump bolts torque"])[-1:], question[1:])
 
 
 def test_meaning_is_captured(embedder: OnnxEmbedder) -> None:

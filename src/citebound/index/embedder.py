@@ -11,12 +11,11 @@ Both return float32 L2-normalized rows, so a dot product is the cosine similarit
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -34,8 +33,6 @@ MAX_TOKENS = 256  # all-MiniLM-L6-v2 was trained with max_seq_length 256 (senten
 # 512 used ~30% less CPU than 32 texts x up to 256 tokens (8,192) and cut peak RSS from ~1.1 GB
 # to ~0.35 GB: the unfused attention materializes several (batch, 12, len, len) float tensors.
 BATCH_TOKENS = 512
-# Calls with at most this many texts in one pass run on the query session (see OnnxEmbedder).
-QUERY_TEXTS = 8
 
 
 def default_workers() -> int:
@@ -48,9 +45,7 @@ class Embedder(Protocol):
     """Turns texts into L2-normalized float32 vectors. `name` is recorded in every bundle."""
 
     name: str
-
-    @property
-    def dim(self) -> int: ...
+    dim: int
 
     def embed(self, texts: Sequence[str]) -> Matrix: ...
 
@@ -101,20 +96,12 @@ class OnnxEmbedder:
         max_tokens: Truncation length, special tokens included.
         batch_size: Texts per forward pass at most.
         batch_tokens: Padded tokens per forward pass at most (0 = no cap); see `plan_batches`.
-        threads: onnxruntime intra-op threads per forward pass of a bulk call (0 =
-            onnxruntime's default).
+        threads: onnxruntime intra-op threads per forward pass (0 = onnxruntime's default).
         workers: Forward passes run at once when a call has several batches (0 = one per core,
             at most 4). Why not simply more intra-op threads: on small passes the threads of one
             pass spend much of their time waiting for each other; independent passes on one
             thread each embedded F´ chunks about 20% faster on 2 cores. Each row is computed
             by one pass whatever the thread that runs it, so vectors are identical either way.
-        query_threads: Intra-op threads for a call of at most `QUERY_TEXTS` texts that fits
-            one pass (a question and its pieces); 0 = one per core, at most 2. A question is
-            the one thing a user waits for, and nothing else runs beside it: 2 threads embed
-            one on 2 cores 0.7-1.4 ms (13-20%) faster.
-
-    The two kinds of call use separate onnxruntime sessions, each created on first use, so a
-    process that only asks (or only ingests) loads the model once.
     """
 
     def __init__(
@@ -128,8 +115,8 @@ class OnnxEmbedder:
         batch_tokens: int = BATCH_TOKENS,
         threads: int = 1,
         workers: int = 0,
-        query_threads: int = 0,
     ) -> None:
+        import onnxruntime as ort
         from tokenizers import Tokenizer
 
         for p in (model_path, tokenizer_path):
@@ -140,62 +127,32 @@ class OnnxEmbedder:
         self.batch_size = batch_size
         self.batch_tokens = batch_tokens
         self.workers = workers if workers > 0 else default_workers()
-        self._model_path = Path(model_path)
-        self._threads = {"bulk": threads, "query": query_threads or min(2, os.cpu_count() or 1)}
-        self._sessions: dict[str, Any] = {}
-        self._sessions_lock = threading.Lock()
-        self._dim = 0  # read from the first session opened (both run the same model)
-        self._token_types = False
         self._tok = Tokenizer.from_file(str(tokenizer_path))
         self._tok.enable_truncation(max_length=max_tokens)
         self._tok.no_padding()
-
-    def _session(self, kind: str) -> Any:
-        """The onnxruntime session for `kind` ("bulk" or "query"), created once on first use."""
-        session = self._sessions.get(kind)
-        if session is None:
-            with self._sessions_lock:
-                session = self._sessions.get(kind)
-                if session is None:
-                    session = self._open(self._threads[kind])
-                    self._dim = int(session.get_outputs()[0].shape[-1])
-                    self._token_types = any(
-                        i.name == "token_type_ids" for i in session.get_inputs()
-                    )
-                    self._sessions[kind] = session
-        return session
-
-    def _open(self, threads: int) -> Any:
-        import onnxruntime as ort
-
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads
         opts.log_severity_level = 3
         # No busy-waiting threads after a run: they would steal the cores that numpy's
         # mat-vec and tantivy need right after the query embedding (and other processes).
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        return ort.InferenceSession(str(self._model_path), opts, providers=["CPUExecutionProvider"])
-
-    @property
-    def dim(self) -> int:
-        """Vector size (opens the bulk session when no session is open yet)."""
-        if not self._sessions:
-            self._session("bulk")
-        return self._dim
+        self._session = ort.InferenceSession(
+            str(model_path), opts, providers=["CPUExecutionProvider"]
+        )
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        self.dim = int(self._session.get_outputs()[0].shape[-1])
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         """Embed `texts` (any length; each is truncated to `max_tokens`)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         encodings, lengths = self._encode(texts)
-        batches = plan_batches(lengths, self.batch_size, self.batch_tokens)
-        kind = "query" if len(batches) == 1 and len(texts) <= QUERY_TEXTS else "bulk"
-        session = self._session(kind)
-        out = np.zeros((len(texts), self._dim), dtype=np.float32)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
 
         def run(idx: npt.NDArray[np.intp]) -> None:
-            out[idx] = self._forward(session, [encodings[i].ids for i in idx])
+            out[idx] = self._forward([encodings[i].ids for i in idx])
 
+        batches = plan_batches(lengths, self.batch_size, self.batch_tokens)
         if self.workers == 1 or len(batches) == 1:
             for idx in batches:
                 run(idx)
@@ -206,7 +163,7 @@ class OnnxEmbedder:
                 list(pool.map(run, batches))
         return _normalize(out)
 
-    def _forward(self, session: Any, rows: list[list[int]]) -> Matrix:
+    def _forward(self, rows: list[list[int]]) -> Matrix:
         """Mean-pooled (not yet normalized) vectors of one padded batch of token id lists."""
         width = max(len(r) for r in rows)
         ids = np.zeros((len(rows), width), dtype=np.int64)
@@ -215,9 +172,9 @@ class OnnxEmbedder:
             ids[row, : len(token_ids)] = token_ids
             mask[row, : len(token_ids)] = 1
         feeds = {"input_ids": ids, "attention_mask": mask}
-        if self._token_types:
+        if "token_type_ids" in self._inputs:
             feeds["token_type_ids"] = np.zeros_like(ids)
-        hidden = session.run(None, feeds)[0]
+        hidden = self._session.run(None, feeds)[0]
         m = mask[:, :, None].astype(np.float32)
         pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
         return np.asarray(pooled, dtype=np.float32)  # float32 already: no copy
