@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Sequence
 
 from citebound.contracts.enums import PublicStatus, ReasonCode
 from citebound.contracts.public import PublicResponse, TokenUsage
@@ -104,6 +105,30 @@ class Pipeline:
             policy_fingerprint=self.ctx.policy.fingerprint,
             config_fingerprint=self.ctx.config.fingerprint,
         )
+
+    def prefetch(self, questions: Sequence[str], *, collection: str | None = None) -> int:
+        """Embed the query pieces of `questions` in bulk before they are asked (a batch runs
+        about a third faster; answers are identical). Returns how many pieces were embedded;
+        0 when there is nothing to embed or the collection cannot be searched, in which case
+        each question fails or refuses on its own, as without prefetching. Call
+        `self.ctx.retriever.query_vectors.clear()` after the batch (or each chunk of it)."""
+        from citebound.pipeline.preprocess import preprocess, retrieval_query
+        from citebound.retrieve import query_pieces
+
+        pol = self.ctx.policy
+        if pol.retrieval.mode == "lexical":
+            return 0
+        pieces: list[str] = []
+        for q in questions:
+            try:  # the same derivation as stages A0 and retrieval
+                query = retrieval_query(preprocess(q)[0])
+            except CiteboundError:
+                continue  # e.g. an empty question: it fails on its own when asked
+            pieces += query_pieces(query, pol.retrieval.n0_query_pieces)
+        try:
+            return self.ctx.retriever.prefetch(collection or self.ctx.config.collection, pieces)
+        except CiteboundError:
+            return 0
 
     def step(self, state: RequestState, stage: str | None = None) -> RequestState:
         """Run exactly one stage (the next one; `stage`, when given, must be that one)."""

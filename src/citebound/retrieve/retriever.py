@@ -50,6 +50,7 @@ from citebound.retrieve.aggregate import logavgexp
 from citebound.retrieve.filters import FilterColumns, RowFilter, compile_filters, row_passes
 from citebound.retrieve.gate import apply_gate
 from citebound.retrieve.pieces import query_pieces
+from citebound.retrieve.query_vectors import QueryVectorMemo
 from citebound.store.base import Store
 
 SIMILARITY_DECIMALS = 6
@@ -120,6 +121,12 @@ class Retriever:
         self.reranker: Reranker = reranker or PassthroughReranker()
         self._embedder = embedder
         self._loaded: dict[str, _Loaded] = {}
+        self.query_vectors = QueryVectorMemo()
+
+    def prefetch(self, collection: str, texts: Sequence[str]) -> int:
+        """Embed query pieces ahead of their searches, in bulk (see `query_vectors`); return
+        how many were embedded. Raises StoreError when `collection` has no usable index."""
+        return self.query_vectors.fill(self.load(collection).embedder, texts)
 
     def invalidate(self, collection: str | None = None) -> None:
         """Forget loaded indexes (all, or one collection): the next call re-opens them. Call
@@ -176,7 +183,7 @@ class Retriever:
         n1 = rp.n1_retr_max_candidates
         allowed = ix.columns.rows(flt)
         use_dense, use_lex = rp.mode != "lexical", rp.mode != "dense"
-        qvecs = ix.embedder.embed(pieces) if use_dense else None
+        qvecs = self.query_vectors.embed(ix.embedder, pieces) if use_dense else None
         lex_hits: list[dict[int, float]] = []
         refs: list[float] = []
         candidates: set[int] = set()
