@@ -6,6 +6,9 @@ every request leaves an append-only audit record.
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
 from citebound.contracts import (
@@ -24,21 +27,50 @@ from citebound.contracts import (
 from citebound.errors import CiteboundError, ConfigError
 from citebound.policy import Policy, load_policy
 
+if TYPE_CHECKING:
+    from citebound.config import Config, load_config
+    from citebound.pipeline import Pipeline, PipelineContext, RequestState
+
+# The pipeline pulls in retrieval, assembly, the LLM layer and the audit store (~0.1 s of
+# imports), so it is imported on first use: `import citebound` stays cheap for the CLI.
+_LAZY = {
+    "Config": "citebound.config",
+    "load_config": "citebound.config",
+    "Pipeline": "citebound.pipeline",
+    "PipelineContext": "citebound.pipeline",
+    "RequestState": "citebound.pipeline",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'citebound' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
 __all__ = [
     "AnswerBundle",
     "AssemblyStatus",
     "CitationStyle",
     "CiteboundError",
+    "Config",
     "ConfigError",
     "LLMExecutionResult",
+    "Pipeline",
+    "PipelineContext",
     "Policy",
     "PromptBuildResult",
     "PublicResponse",
     "ReasonCode",
+    "RequestState",
     "RetrievalBundle",
     "RetrievalRow",
     "SourceRef",
     "ValidationResult",
     "__version__",
+    "load_config",
     "load_policy",
 ]
