@@ -131,14 +131,17 @@ class SQLiteAuditSink:
 
     def append_feedback(self, feedback: FeedbackRecord) -> None:
         """Append a verdict on a recorded request; unknown request ids are refused."""
+        with self._lock:  # reentrant: the transaction below takes it again
+            self._append_feedback(feedback)
+
+    def _append_feedback(self, feedback: FeedbackRecord) -> None:
+        known = self._conn.execute(
+            "SELECT 1 FROM audit_records WHERE request_id = ? LIMIT 1", (feedback.request_id,)
+        ).fetchone()
+        if known is None:
+            raise AuditError(f"no audit record for request_id={feedback.request_id!r}")
         try:
             with self._transaction():
-                known = self._conn.execute(
-                    "SELECT 1 FROM audit_records WHERE request_id = ? LIMIT 1",
-                    (feedback.request_id,),
-                ).fetchone()
-                if known is None:
-                    raise _Unknown
                 self._conn.execute(
                     "INSERT INTO feedback (request_id, verdict, comment, timestamp_utc) "
                     "VALUES (?, ?, ?, ?)",
@@ -149,8 +152,6 @@ class SQLiteAuditSink:
                         feedback.timestamp_utc,
                     ),
                 )
-        except _Unknown:
-            raise AuditError(f"no audit record for request_id={feedback.request_id!r}") from None
         except sqlite3.Error as err:
             raise AuditError(f"cannot append feedback to {self.path}: {err}") from err
 
@@ -219,7 +220,3 @@ class _Tx:
                 raise
         finally:
             self._lock.release()
-
-
-class _Unknown(Exception):
-    """Feedback names a request that has no record (raised inside the transaction)."""

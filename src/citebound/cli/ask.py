@@ -189,13 +189,12 @@ def ask_cmd(
             for start in range(0, len(batch), PREFETCH_CHUNK):
                 chunk = batch[start : start + PREFETCH_CHUNK]
                 # Questions embedded in bulk first: same answers, about a third faster.
-                pipe.prefetch([text for _, text in chunk])
-                for qid, text in chunk:
-                    state = pipe.run(text, request_id=qid, run_id=batch_run, filters=filters)
-                    assert state.response is not None
-                    counts[state.response.status.value] += 1
-                    sink.write(state.response.model_dump_json() + "\n")
-                ctx.retriever.query_vectors.clear()
+                with pipe.prefetched([text for _, text in chunk]):
+                    for qid, text in chunk:
+                        state = pipe.run(text, request_id=qid, run_id=batch_run, filters=filters)
+                        assert state.response is not None
+                        counts[state.response.status.value] += 1
+                        sink.write(state.response.model_dump_json() + "\n")
             if out:
                 sink.close()
             click.echo(

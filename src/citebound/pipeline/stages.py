@@ -18,7 +18,8 @@ from citebound.pipeline.chooser import ask_json, keep_drop_prompt, parse_keep
 from citebound.pipeline.context import PipelineContext
 from citebound.pipeline.preprocess import preprocess, retrieval_query
 from citebound.pipeline.shape import chooser_prompt, shape_deterministic, shape_from_mapping
-from citebound.pipeline.state import RequestState, StageRecord
+from citebound.pipeline.state import PromptBody, RequestState, StageRecord
+from citebound.policy import Policy
 
 Stage = Callable[[RequestState, PipelineContext], RequestState]
 
@@ -69,14 +70,22 @@ def a2_shape(state: RequestState, ctx: PipelineContext) -> RequestState:
     )
 
 
+def search_pieces(body: PromptBody, policy: Policy) -> tuple[str, list[str]]:
+    """(retrieval query, its ≤ N0 pieces) of a preprocessed prompt: what the retrieval stage
+    searches and `Pipeline.prefetch` embeds ahead."""
+    from citebound.retrieve import query_pieces
+
+    query = retrieval_query(body)
+    return query, query_pieces(query, policy.retrieval.n0_query_pieces)
+
+
 def retrieval(state: RequestState, ctx: PipelineContext) -> RequestState:
-    from citebound.retrieve import compile_filters, query_pieces
+    from citebound.retrieve import compile_filters
 
     assert state.body is not None
     started = time.perf_counter()
-    query = retrieval_query(state.body)
     pol = ctx.policy
-    pieces = query_pieces(query, pol.retrieval.n0_query_pieces)
+    query, pieces = search_pieces(state.body, pol)
     scored = ctx.retriever.search(pieces, state.collection, compile_filters(state.filters), pol)
     rows = ctx.retriever.rows_for(state.collection, scored[: pol.retrieval.n1_retr_max_candidates])
     ids = [r.chunk_id for r in rows]
