@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import Field, ValidationError, model_validator
 
 from citebound.contracts.base import Contract, content_hash
-from citebound.contracts.enums import CitationStyle, PromptStyle
+from citebound.contracts.enums import CitationStyleInput, PromptStyle
 from citebound.errors import ConfigError
 
 TokenizerName = Literal["cl100k_base", "o200k_base", "llama3", "qwen3", "chars"]
@@ -112,7 +112,7 @@ class Policy(Contract):
     allowed_knowledge_types: list[str] = Field(
         description="V5 domain integrity; ['*'] allows any type."
     )
-    citation_style: CitationStyle = Field(description="Anchor style.")
+    citation_style: CitationStyleInput = Field(description="Anchor style.")
     prompt_style: PromptStyle = Field(default=PromptStyle.QA, description="qa or summarize.")
     tokenizer: TokenizerName = Field(description="Token counter for every budget.")
     refusal: RefusalPolicy = Field(description="Refusal strings.")
