@@ -35,11 +35,20 @@ def _done(state: RequestState, name: str, record: StageRecord, **changes: object
 
 
 def a0_preprocess(state: RequestState, ctx: PipelineContext) -> RequestState:
+    from citebound.pipeline import semantic_headers
+
     body, unknown, decisions, ready = preprocess(state.user_text)
+    semantic: dict[str, object] = {"semantic_used": False, "normalized_map": {}}
+    if unknown and semantic_headers.enabled(ctx):
+        body, unknown, more, ready, semantic = semantic_headers.apply_semantic(
+            state.request_id, ctx, body, unknown
+        )
+        decisions = [*decisions, *more]
     extras = {
         **state.extras,
         "unknown_attributes": unknown,
         "decisions": [d.model_dump() for d in decisions],
+        **semantic,
     }
     note = f"{len(decisions)} headers mapped" if decisions else "plain question -> task"
     return _done(

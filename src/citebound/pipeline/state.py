@@ -56,7 +56,10 @@ class MappingDecision(Contract):
 
     header: str = Field(description="Header as written.")
     key: str | None = Field(description="Canonical key, None when unknown.")
-    step: str = Field(description="exact, alias, typo, bilingual, keyword or unknown.")
+    step: str = Field(
+        description="exact, alias, typo, bilingual, templates, keyword, unknown; semantic or "
+        "semantic_rejected for the optional LLM fallback."
+    )
 
 
 class Shape(Contract):
