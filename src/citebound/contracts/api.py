@@ -185,14 +185,27 @@ class StepRequest(Contract):
         return self
 
 
+class StepButton(Contract):
+    """One of seed 002's 8 manual-mode buttons and the registry stages it runs, in order."""
+
+    name: str = Field(description="Seed 002 name, e.g. A4_Condenser.")
+    stages: list[str] = Field(description="Registry stages this button runs (stage_order names).")
+
+
 class StepResponse(Contract):
     """The new state (opaque to clients: post it back unchanged) and what the stage did."""
 
     state: str = Field(description="RequestState as JSON text; post it back byte for byte.")
     state_token: str = Field(description="HMAC binding the state to this server and caller.")
-    stage: str = Field(description="Last completed stage (`raw` before any).")
+    stage: str = Field(
+        description="Last completed seed 002 stage (`raw` before any; stays `a5` after it)."
+    )
     next_stage: str | None = Field(description="Stage the next call runs; null when done.")
-    stage_order: list[str] = Field(description="Every stage, in order.")
+    stage_order: list[str] = Field(description="Every registry stage, in order.")
+    buttons: list[StepButton] = Field(
+        default_factory=list,
+        description="Seed 002's 8 manual-mode buttons, in order, grouping stage_order.",
+    )
     labels: dict[str, str] = Field(description="Human label per stage.")
     views: list[StageView] = Field(default_factory=list, description="Stages run in this call.")
     result: AnswerView | None = Field(default=None, description="When the request is complete.")

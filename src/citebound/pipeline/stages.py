@@ -19,16 +19,18 @@ from citebound.pipeline.chooser import ask_json, keep_drop_prompt, parse_keep
 from citebound.pipeline.context import PipelineContext
 from citebound.pipeline.preprocess import preprocess, retrieval_query
 from citebound.pipeline.shape import chooser_prompt, shape_deterministic, shape_from_mapping
-from citebound.pipeline.state import PromptBody, RequestState, StageRecord
+from citebound.pipeline.state import SEED_STAGE, PromptBody, RequestState, StageRecord
 from citebound.policy import Policy
 
 Stage = Callable[[RequestState, PipelineContext], RequestState]
 
 
 def _done(state: RequestState, name: str, record: StageRecord, **changes: object) -> RequestState:
+    seed = SEED_STAGE[name]
     return state.evolve(
-        stage=name,
-        history_of_stages=[*state.history_of_stages, name],
+        stage=seed or state.stage,
+        history_of_stages=[*state.history_of_stages, seed] if seed else state.history_of_stages,
+        steps_done=[*state.steps_done, name],
         stage_log=[*state.stage_log, record],
         **changes,
     )
