@@ -97,7 +97,7 @@ function renderSeedButtons() {
           },
         },
         el("span", { class: "num", text: String(i + 1) }),
-        el("span", { class: "lbl", text: button.name }),
+        el("span", { class: "lbl", text: button.name.replace(/_/g, " ") }),
       ),
     );
   });
