@@ -132,6 +132,14 @@ def test_missing_heading_path_omits_the_path_line() -> None:
     assert out.citations[0].heading_path == []
     blank = assemble_prompt("Q?", [pack("p1", 1.0, ("t",), path=("", " "))])
     assert "Path:" not in blank.prompt.user
+    raw = {
+        "id": "p1",
+        "docId": "corpus:abc123",
+        "headingPath": None,
+        "score": 1.0,
+        "spans": [{"chunkId": "p1", "text": "<text content>", "start": 0, "end": 14}],
+    }
+    assert assemble_prompt("Q?", [raw]).prompt.user == out.prompt.user
 
 
 def test_empty_packs_give_question_only() -> None:

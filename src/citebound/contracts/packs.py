@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, StrictInt, model_validator
+from pydantic import Field, StrictInt, field_validator, model_validator
 
 from citebound.contracts.base import Contract
 
@@ -50,6 +50,11 @@ class RetrievalPack(Contract):
     order: StrictInt = Field(
         default=0, ge=0, description="Retrieval order (0 = first); ties on score keep it."
     )
+
+    @field_validator("heading_path", mode="before")
+    @classmethod
+    def _no_path(cls, value: object) -> object:
+        return [] if value is None else value  # seed 004: a missing heading path is allowed
 
 
 class PromptMessages(Contract):
