@@ -96,3 +96,37 @@ def test_collection_access_is_enforced(keyed_client: TestClient) -> None:
     assert ok.status_code == 200, ok.text
     anonymous = keyed_client.post("/v1/assemble-prompt", json={"question": PLANT_QUESTION})
     assert anonymous.status_code == 401
+
+
+def test_cli_retrieves_packs_from_a_store(api_store: object) -> None:
+    """`citebound assemble-prompt` without --packs retrieves from the store (same packs as the
+    library) and prints camelCase JSON; --packs-only prints the packs."""
+    import json
+
+    from click.testing import CliRunner
+
+    from citebound.cli import main
+
+    args = [
+        "assemble-prompt",
+        PLANT_QUESTION,
+        "--store",
+        str(api_store),
+        "--collection",
+        "plant",
+        "--limit",
+        "2",
+        "--per-hit-neighbors",
+        "1",
+        "--headroom-tokens",
+        "100000",
+    ]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert [c["marker"] for c in out["citations"]] == ["[¹]", "[²]"]
+    packs = CliRunner().invoke(main, [*args, "--packs-only"])
+    assert packs.exit_code == 0, packs.stderr
+    listed = json.loads(packs.stdout)
+    assert [p["id"] for p in listed] == [c["packId"] for c in out["citations"]]
+    assert all(len(p["spans"]) >= 1 and "docId" in p for p in listed)
