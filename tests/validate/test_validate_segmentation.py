@@ -68,7 +68,10 @@ def test_names_and_abbreviations_stay_whole(text: str, pieces: int) -> None:
     assert len(split_sentences(text, marker=MARKER)) == pieces
 
 
-WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=2, max_size=9)
+# Words of 4+ letters that are not abbreviations: `Dr. Pumps` rightly stays one sentence.
+WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=4, max_size=9).filter(
+    lambda w: w != "approx"
+)
 CLAIM = st.lists(WORD, min_size=2, max_size=6).map(lambda ws: " ".join(ws).capitalize())
 SEPARATOR = st.sampled_from(
     [".", "!", "?", "…", "。", "！", "？", " etc.", " A.", ".\u200b", '."', "\n", "\r\n",

@@ -192,10 +192,25 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 
 def stem(word: str) -> str:
-    """A tiny suffix stripper so `bolts`/`bolt` and `tightened`/`tighten` match."""
-    for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
-            return word[: -len(suffix)] + keep
+    """A tiny suffix stripper so `bolts`/`bolt`, `valves`/`valve`, `based`/`base` and
+    `tightened`/`tighten` match: plural and -ed/-ing endings go, then a final `e`.
+
+    >>> [stem(w) for w in ("valves", "valve", "based", "base", "boxes", "glass", "tightening")]
+    ['valv', 'valv', 'bas', 'bas', 'box', 'glass', 'tighten']
+    """
+    if word.endswith("ies") and len(word) >= 6:
+        return word[:-3] + "y"
+    for suffix in ("ing", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    else:
+        if word.endswith(("sses", "xes", "zes", "ches", "shes")) and len(word) >= 6:
+            word = word[:-2]
+        elif word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) >= 4:
+            word = word[:-1]
+    if word.endswith("e") and len(word) >= 4:
+        word = word[:-1]
     return word
 
 

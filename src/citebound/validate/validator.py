@@ -33,7 +33,7 @@ from citebound.policy import Policy
 from citebound.validate.analysis import Analysis, analyse
 from citebound.validate.view import EvidenceView
 
-VALIDATOR_VERSION = "r5-v1"
+VALIDATOR_VERSION = "r5-v2"
 
 # failure_reason is the first code of this list that was found.
 PRIORITY: tuple[ReasonCode, ...] = (
@@ -77,6 +77,7 @@ def _metrics(a: Analysis | None, *, refusal: bool = False) -> GroundingMetrics:
         mean_support=sum(a.support) / len(a.support) if a.support else None,
         sentence_support=list(a.support),
         low_confidence=a.low_confidence,
+        unsupported_sentences=list(a.unsupported),
     )
 
 

@@ -1,0 +1,215 @@
+"""Sentence-level support: does the evidence a sentence cites say what the sentence says?
+
+For one answer sentence (markers removed) and the text of the anchors it cites:
+
+1. **Coverage**: share of the sentence's content words (lowercased, stopwords dropped, light
+   stemming, `checks.content_words`) found anywhere in the cited evidence. Verbatim and
+   markup-stripped quotes score 1.0; paraphrases that reuse the evidence's words score high.
+2. **Missing names**: capitalised words of the sentence (not its first word, not function
+   words) and number words (`two`, `seventh`) absent from the cited evidence. Numbers, dates
+   and codes are checked separately (UNSUPPORTED_NEW_FACT).
+3. **Polarity flips**: a negation (`not`, `never`, `no`, `n't`, `without`, ...) in the sentence
+   that no evidence sentence about the same thing uses; or the best evidence span negates what
+   the sentence (which covers at least `negation_span_cover` of that span's words) states
+   plainly; or an antonym (`increase`/`decrease`, ...) where the span uses the other word.
+
+The support score is `coverage - missing_name_penalty × missing names`, clipped to [0, 1], and
+0 on a polarity flip. A sentence is supported when its score reaches `min_sentence_support`
+(policy `[validation]`). The best evidence span (the cited evidence sentence sharing most
+content words with the sentence, earliest on ties) is reported for the audit record.
+
+Everything here is pure and deterministic; an optional NLI model (`validate.nli`) may add a
+score on top (see `SupportParams`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from citebound.text.sentences import split_sentences
+from citebound.validate.checks import STOPWORDS, content_words, identifiers, stem
+
+_NEGATION_TEXT = """not no never none nothing nobody neither nor without cannot cant isnt arent
+    wasnt werent dont doesnt didnt wont wouldnt shouldnt couldnt mustnt hasnt havent hadnt"""
+_NEGATIONS = frozenset(_NEGATION_TEXT.split())
+_NEGATION_RE = re.compile(r"\b(?:" + "|".join(sorted(_NEGATIONS)) + r")\b|n['’]t\b")
+_NUMBER_TEXT = """one two three four five six seven eight nine ten eleven twelve thirteen fourteen
+    fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty
+    ninety hundred thousand million billion trillion dozen first second third fourth fifth
+    sixth seventh eighth ninth tenth twice thrice half"""
+_NUMBER_WORDS = frozenset(_NUMBER_TEXT.split())
+_ANTONYM_PAIRS = (
+    ("increase", "decrease"),
+    ("always", "never"),
+    ("open", "close"),
+    ("above", "below"),
+    ("before", "after"),
+    ("maximum", "minimum"),
+    ("high", "low"),
+    ("higher", "lower"),
+    ("enable", "disable"),
+    ("allow", "forbid"),
+    ("first", "last"),
+    ("more", "less"),
+    ("larger", "smaller"),
+    ("win", "lose"),
+    ("won", "lost"),
+    ("inside", "outside"),
+    ("start", "stop"),
+    ("true", "false"),
+    ("accept", "reject"),
+    ("include", "exclude"),
+    ("older", "younger"),
+    ("earlier", "later"),
+    ("north", "south"),
+    ("east", "west"),
+)
+_ANTONYMS: dict[str, str] = {}
+for _a, _b in _ANTONYM_PAIRS:
+    _ANTONYMS[stem(_a)] = stem(_b)
+    _ANTONYMS[stem(_b)] = stem(_a)
+# A leading "No," / "Yes." answers a yes/no question; it does not negate the evidence.
+_INTERJECTION = re.compile(r"^\W*(?:no|yes)\b[\s,.;:!-]*", re.IGNORECASE)
+_CAPITALISED = re.compile(r"(?<![\w'’])([A-Z][a-z]+(?:['’][a-z]+)?)\b")
+_ALL_WORDS = re.compile(r"[a-z0-9]+")
+
+
+@dataclass(frozen=True)
+class SupportParams:
+    """The fitted knobs of the rule (copied from `policy.validation`)."""
+
+    min_sentence_support: float
+    missing_name_penalty: float
+    negation_span_cover: float
+
+
+@dataclass(frozen=True)
+class SentenceSupport:
+    """How well one sentence is supported by the evidence it cites."""
+
+    score: float
+    coverage: float
+    missing_names: tuple[str, ...]
+    polarity_flip: str
+    best_span: str
+
+    def supported(self, floor: float) -> bool:
+        return self.score >= floor - 1e-9
+
+
+@lru_cache(maxsize=4096)
+def _spans(evidence: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    return tuple((s, content_words(s)) for s in split_sentences(evidence) if s.strip())
+
+
+@lru_cache(maxsize=4096)
+def _all_words(text: str) -> frozenset[str]:
+    """Every lowercase word (stopwords kept, stemmed): for names and negations."""
+    return frozenset(stem(w) for w in _ALL_WORDS.findall(text.casefold().replace("’", "'")))
+
+
+def _negated(text: str) -> bool:
+    return _NEGATION_RE.search(text.casefold().replace("’", "'")) is not None
+
+
+def best_span(sentence_words: frozenset[str], evidence: str) -> tuple[str, frozenset[str]]:
+    """The evidence sentence sharing most content words with the sentence (earliest on ties)."""
+    best: tuple[str, frozenset[str]] = ("", frozenset())
+    best_n = -1
+    for span, words in _spans(evidence):
+        n = len(sentence_words & words)
+        if n > best_n:
+            best, best_n = (span, words), n
+    return best
+
+
+def missing_names(sentence: str, evidence: str) -> tuple[str, ...]:
+    """Capitalised words (not the first word) and number words absent from the evidence."""
+    known = _all_words(evidence)
+    out: list[str] = []
+    for i, m in enumerate(_CAPITALISED.finditer(sentence)):
+        word = m.group(1)
+        low = word.casefold().replace("’", "'").split("'")[0]
+        if (i == 0 and m.start() == _first_letter(sentence)) or low in STOPWORDS:
+            continue
+        if stem(low) not in known and word not in out:
+            out.append(word)
+    for w in _ALL_WORDS.findall(sentence.casefold()):
+        if w in _NUMBER_WORDS and stem(w) not in known and w not in out:
+            out.append(w)
+    return tuple(out)
+
+
+def _first_letter(sentence: str) -> int:
+    for i, ch in enumerate(sentence):
+        if ch.isalpha():
+            return i
+    return -1
+
+
+def _negated_near(sentence_words: frozenset[str], evidence: str) -> bool:
+    """Whether an evidence sentence about the same thing (sharing at least half as many
+    content words with the sentence as the best one) carries a negation."""
+    spans = _spans(evidence)
+    overlaps = [len(sentence_words & words) for _, words in spans]
+    if not overlaps:
+        return False
+    need = max(1, (max(overlaps) + 1) // 2)
+    return any(n >= need and _negated(span) for (span, _), n in zip(spans, overlaps, strict=True))
+
+
+def polarity_flip(
+    sentence: str, sentence_words: frozenset[str], evidence: str, span: str, cover: float
+) -> str:
+    """Why the sentence flips the polarity of its evidence, or "" when it does not."""
+    if _negated(_INTERJECTION.sub("", sentence)) and not _negated_near(sentence_words, evidence):
+        return "negation absent from the cited evidence"
+    span_words = content_words(span)
+    repeats = len(sentence_words & span_words) / len(span_words) if span_words else 0.0
+    if _negated(span) and not _negated(sentence) and repeats >= cover:
+        return "the evidence negates what the sentence states"
+    known = _all_words(evidence)
+    span_all = _all_words(span)
+    for w in _all_words(sentence):
+        other = _ANTONYMS.get(w)
+        if other is not None and w not in known and other in span_all:
+            return f"antonym: evidence says {other!r}"
+    return ""
+
+
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+
+
+def _plain_numbers(text: str) -> str:
+    """`1,000` -> `1000`, so a number matches whatever grouping either side uses."""
+    return _THOUSANDS.sub("", text)
+
+
+@lru_cache(maxsize=1024)
+def _question_ids(question: str) -> frozenset[str]:
+    """Content words of the question's identifiers (`X200`, `NASA`): a sentence may repeat
+    them, as the new-facts rule allows."""
+    return frozenset(w for ident in identifiers(question) for w in content_words(ident))
+
+
+def sentence_support(
+    sentence: str, evidence: str, params: SupportParams, question: str = ""
+) -> SentenceSupport:
+    """Score `sentence` (markers removed) against the concatenated text it cites."""
+    sentence, evidence = _plain_numbers(sentence), _plain_numbers(evidence)
+    words = content_words(sentence)
+    ev_words = content_words(evidence) | _question_ids(question)
+    coverage = len(words & ev_words) / len(words) if words else 1.0
+    span, _ = best_span(words, evidence)
+    names = missing_names(sentence, evidence)
+    flip = polarity_flip(sentence, words, evidence, span, params.negation_span_cover)
+    score = 0.0 if flip else min(1.0, max(0.0, coverage - params.missing_name_penalty * len(names)))
+    return SentenceSupport(
+        score=round(score, 6),
+        coverage=round(coverage, 6),
+        missing_names=names,
+        polarity_flip=flip,
+        best_span=span,
+    )
