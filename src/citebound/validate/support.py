@@ -2,6 +2,8 @@
 
 For one answer sentence (markers removed) and the text of the anchors it cites:
 
+0. **Quotations**: a sentence whose words occur contiguously, in order, in the cited evidence
+   (verbatim or with markup, punctuation and line wraps stripped) scores 1.0.
 1. **Coverage**: share of the sentence's content words (lowercased, stopwords dropped, light
    stemming, `checks.content_words`) found anywhere in the cited evidence. Verbatim and
    markup-stripped quotes score 1.0; paraphrases that reuse the evidence's words score high.
@@ -99,9 +101,27 @@ class SentenceSupport:
         return self.score >= floor - 1e-9
 
 
+_SINGLE_NEWLINE = re.compile(r"(?<!\n)\n(?!\n)")
+
+
 @lru_cache(maxsize=4096)
 def _spans(evidence: str) -> tuple[tuple[str, frozenset[str]], ...]:
-    return tuple((s, content_words(s)) for s in split_sentences(evidence) if s.strip())
+    # Hard-wrapped lines are one sentence; blank lines and terminators still split.
+    text = _SINGLE_NEWLINE.sub(" ", evidence)
+    return tuple((s, content_words(s)) for s in split_sentences(text) if s.strip())
+
+
+@lru_cache(maxsize=4096)
+def _word_sequence(text: str) -> str:
+    """Lowercase words joined by single spaces, padded: markup and punctuation gone."""
+    return " " + " ".join(_ALL_WORDS.findall(text.casefold())) + " "
+
+
+def is_quotation(sentence: str, evidence: str) -> bool:
+    """The sentence's words appear in the evidence in the same order, contiguously (a verbatim
+    or markup-stripped quote: `**Needed**`, `` `Svc::ComQueue` ``, table pipes, line wraps)."""
+    words = _word_sequence(sentence)
+    return words.strip() != "" and words in _word_sequence(evidence)
 
 
 @lru_cache(maxsize=4096)
@@ -161,17 +181,24 @@ def _negated_near(sentence_words: frozenset[str], evidence: str) -> bool:
 
 
 def polarity_flip(
-    sentence: str, sentence_words: frozenset[str], evidence: str, span: str, cover: float
+    sentence: str, sentence_words: frozenset[str], evidence: str, cover: float
 ) -> str:
     """Why the sentence flips the polarity of its evidence, or "" when it does not."""
     if _negated(_INTERJECTION.sub("", sentence)) and not _negated_near(sentence_words, evidence):
         return "negation absent from the cited evidence"
-    span_words = content_words(span)
-    repeats = len(sentence_words & span_words) / len(span_words) if span_words else 0.0
-    if _negated(span) and not _negated(sentence) and repeats >= cover:
-        return "the evidence negates what the sentence states"
+    if not _negated(sentence):
+        # A plain sentence repeating a negated evidence sentence (`must not be started` ->
+        # `must be started`), unless it repeats a plain evidence sentence just as well (a
+        # verbatim quote of one of two similar sentences).
+        repeated = [
+            _negated(text)
+            for text, words in _spans(evidence)
+            if words and len(sentence_words & words) / len(words) >= cover
+        ]
+        if repeated and all(repeated):
+            return "the evidence negates what the sentence states"
     known = _all_words(evidence)
-    span_all = _all_words(span)
+    span_all = _all_words(best_span(sentence_words, evidence)[0])
     for w in _all_words(sentence):
         other = _ANTONYMS.get(w)
         if other is not None and w not in known and other in span_all:
@@ -203,8 +230,13 @@ def sentence_support(
     ev_words = content_words(evidence) | _question_ids(question)
     coverage = len(words & ev_words) / len(words) if words else 1.0
     span, _ = best_span(words, evidence)
+    if is_quotation(sentence, evidence):
+        # A quotation says what its evidence says: nothing can be missing or flipped.
+        return SentenceSupport(
+            score=1.0, coverage=1.0, missing_names=(), polarity_flip="", best_span=span
+        )
     names = missing_names(sentence, evidence)
-    flip = polarity_flip(sentence, words, evidence, span, params.negation_span_cover)
+    flip = polarity_flip(sentence, words, evidence, params.negation_span_cover)
     score = 0.0 if flip else min(1.0, max(0.0, coverage - params.missing_name_penalty * len(names)))
     return SentenceSupport(
         score=round(score, 6),
