@@ -17,8 +17,9 @@ For one answer sentence (markers removed) and the text of the anchors it cites:
 
 The support score is `coverage - missing_name_penalty × missing names`, clipped to [0, 1], and
 0 on a polarity flip. A sentence is supported when its score reaches `min_sentence_support`
-(policy `[validation]`). The best evidence span (the cited evidence sentence sharing most
-content words with the sentence, earliest on ties) is reported for the audit record.
+(policy `[validation]`). For an unsupported sentence the best evidence span (the cited
+evidence sentence sharing most content words with it, earliest on ties) is reported for the
+audit record.
 
 Everything here is pure and deterministic; an optional NLI model (`validate.nli`) may add a
 score on top (see `SupportParams`).
@@ -130,10 +131,12 @@ def _all_words(text: str) -> frozenset[str]:
     return frozenset(stem(w) for w in _ALL_WORDS.findall(text.casefold().replace("’", "'")))
 
 
+@lru_cache(maxsize=16_384)
 def _negated(text: str) -> bool:
     return _NEGATION_RE.search(text.casefold().replace("’", "'")) is not None
 
 
+@lru_cache(maxsize=4096)
 def best_span(sentence_words: frozenset[str], evidence: str) -> tuple[str, frozenset[str]]:
     """The evidence sentence sharing most content words with the sentence (earliest on ties)."""
     best: tuple[str, frozenset[str]] = ("", frozenset())
@@ -186,7 +189,7 @@ def polarity_flip(
     """Why the sentence flips the polarity of its evidence, or "" when it does not."""
     if _negated(_INTERJECTION.sub("", sentence)) and not _negated_near(sentence_words, evidence):
         return "negation absent from the cited evidence"
-    if not _negated(sentence):
+    if not _negated(sentence) and _negated(evidence):
         # A plain sentence repeating a negated evidence sentence (`must not be started` ->
         # `must be started`), unless it repeats a plain evidence sentence just as well (a
         # verbatim quote of one of two similar sentences).
@@ -198,17 +201,19 @@ def polarity_flip(
         if repeated and all(repeated):
             return "the evidence negates what the sentence states"
     known = _all_words(evidence)
-    span_all = _all_words(best_span(sentence_words, evidence)[0])
-    for w in _all_words(sentence):
-        other = _ANTONYMS.get(w)
-        if other is not None and w not in known and other in span_all:
-            return f"antonym: evidence says {other!r}"
+    swapped = [(w, _ANTONYMS[w]) for w in _all_words(sentence) if w in _ANTONYMS and w not in known]
+    if swapped:
+        span_all = _all_words(best_span(sentence_words, evidence)[0])
+        for _, other in swapped:
+            if other in span_all:
+                return f"antonym: evidence says {other!r}"
     return ""
 
 
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 
 
+@lru_cache(maxsize=4096)
 def _plain_numbers(text: str) -> str:
     """`1,000` -> `1000`, so a number matches whatever grouping either side uses."""
     return _THOUSANDS.sub("", text)
@@ -229,19 +234,21 @@ def sentence_support(
     words = content_words(sentence)
     ev_words = content_words(evidence) | _question_ids(question)
     coverage = len(words & ev_words) / len(words) if words else 1.0
-    span, _ = best_span(words, evidence)
     if is_quotation(sentence, evidence):
         # A quotation says what its evidence says: nothing can be missing or flipped.
         return SentenceSupport(
-            score=1.0, coverage=1.0, missing_names=(), polarity_flip="", best_span=span
+            score=1.0, coverage=1.0, missing_names=(), polarity_flip="", best_span=""
         )
     names = missing_names(sentence, evidence)
     flip = polarity_flip(sentence, words, evidence, params.negation_span_cover)
     score = 0.0 if flip else min(1.0, max(0.0, coverage - params.missing_name_penalty * len(names)))
+    # The best span is only reported for unsupported sentences (it costs a pass over the
+    # evidence sentences).
+    weak = score < params.min_sentence_support - 1e-9
     return SentenceSupport(
         score=round(score, 6),
         coverage=round(coverage, 6),
         missing_names=names,
         polarity_flip=flip,
-        best_span=span,
+        best_span=best_span(words, evidence)[0] if weak else "",
     )
