@@ -93,6 +93,16 @@ class ValidationPolicy(Contract):
         le=1,
         description="Share of a negated evidence span a plain sentence must repeat to flip it.",
     )
+    nli_model_path: str | None = Field(
+        default=None,
+        description="Local ONNX NLI/fact-checking export (validate/nli.py); None = lexical only.",
+    )
+    nli_weight: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="Share of P(entailment) in a sentence's support score when a model is set.",
+    )
     low_support_action: Literal["fail", "low_confidence"] = Field(
         default="fail", description="What happens below min_sentence_support."
     )

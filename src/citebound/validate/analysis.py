@@ -32,6 +32,7 @@ from citebound.text.injection import injection_cue
 from citebound.text.sentences import split_sentences
 from citebound.validate import checks
 from citebound.validate.markers import marker_pattern, scan_markers, strip_markers
+from citebound.validate.nli import load_nli
 from citebound.validate.support import SupportParams, sentence_support
 from citebound.validate.view import EvidenceView
 
@@ -143,7 +144,9 @@ def analyse(view: EvidenceView, text: str, policy: Policy, refusals: tuple[str, 
         min_sentence_support=vp.min_sentence_support,
         missing_name_penalty=vp.missing_name_penalty,
         negation_span_cover=vp.negation_span_cover,
+        nli_weight=vp.nli_weight,
     )
+    nli = load_nli(vp.nli_model_path).entailment_probability if vp.nli_model_path else None
     for sentence in split_sentences(text, marker=marker):
         body = strip_markers(sentence, style)
         if not is_factual(body):
@@ -168,7 +171,7 @@ def analyse(view: EvidenceView, text: str, policy: Policy, refusals: tuple[str, 
         if not cited:
             a.support.append(0.0)
             continue
-        s = sentence_support(body, cited_text, params, view.question)
+        s = sentence_support(body, cited_text, params, view.question, nli)
         a.support.append(s.score)
         if not s.supported(vp.min_sentence_support):
             a.unsupported.append(

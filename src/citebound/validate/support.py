@@ -21,13 +21,14 @@ The support score is `coverage - missing_name_penalty × missing names`, clipped
 evidence sentence sharing most content words with it, earliest on ties) is reported for the
 audit record.
 
-Everything here is pure and deterministic; an optional NLI model (`validate.nli`) may add a
-score on top (see `SupportParams`).
+Everything here is pure and deterministic; an optional NLI model (`validate.nli`,
+`[validation] nli_model_path`) may be mixed into the score (`nli_weight`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -86,6 +87,7 @@ class SupportParams:
     min_sentence_support: float
     missing_name_penalty: float
     negation_span_cover: float
+    nli_weight: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -227,9 +229,18 @@ def _question_ids(question: str) -> frozenset[str]:
 
 
 def sentence_support(
-    sentence: str, evidence: str, params: SupportParams, question: str = ""
+    sentence: str,
+    evidence: str,
+    params: SupportParams,
+    question: str = "",
+    nli: Callable[[str, str], float] | None = None,
 ) -> SentenceSupport:
-    """Score `sentence` (markers removed) against the concatenated text it cites."""
+    """Score `sentence` (markers removed) against the concatenated text it cites.
+
+    `nli(premise, hypothesis)` (an entailment model, `validate.nli`) is optional: its
+    probability, for the best evidence span as premise, is mixed into the score with weight
+    `params.nli_weight`; polarity flips and quotations are decided before it.
+    """
     sentence, evidence = _plain_numbers(sentence), _plain_numbers(evidence)
     words = content_words(sentence)
     ev_words = content_words(evidence) | _question_ids(question)
@@ -242,6 +253,10 @@ def sentence_support(
     names = missing_names(sentence, evidence)
     flip = polarity_flip(sentence, words, evidence, params.negation_span_cover)
     score = 0.0 if flip else min(1.0, max(0.0, coverage - params.missing_name_penalty * len(names)))
+    if nli is not None and not flip:
+        premise = best_span(words, evidence)[0] or evidence
+        p = nli(premise, sentence)
+        score = (1 - params.nli_weight) * score + params.nli_weight * p
     # The best span is only reported for unsupported sentences (it costs a pass over the
     # evidence sentences).
     weak = score < params.min_sentence_support - 1e-9
