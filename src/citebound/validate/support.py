@@ -11,9 +11,10 @@ For one answer sentence (markers removed) and the text of the anchors it cites:
    words) and number words (`two`, `seventh`) absent from the cited evidence. Numbers, dates
    and codes are checked separately (UNSUPPORTED_NEW_FACT).
 3. **Polarity flips**: a negation (`not`, `never`, `no`, `n't`, `without`, ...) in the sentence
-   that no evidence sentence about the same thing uses; or the best evidence span negates what
-   the sentence (which covers at least `negation_span_cover` of that span's words) states
-   plainly; or an antonym (`increase`/`decrease`, ...) where the span uses the other word.
+   that no negated evidence sentence about the same thing (sharing half its supported words)
+   carries; or a plain sentence repeating at least `negation_span_cover` of the words of a
+   negated evidence sentence; or an antonym (`increase`/`decrease`, ...) where the best
+   evidence span uses the other word.
 
 The support score is `coverage - missing_name_penalty × missing names`, clipped to [0, 1], and
 0 on a polarity flip. A sentence is supported when its score reaches `min_sentence_support`
@@ -28,6 +29,7 @@ Everything here is pure and deterministic; an optional NLI model (`validate.nli`
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -174,34 +176,43 @@ def _first_letter(sentence: str) -> int:
     return -1
 
 
-def _negated_near(sentence_words: frozenset[str], evidence: str) -> bool:
-    """Whether an evidence sentence about the same thing (sharing at least half as many
-    content words with the sentence as the best one) carries a negation."""
-    spans = _spans(evidence)
-    overlaps = [len(sentence_words & words) for _, words in spans]
-    if not overlaps:
-        return False
-    need = max(1, (max(overlaps) + 1) // 2)
-    return any(n >= need and _negated(span) for (span, _), n in zip(spans, overlaps, strict=True))
+_BOUNDARY = re.compile(r"[.!?\n]")
+
+
+@lru_cache(maxsize=4096)
+def _negated_spans(evidence: str) -> tuple[frozenset[str], ...]:
+    """Content words of each evidence sentence that carries a negation (sentences cut at
+    `.`, `!`, `?` and line breaks: a cheap pass over the evidence, most of it skipped)."""
+    text = evidence.casefold().replace("’", "'")
+    cuts = [m.start() for m in _BOUNDARY.finditer(text)]
+    spans: dict[tuple[int, int], None] = {}
+    for m in _NEGATION_RE.finditer(text):
+        i = bisect_left(cuts, m.start())
+        start = cuts[i - 1] + 1 if i > 0 else 0
+        end = cuts[i] if i < len(cuts) else len(text)
+        spans[(start, end)] = None
+    return tuple(content_words(text[a:b]) for a, b in spans)
 
 
 def polarity_flip(
     sentence: str, sentence_words: frozenset[str], evidence: str, cover: float
 ) -> str:
-    """Why the sentence flips the polarity of its evidence, or "" when it does not."""
-    if _negated(_INTERJECTION.sub("", sentence)) and not _negated_near(sentence_words, evidence):
-        return "negation absent from the cited evidence"
-    if not _negated(sentence) and _negated(evidence):
+    """Why the sentence flips the polarity of its evidence, or "" when it does not.
+
+    Quotations never reach this check (`is_quotation`)."""
+    negated = _negated_spans(evidence) if _negated(evidence) else ()
+    if _negated(_INTERJECTION.sub("", sentence)):
+        # The negation must come from an evidence sentence about the same thing: one sharing
+        # at least half of the sentence's supported content words (and at least one).
+        need = max(1, (len(sentence_words & content_words(evidence)) + 1) // 2)
+        if not any(len(sentence_words & words) >= need for words in negated):
+            return "negation absent from the cited evidence"
+    else:
         # A plain sentence repeating a negated evidence sentence (`must not be started` ->
-        # `must be started`), unless it repeats a plain evidence sentence just as well (a
-        # verbatim quote of one of two similar sentences).
-        repeated = [
-            _negated(text)
-            for text, words in _spans(evidence)
-            if words and len(sentence_words & words) / len(words) >= cover
-        ]
-        if repeated and all(repeated):
-            return "the evidence negates what the sentence states"
+        # `must be started`).
+        for words in negated:
+            if words and len(sentence_words & words) / len(words) >= cover:
+                return "the evidence negates what the sentence states"
     known = _all_words(evidence)
     swapped = [(w, _ANTONYMS[w]) for w in _all_words(sentence) if w in _ANTONYMS and w not in known]
     if swapped:
@@ -267,3 +278,24 @@ def sentence_support(
         polarity_flip=flip,
         best_span=best_span(words, evidence)[0] if weak else "",
     )
+
+
+def clear_caches() -> None:
+    """Forget every memoized evidence text (benchmarks measure first-time validation with
+    it); the word-stem memo stays, as it does in any process after a few requests."""
+    from citebound.validate import checks
+
+    for cached in (
+        _spans,
+        _all_words,
+        _word_sequence,
+        _plain_numbers,
+        best_span,
+        _negated,
+        _negated_spans,
+        _question_ids,
+        checks.content_words,
+        checks._canon,
+        checks._normalize,
+    ):
+        cached.cache_clear()
