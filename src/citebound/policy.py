@@ -103,6 +103,12 @@ class ValidationPolicy(Contract):
         le=1,
         description="Share of P(entailment) in a sentence's support score when a model is set.",
     )
+    high_confidence_support: float = Field(
+        default=1.0,
+        ge=0,
+        le=1,
+        description="Confidence is high when every sentence's support reaches this, else medium.",
+    )
     low_support_action: Literal["fail", "low_confidence"] = Field(
         default="fail", description="What happens below min_sentence_support."
     )

@@ -121,3 +121,21 @@ def test_hybridrag_marks_unsupported_answers_low_confidence() -> None:
     assert r.validation_status == "PASSED"
     assert r.grounding_metrics.low_confidence
     assert r.grounding_metrics.unsupported_sentences[0].index == 0
+
+
+def test_confidence_comes_from_the_weakest_sentence() -> None:
+    quote = _validate("Inspect the relief valve every 6 months [C0].")
+    assert quote.grounding_metrics.confidence == "high"
+    # All content words but "stops" are in the evidence: above the 0.85 floor, below 1.0.
+    text = (
+        "The chiller uses R-134a refrigerant [C0]. Pressure rises above 45 bar only when the "
+        "blocked inlet also stops the condenser fan [C0]."
+    )
+    medium = _validate(text)
+    assert medium.validation_status == "PASSED", medium.message
+    assert medium.grounding_metrics.confidence == "medium"
+    low = validate_text(
+        make_answer_bundle([MANUAL]), "Mars has two moons [C0].", load_policy("hybridrag")
+    )
+    assert low.grounding_metrics.confidence == "low"
+    assert _validate("Mars has two moons [C0].").grounding_metrics.confidence is None  # FAILED

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from citebound.contracts.base import Contract
@@ -58,6 +60,11 @@ class GroundingMetrics(Contract):
     mean_support: float | None = Field(default=None, description="Mean sentence support.")
     sentence_support: list[float] = Field(default_factory=list, description="Per sentence.")
     low_confidence: bool = Field(default=False, description="Support below the policy floor.")
+    confidence: Literal["high", "medium", "low"] | None = Field(
+        default=None,
+        description="From the weakest sentence's support: high (>= policy "
+        "high_confidence_support), medium (passed the floor), low (low_confidence).",
+    )
     unsupported_sentences: list[UnsupportedSentence] = Field(
         default_factory=list, description="Cited sentences below the support floor (audit)."
     )

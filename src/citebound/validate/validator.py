@@ -20,6 +20,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Literal
 
 from citebound.contracts.assembly import AnswerBundle
 from citebound.contracts.enums import (
@@ -52,6 +53,15 @@ PRIORITY: tuple[ReasonCode, ...] = (
     ReasonCode.UNSUPPORTED_NEW_FACT,
     ReasonCode.LOW_SUPPORT,
 )
+
+
+def _confidence(a: Analysis, policy: Policy) -> Literal["high", "medium", "low"]:
+    """Weakest sentence decides: below the floor (tolerated) low, at or above
+    `high_confidence_support` high, otherwise medium."""
+    if a.low_confidence:
+        return "low"
+    weakest = min(a.support) if a.support else 0.0
+    return "high" if weakest + 1e-9 >= policy.validation.high_confidence_support else "medium"
 
 
 def _metrics(a: Analysis | None, *, refusal: bool = False) -> GroundingMetrics:
@@ -176,6 +186,7 @@ def _validate(
     metrics = _metrics(a)
     if a.problems:
         return _failed(view, a.problems, metrics)
+    metrics = metrics.model_copy(update={"confidence": _confidence(a, policy)})
     return _passed(view, raw_text, GenerationStatus.OK, metrics, list(a.citations))
 
 
