@@ -62,13 +62,16 @@ def _five_sentence_answers(items: list[HaluItem]) -> list[tuple[HaluItem, str]]:
 
 def _median_ms(
     samples: list[tuple[HaluItem, str]], run: Callable[[HaluItem, str], object]
-) -> float:
-    times = []
+) -> tuple[float, float]:
+    """(median wall ms, median CPU ms of this thread): on a shared, busy host the CPU time
+    is the cost of the work itself, the wall time includes waiting for a core."""
+    wall, cpu = [], []
     for item, answer in samples:
-        t0 = time.perf_counter_ns()
+        t0, c0 = time.perf_counter_ns(), time.thread_time_ns()
         run(item, answer)
-        times.append((time.perf_counter_ns() - t0) / 1e6)
-    return statistics.median(times)
+        cpu.append((time.thread_time_ns() - c0) / 1e6)
+        wall.append((time.perf_counter_ns() - t0) / 1e6)
+    return statistics.median(wall), statistics.median(cpu)
 
 
 _COLD = """
@@ -76,7 +79,6 @@ import time; t0 = time.perf_counter()
 from citebound.policy import load_policy
 from citebound.testing.bundles import make_answer_bundle
 from citebound.validate import validate_text
-from citebound.validate.support import clear_caches
 p = load_policy("strict-v1")
 b = make_answer_bundle(["The pump runs at 45 bar. Inspect the relief valve every 6 months."])
 validate_text(b, "The pump runs at 45 bar [C0]. Inspect the relief valve every 6 months [C0].", p)
