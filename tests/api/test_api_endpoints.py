@@ -24,8 +24,10 @@ def test_answer_is_cited_and_audited(client: TestClient) -> None:
         "token_usage",
         "latency_ms",
         "low_confidence",
+        "confidence",
         "failure_reason",
     }
+    assert body["confidence"] in ("high", "medium", "low")  # a level, never a score
     assert "similarity" not in r.text and "chunk_text" not in r.text
     rt = client.app.state.runtime  # type: ignore[attr-defined]
     records = [x for s in rt.ctx.sinks for x in s.find(body["request_id"])]

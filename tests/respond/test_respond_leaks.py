@@ -39,6 +39,7 @@ PUBLIC_KEYS = {
     "token_usage",
     "latency_ms",
     "low_confidence",
+    "confidence",  # a level (high/medium/low), never a score
     "failure_reason",
     "anchor",
     "knowledge_id",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from citebound.contracts.base import Contract
@@ -37,4 +39,8 @@ class PublicResponse(Contract):
     token_usage: TokenUsage = Field(description="Token usage.")
     latency_ms: float = Field(description="End-to-end latency in ms.")
     low_confidence: bool = Field(default=False, description="Seed 003 §7B: limited support.")
+    confidence: Literal["high", "medium", "low"] | None = Field(
+        default=None,
+        description="OK answers: from the weakest sentence's support score (docs/validation.md).",
+    )
     failure_reason: str | None = Field(default=None, description="Reason code when FAILED.")

@@ -125,6 +125,7 @@ def package_response(
         token_usage=usage,
         latency_ms=latency,
         low_confidence=validation.grounding_metrics.low_confidence,
+        confidence=validation.grounding_metrics.confidence,
     )
 
 

@@ -7,8 +7,10 @@
     - [C0] manual.pdf, Pump > Maintenance, p. 4
 
 Low confidence answers (seed 003 §7B) use the header
-`Answer (LOW CONFIDENCE — limited source coverage):`. Scores appear as `(score: 0.83)` only
-when asked for *and* the AnswerBundle is given: the JSON response never carries scores.
+`Answer (LOW CONFIDENCE — limited source coverage):`. An OK answer's confidence level (from
+the support score of its weakest sentence) follows the answer as `Confidence: high`. Scores
+appear as `(score: 0.83)` only when asked for *and* the AnswerBundle is given: the JSON
+response never carries scores.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ def render_text(
         return f"Answer:\n(no validated answer: FAILED, reason {reason})\n"
     header = LOW_CONFIDENCE_HEADER if response.low_confidence else "Answer:"
     lines = [header, response.answer.strip()]
+    if response.confidence is not None:
+        lines += ["", f"Confidence: {response.confidence} (weakest sentence's support)"]
     if response.citations:
         scores: dict[str, float] = {}
         if show_scores and bundle is not None:
