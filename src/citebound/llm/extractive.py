@@ -41,7 +41,7 @@ from citebound.errors import ConfigError, ProviderError
 from citebound.prompt.anchors import SUPERSCRIPT_DIGITS, citation_format
 from citebound.text import split_sentences
 from citebound.text.injection import tainted_lines
-from citebound.text.markup import QuestionType, question_type, render_units
+from citebound.text.markup import QuestionType, question_type, render_units, starts_block
 
 __all__ = ["EXTRACTIVE_MODEL", "ExtractiveProvider", "citation_marker", "marker_pattern"]
 
@@ -166,6 +166,10 @@ _IMPERATIVE = re.compile(
 )
 
 
+def _all_terms(text: str) -> frozenset[str]:
+    return frozenset(_stem(w) for w in _WORD.findall(text.casefold()) if w not in STOPWORDS)
+
+
 class ExtractiveProvider:
     """Deterministic extractive answerer; see the module docstring for its rules.
 
@@ -258,6 +262,7 @@ class ExtractiveProvider:
                         or folded in titles
                         or _SECTION_NUMBER.sub("", folded) in titles
                         or _MID_SENTENCE.match(sentence) is not None
+                        or _CUT_END.search(sentence) is not None
                     ):
                         continue
                     out.append(
@@ -278,7 +283,8 @@ class ExtractiveProvider:
 
     def answer(self, bundle: AnswerBundle, refusal_text: str) -> str:
         """The answer text for `bundle`, or exactly `refusal_text`."""
-        question = terms(bundle.user_question)
+        # "What is F´?": when one-letter words are all there is, they are the question.
+        question = terms(bundle.user_question) or _all_terms(bundle.user_question)
         if not question:
             return refusal_text
         qtype = question_type(bundle.user_question)
@@ -378,6 +384,8 @@ class ExtractiveProvider:
 # A sentence that starts in lower case after a cut ("passed to the component, and ...") is a
 # fragment; code (`x`), identifiers (cmdSeq) and numbers may start a sentence.
 _MID_SENTENCE = re.compile(r"^[a-z][a-z]*[\s,;:)]")
+# ... and one that ends on a function word was cut at the chunk's end ("documented in the").
+_CUT_END = re.compile(r"\s(the|a|an|of|in|to|and|or|for|with|by|on|at|from|is|are|be)$", re.I)
 
 
 _CONTEXT_WEIGHT = 0.5
@@ -407,6 +415,8 @@ def _weights(question: frozenset[str], cands: list[_Candidate]) -> dict[str, flo
 def _type_bonus(qtype: QuestionType, c: _Candidate) -> float:
     """Small score shifts for what the question asks for (coverage stays the main signal)."""
     bonus = -0.2 if _FILLER.search(c.text) else 0.0
+    if c.intro and qtype not in ("procedure", "list"):
+        bonus -= 0.15  # "... the following rules:" announces; an item states
     if qtype == "definition" and _DEFINING.search(c.text):
         bonus += 0.15
     elif qtype == "quantity":
@@ -418,11 +428,8 @@ def _type_bonus(qtype: QuestionType, c: _Candidate) -> float:
     return bonus
 
 
-# A line that starts a block of its own (list item, heading, table row, quote, code fence,
-# markup) is never the continuation of a hard-wrapped line before it.
-_BLOCK_START = re.compile(
-    r"[-*+\u2022\u2023\u25e6\u25aa]\s|\d+[.)]\s|#{1,6}(?:\s|$)|[|><]|```|~~~|[\\@]\w"
-)
+# A line that starts a block of its own (`starts_block`: list item, heading, table row, quote,
+# code fence, markup) is never the continuation of a hard-wrapped line before it.
 # Lines after which nothing continues: headings, table rows, quotes, markup, fences and
 # Doxygen directives; and a table-of-contents entry (a list item that is only a link).
 _CLOSED_LINE = ("#", "|", ">", "<", "```", "~~~", "\\", "@")
@@ -452,7 +459,7 @@ def paragraphs(text: str) -> list[str]:
         if i in tainted:
             takes_more = False
             continue
-        if takes_more and stripped and _BLOCK_START.match(stripped) is None:
+        if takes_more and stripped and not starts_block(stripped):
             out[-1] = f"{out[-1]} {stripped}"
         else:
             out.append(line)
@@ -462,6 +469,7 @@ def paragraphs(text: str) -> list[str]:
             and stripped[-1] not in ".!?:;"
             and not stripped.startswith(_CLOSED_LINE)
             and _TOC_ENTRY.match(stripped) is None
+            and not starts_block(stripped)
         )
     return out
 

@@ -112,7 +112,9 @@ _DOXYGEN = re.compile(
 )
 _HTML_LINE = re.compile(r"^<(!--|/?[a-zA-Z][\w-]*[\s/>]|/?[a-zA-Z][\w-]*$)")
 _TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
-_LIST_MARKER = re.compile(r"^(?:[-*+\u2022\u2023\u25e6\u25aa]|\d{1,3}[.)])\s+")
+_LIST_MARKER = re.compile(r"^(?:[-*+\u2013\u2022\u2023\u25e6\u25aa]|\d{1,3}[.)])\s+")
+# A pipe-table row written without the leading pipe (`REQ-1 | text | Test`).
+_BARE_ROW = re.compile(r"^[^|`]+\|[^|]*\|")
 _LINK = re.compile(r"!?\[([^\]\[]*)\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
 _IMAGE = re.compile(r"!\[[^\]\[]*\]\([^)]*\)")
 _REF_LINK = re.compile(r"\[([^\]\[]+)\]\[[^\]\[]*\]")
@@ -168,7 +170,7 @@ def render_units(lines: list[str]) -> list[Unit]:
             continue
         if _HTML_LINE.match(line) and not _inline(_ANY_TAG.sub(" ", line)):
             continue  # tags only (`<a name="x"></a>`, `<div>`): layout, not text
-        if line.startswith("|"):
+        if line.startswith("|") or _BARE_ROW.match(line):
             nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
             if _TABLE_SEPARATOR.match(nxt):
                 continue  # a header row names columns; it answers nothing
@@ -189,13 +191,13 @@ def render_units(lines: list[str]) -> list[Unit]:
 
 # A line that starts a block of its own: list item, heading, table row, quote, fence, markup.
 _BLOCK_START = re.compile(
-    r"\s*(?:[-*+\u2022\u2023\u25e6\u25aa]\s|\d{1,3}[.)]\s|#{1,6}(?:\s|$)|[|><]|```|~~~|[\\@]\w)"
+    r"\s*(?:[-*+\u2013\u2022\u2023\u25e6\u25aa]\s|\d{1,3}[.)]\s|#{1,6}(?:\s|$)|[|><]|```|~~~|[\\@]\w)"
 )
 
 
 def starts_block(line: str) -> bool:
     """Whether `line` begins a list item, heading, row, quote, fence or directive."""
-    return _BLOCK_START.match(line) is not None
+    return _BLOCK_START.match(line) is not None or _BARE_ROW.match(line.strip()) is not None
 
 
 def is_metadata(block_text: str) -> bool:
