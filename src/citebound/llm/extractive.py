@@ -41,7 +41,13 @@ from citebound.errors import ConfigError, ProviderError
 from citebound.prompt.anchors import SUPERSCRIPT_DIGITS, citation_format
 from citebound.text import split_sentences
 from citebound.text.injection import tainted_lines
-from citebound.text.markup import QuestionType, question_type, render_units, starts_block
+from citebound.text.markup import (
+    QuestionType,
+    is_table_row,
+    question_type,
+    render_units,
+    starts_block,
+)
 
 __all__ = ["EXTRACTIVE_MODEL", "ExtractiveProvider", "citation_marker", "marker_pattern"]
 
@@ -469,7 +475,7 @@ def paragraphs(text: str) -> list[str]:
             and stripped[-1] not in ".!?:;"
             and not stripped.startswith(_CLOSED_LINE)
             and _TOC_ENTRY.match(stripped) is None
-            and not starts_block(stripped)
+            and not is_table_row(stripped)
         )
     return out
 

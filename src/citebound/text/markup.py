@@ -27,6 +27,7 @@ __all__ = [
     "QuestionType",
     "Unit",
     "is_metadata",
+    "is_table_row",
     "question_type",
     "render_units",
     "starts_block",
@@ -198,6 +199,12 @@ _BLOCK_START = re.compile(
 def starts_block(line: str) -> bool:
     """Whether `line` begins a list item, heading, row, quote, fence or directive."""
     return _BLOCK_START.match(line) is not None or _BARE_ROW.match(line.strip()) is not None
+
+
+def is_table_row(line: str) -> bool:
+    """A pipe-table row, with or without the leading pipe."""
+    stripped = line.strip()
+    return stripped.startswith("|") or _BARE_ROW.match(stripped) is not None
 
 
 def is_metadata(block_text: str) -> bool:
