@@ -263,6 +263,7 @@ class ExtractiveProvider:
                         or _SECTION_NUMBER.sub("", folded) in titles
                         or _MID_SENTENCE.match(sentence) is not None
                         or _CUT_END.search(sentence) is not None
+                        or _FILLER.search(sentence) is not None  # announces, states nothing
                     ):
                         continue
                     out.append(
@@ -416,7 +417,7 @@ def _weights(question: frozenset[str], cands: list[_Candidate]) -> dict[str, flo
 
 def _type_bonus(qtype: QuestionType, c: _Candidate) -> float:
     """Small score shifts for what the question asks for (coverage stays the main signal)."""
-    bonus = -0.2 if _FILLER.search(c.text) else 0.0
+    bonus = 0.0
     if c.intro and qtype not in ("procedure", "list"):
         bonus -= 0.15  # "... the following rules:" announces; an item states
     if qtype == "definition" and _DEFINING.search(c.text):
