@@ -149,6 +149,7 @@ _FILLER = re.compile(
     re.IGNORECASE,
 )
 _DEFINING = re.compile(
+    r"^[\w`´' -]{1,40}:\s+\S|"  # glossary style: "Queued component: has no thread ..."
     r"\b(is|are)\s+(a|an|the|one|used|responsible|made|called|defined)\b|\bmeans\b|"
     r"\brefers? to\b|\brepresents?\b|\bprovides?\b|\bdefines?\b|\bconsists? of\b",
     re.IGNORECASE,
@@ -318,7 +319,20 @@ class ExtractiveProvider:
             key=lambda sc: (sc[1].ev, -sc[0], sc[1].line, sc[1].pos),
         )
         chosen = [lead]
-        if qtype in ("procedure", "list") or lead.intro:
+        # "X downlinks information. This information includes:" + items: the intro right
+        # after the lead announces the list that answers, so it and its items come along.
+        intro = next(
+            (
+                c
+                for c in cands
+                if c.ev == lead.ev and c.line == lead.line and c.pos == lead.pos + 1 and c.intro
+            ),
+            None,
+        )
+        if intro is not None:
+            chosen.append(intro)
+            chosen.extend(self._steps(intro, cands))
+        elif qtype in ("procedure", "list") or lead.intro:
             chosen.extend(self._steps(lead, cands))
         if len(chosen) == 1:
             covered = set(lead.shared)
