@@ -230,3 +230,20 @@ def test_audit_replay_reads_evidence_from_the_store(
         main, ["audit", "replay", rid, "--audit", str(audit), "--store", str(tmp_path / "none")]
     )
     assert no_store.exit_code == 2 and "not available" in no_store.stderr
+
+
+def test_sources_carry_the_file_path_and_step_shows_titles_and_scores(
+    demo_store: SqliteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = _ask(demo_store, tmp_path, TORQUE)
+    assert code == 0
+    sources = out.split("Sources:\n", 1)[1].splitlines()
+    assert sources and all(line.rstrip().endswith(".md)") for line in sources if line.strip())
+    code, out, _ = _ask(demo_store, tmp_path, TORQUE, "--json")
+    citations = json.loads(out)["citations"]
+    assert citations and all(c["source_path"].startswith("docs/") for c in citations)
+    code, out, _ = _ask(demo_store, tmp_path, TORQUE, "--step")
+    kept = [line for line in out.splitlines() if line.startswith("    kept    ")]
+    assert kept and all(" sim 0." in line or " sim 1." in line for line in kept)
+    assert any("Incident Report IR-2024-031 HP-220 Impeller Loosening > " in line for line in kept)
