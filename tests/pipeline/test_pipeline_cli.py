@@ -247,3 +247,21 @@ def test_sources_carry_the_file_path_and_step_shows_titles_and_scores(
     kept = [line for line in out.splitlines() if line.startswith("    kept    ")]
     assert kept and all(" sim 0." in line or " sim 1." in line for line in kept)
     assert any("Incident Report IR-2024-031 HP-220 Impeller Loosening > " in line for line in kept)
+
+
+def test_demo_never_prints_a_path_it_deletes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[str] = []
+    real_mkdtemp = __import__("tempfile").mkdtemp
+
+    def mkdtemp(*args: object, **kwargs: object) -> str:
+        made.append(real_mkdtemp(dir=tmp_path, prefix="citebound-demo-"))
+        return made[-1]
+
+    monkeypatch.setattr("tempfile.mkdtemp", mkdtemp)
+    result = CliRunner().invoke(main, ["demo"])
+    assert result.exit_code == 0, result.output
+    assert made and not Path(made[0]).exists()
+    assert made[0] not in result.output
+    assert "11 audit records written to the temporary store, now deleted" in result.stdout
