@@ -121,7 +121,8 @@ def demo_cmd(keep: Path | None, step: bool) -> None:
             "--keep DIR`, then `citebound audit list --store DIR/store`)"
         )
         click.echo(
-            f"{met}/{len(DEMO_QUESTIONS)} questions behaved as expected; {audit} audit records {where}"
+            f"{met}/{len(DEMO_QUESTIONS)} questions behaved as expected; "
+            f"{audit} audit records {where}"
         )
         sys.exit(EXIT_OK if met == len(DEMO_QUESTIONS) else EXIT_FAILED)
     finally:
