@@ -234,3 +234,28 @@ def test_page_asks_for_a_key_when_the_server_needs_one(
         assert pg.inner_text("#status-badge") == "Answered"
         shot(pg, "api-key")
         context.close()
+
+
+def test_api_docs_render_offline(browser: object, server: LiveServer) -> None:
+    # Every request that leaves loopback is aborted: /docs must render from local assets only.
+    context = browser.new_context()  # type: ignore[attr-defined]
+    outside: list[str] = []
+
+    def guard(route: object) -> None:
+        url = route.request.url  # type: ignore[attr-defined]
+        if url.startswith(server.url):
+            route.continue_()  # type: ignore[attr-defined]
+        else:
+            outside.append(url)
+            route.abort()  # type: ignore[attr-defined]
+
+    context.route("**/*", guard)
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.goto(server.url + "/docs")
+    pg.wait_for_selector("details summary .method")
+    text = pg.inner_text("#api")
+    assert "/v1/answer" in text and "/v1/chat/completions" in text and "PublicResponse" in text
+    context.close()
+    assert not outside and not errors, (outside, errors)

@@ -45,6 +45,7 @@ PUBLIC_KEYS = {
     "knowledge_id",
     "source_reference",
     "document",
+    "source_path",  # the file as ingested, relative to the folder given to ingest (issue #20)
     "heading_path",
     "page",
     "event_date",

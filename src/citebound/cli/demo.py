@@ -115,7 +115,8 @@ def demo_cmd(keep: Path | None, step: bool) -> None:
         store_dir = root / "store"
         click.echo(
             f"Ingested {report.files_seen} files into {report.chunks_written} chunks "
-            f"({len(report.skipped)} skipped) at {store_dir}\n"
+            f"({len(report.skipped)} skipped)"
+            + (f" at {store_dir}\n" if keep is not None else " in a temporary store\n")
         )
         config = load_config(
             env={},
@@ -142,9 +143,17 @@ def demo_cmd(keep: Path | None, step: bool) -> None:
             )
         audit = sum(len(s.records()) for s in ctx.sinks)
         ctx.close()
+        # The temporary store (and its audit) is deleted on exit: never print a path that
+        # will not exist when the user reads it.
+        where = (
+            f"written to {config.audit_sqlite_path}"
+            if keep is not None
+            else "written to the temporary store, now deleted (keep it with `citebound demo "
+            "--keep DIR`, then `citebound audit list --store DIR/store`)"
+        )
         click.echo(
             f"{met}/{len(DEMO_QUESTIONS)} questions behaved as expected; "
-            f"{audit} audit records written to {config.audit_sqlite_path}"
+            f"{audit} audit records {where}"
         )
         sys.exit(EXIT_OK if met == len(DEMO_QUESTIONS) else EXIT_FAILED)
     finally:

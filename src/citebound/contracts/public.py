@@ -17,6 +17,10 @@ class PublicCitation(Contract):
     knowledge_id: str = Field(description="Document id.")
     source_reference: str = Field(description="Document > heading path, page.")
     document: str | None = Field(default=None, description="Document name.")
+    source_path: str | None = Field(
+        default=None,
+        description="File as ingested, relative to the folder given to ingest (e.g. docs/a.md).",
+    )
     heading_path: list[str] = Field(default_factory=list, description="Heading hierarchy.")
     page: int | None = Field(default=None, description="Page (1-based) when paged.")
     event_date: str | None = Field(default=None, description="Event date.")

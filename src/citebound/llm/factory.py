@@ -9,8 +9,6 @@ from urllib.parse import urlparse
 from citebound.errors import ConfigError
 from citebound.llm.base import Provider
 from citebound.llm.extractive import EXTRACTIVE_MODEL, ExtractiveProvider
-from citebound.llm.ollama import OLLAMA_BASE_URL, OllamaProvider
-from citebound.llm.openai import OPENAI_BASE_URL, OpenAIProvider
 
 __all__ = ["DEFAULT_API_KEY_ENV", "PROVIDERS", "make_provider"]
 
@@ -64,8 +62,13 @@ def make_provider(
             f"the {name} provider needs --model (citebound never picks a model for you)",
             field="model",
         )
+    # The HTTP providers import httpx (~0.1 s): only a command that uses one pays for it.
     if name == "ollama":
+        from citebound.llm.ollama import OLLAMA_BASE_URL, OllamaProvider
+
         return OllamaProvider(model, base_url=base_url or OLLAMA_BASE_URL)
+    from citebound.llm.openai import OPENAI_BASE_URL, OpenAIProvider
+
     url = base_url or OPENAI_BASE_URL
     env = api_key_env or DEFAULT_API_KEY_ENV
     key = os.environ.get(env) or None
