@@ -232,6 +232,33 @@ def test_no_cors_by_default(client: TestClient) -> None:
 # --- M6: feedback across collections -------------------------------------------------------
 
 
+def test_feedback_on_a_record_without_evidence_is_404_for_scoped_keys(
+    keyed_client: TestClient,
+) -> None:
+    """An early failure (or a refusal) cites no document, so its record does not say whose
+    it is: only a key on every collection may judge it, and others get the 404 of an
+    unknown id (they cannot learn which ids exist)."""
+    from citebound.audit import build_audit_record
+    from citebound.respond import package_failure
+
+    c = keyed_client
+    rt = c.app.state.runtime  # type: ignore[attr-defined]
+    failure = package_failure("m6-early", "RETRIEVAL_FAILED", latency_ms=1.0)
+    rt.ctx.sinks[0].append(
+        build_audit_record(policy=rt.ctx.policy, question="zebra launch?", response=failure)
+    )
+    body = {"request_id": "m6-early", "verdict": "incorrect"}
+    theirs = c.post("/v1/feedback", json=body, headers=auth("plant-reader"))
+    absent = c.post(
+        "/v1/feedback", json={**body, "request_id": "m6-nope"}, headers=auth("plant-reader")
+    )
+    assert theirs.status_code == absent.status_code == 404
+    assert theirs.json()["detail"].replace("m6-early", "ID") == absent.json()["detail"].replace(
+        "m6-nope", "ID"
+    )
+    assert c.post("/v1/feedback", json=body, headers=auth("admin")).status_code == 201
+
+
 def test_feedback_on_another_collections_refusal_is_404(keyed_client: TestClient) -> None:
     c = keyed_client
     r = c.post(
