@@ -46,6 +46,9 @@ Example file::
     [api]                           # `citebound serve`; see docs/api.md
     max_body_bytes = 1048576
     concurrency = 0                 # pipelines at once; 0 = CPU cores
+    max_input_chars = 8000          # caller text per request (question or all chat messages)
+    allowed_hosts = ["localhost", "127.0.0.1", "[::1]", "::1"]   # Host header allow-list
+    cors_origins = []               # browser origins allowed to call the API
     [[api.keys]]                    # none: anonymous, loopback only
     name = "ops-reader"
     sha256 = "<hex sha256 of the key>"   # `citebound apikey` makes one
@@ -159,6 +162,23 @@ class ApiConfig(Contract):
     concurrency: int = Field(
         default=0, ge=0, description="Requests run through the pipeline at once; 0 = CPU cores."
     )
+    max_input_chars: int = Field(
+        default=8000,
+        ge=1,
+        le=1_000_000,
+        description="Most characters of caller text one request may carry (a question, or all "
+        "chat messages together); more is a 413 before any work, so the audit never stores more.",
+    )
+    allowed_hosts: list[str] = Field(
+        default_factory=lambda: ["localhost", "127.0.0.1", "[::1]", "::1"],
+        description="Host header values served (port ignored); '*' = any. Loopback names by "
+        "default, against DNS rebinding: add the names your clients use when binding elsewhere.",
+    )
+    cors_origins: list[str] = Field(
+        default_factory=list,
+        description="Origins (scheme://host[:port]) whose pages may call the API from a "
+        "browser; none by default (the web page is same-origin and needs none).",
+    )
 
 
 class Config(Contract):
@@ -236,12 +256,15 @@ _ENV: dict[str, tuple[str, ...]] = {
     "CITEBOUND_API_KEYS": ("api", "keys"),  # a JSON list of [[api.keys]] tables
     "CITEBOUND_API_MAX_BODY_BYTES": ("api", "max_body_bytes"),
     "CITEBOUND_API_CONCURRENCY": ("api", "concurrency"),
+    "CITEBOUND_API_MAX_INPUT_CHARS": ("api", "max_input_chars"),
+    "CITEBOUND_API_ALLOWED_HOSTS": ("api", "allowed_hosts"),  # comma-separated
+    "CITEBOUND_API_CORS_ORIGINS": ("api", "cors_origins"),  # comma-separated
 }
 ENV_VARS = tuple(sorted(_ENV))
 
 
 def _env_value(path: tuple[str, ...], raw: str) -> Any:
-    if path == ("audit", "sinks"):
+    if path in (("audit", "sinks"), ("api", "allowed_hosts"), ("api", "cors_origins")):
         return [s.strip() for s in raw.split(",") if s.strip()]
     if path == ("api", "keys"):
         try:

@@ -58,14 +58,14 @@ def make_config(api_store: Path, tmp_path: Path) -> Callable[..., Config]:
 @pytest.fixture
 def client(make_config: Callable[..., Config]) -> Iterator[TestClient]:
     """Anonymous (no keys) app."""
-    with TestClient(create_app(make_config())) as c:
+    with TestClient(create_app(make_config()), base_url="http://localhost") as c:
         yield c
 
 
 @pytest.fixture
 def keyed_client(make_config: Callable[..., Config]) -> Iterator[TestClient]:
     """App with KEYS configured."""
-    with TestClient(create_app(make_config(keys=True))) as c:
+    with TestClient(create_app(make_config(keys=True)), base_url="http://localhost") as c:
         yield c
 
 

@@ -78,7 +78,7 @@ def test_bad_filter_date_is_400(client: TestClient) -> None:
 
 def test_oversized_body_is_413(make_config: Callable[..., Config]) -> None:
     app = create_app(make_config(**{"api.max_body_bytes": 2048}))
-    with TestClient(app) as c:
+    with TestClient(app, base_url="http://localhost") as c:
         big = {"question": "x" * 5000}
         assert "2048" in str(_problem(c.post("/v1/answer", json=big), 413)["detail"])
 
@@ -157,7 +157,7 @@ def test_audit_failure_is_503_not_an_answer(
 
     config = make_config()
     ctx = PipelineContext(config, sinks_override=[BrokenSink()])
-    with TestClient(create_app(config, ctx=ctx)) as c:
+    with TestClient(create_app(config, ctx=ctx), base_url="http://localhost") as c:
         r = c.post("/v1/answer", json={"question": PLANT_QUESTION})
         body = _problem(r, 503)
         assert "disk full" in str(body["detail"]) and "45 Nm" not in r.text

@@ -31,7 +31,7 @@ class InventingProvider:
 def test_invalid_model_answer_is_failed_everywhere(make_config: Callable[..., Config]) -> None:
     config = make_config()
     ctx = PipelineContext(config, provider_override=InventingProvider())
-    with TestClient(create_app(config, ctx=ctx)) as c:
+    with TestClient(create_app(config, ctx=ctx), base_url="http://localhost") as c:
         r = c.post("/v1/answer", json={"question": PLANT_QUESTION}).json()
         assert (r["status"], r["answer"], r["citations"]) == ("FAILED", "", [])
         assert r["failure_reason"] == "INVALID_CITATION_REFERENCE"

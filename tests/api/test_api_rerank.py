@@ -21,10 +21,10 @@ def test_server_reranks_with_the_configured_model(
     make_config: Callable[..., Config], tmp_path: Path
 ) -> None:
     model = write_tiny_cross_encoder(tmp_path / "tiny-xenc")
-    with TestClient(create_app(make_config())) as plain_client:
+    with TestClient(create_app(make_config()), base_url="http://localhost") as plain_client:
         plain = plain_client.post("/v1/retrieve", json={"question": PLANT_QUESTION}).json()
     app = create_app(make_config(**{"rerank.model_path": str(model)}))
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://localhost") as client:
         runtime = app.state.runtime
         assert "reranker" in runtime.ctx.__dict__  # loaded by warm-up, not by a request
         got = client.post("/v1/retrieve", json={"question": PLANT_QUESTION}).json()

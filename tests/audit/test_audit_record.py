@@ -170,3 +170,28 @@ def test_the_reranker_is_recorded_and_hashed() -> None:
     plain = record_for("ok")
     named = plain.model_copy(update={"reranker": "onnx-cross-encoder:ms-marco"})
     assert not named.hash_ok()  # changing it breaks the hash: it is covered
+
+
+def test_failures_before_the_model_record_the_responses_reason(tmp_path: Path) -> None:
+    """#21: an early failure's record said GENERATION_FAILED where the response said
+    QUESTION_EMPTY / QUESTION_TOO_LONG."""
+    from citebound.api.sample import build_sample_store
+    from citebound.config import load_config
+    from citebound.pipeline import Pipeline, PipelineContext
+
+    store = build_sample_store(tmp_path)
+    config = load_config(env={}, overrides={"store": str(store), "provider.name": "extractive"})
+    ctx = PipelineContext(config)
+    try:
+        pipeline = Pipeline(ctx)
+        for question, reason in (
+            ("  \t ", "QUESTION_EMPTY"),
+            ("bolt torque " * 200, "QUESTION_TOO_LONG"),
+        ):
+            state = pipeline.run(question, collection="demo")
+            assert state.response is not None and state.response.failure_reason == reason
+            (record,) = ctx.sinks[0].find(state.request_id)
+            assert record.failure_reason == reason and record.reason_codes[0] == reason
+            assert record.hash_ok()
+    finally:
+        ctx.close()

@@ -17,6 +17,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
@@ -24,6 +25,7 @@ from citebound._version import __version__
 from citebound.api import openai_compat, routes, steps
 from citebound.api.metrics import Metrics
 from citebound.api.problems import (
+    PROBLEM_JSON,
     ASGIApp,
     BodyLimitMiddleware,
     Message,
@@ -33,7 +35,9 @@ from citebound.api.problems import (
     install_problem_handlers,
 )
 from citebound.api.runtime import ApiRuntime
+from citebound.api.security import host_allowed
 from citebound.config import Config
+from citebound.contracts.api import Problem
 from citebound.pipeline import PipelineContext
 
 log = logging.getLogger("citebound.api")
@@ -76,6 +80,39 @@ class ObserveMiddleware:
             route = scope.get("route")
             template = getattr(route, "path", None) or "unmatched"
             self.metrics.observe_http(scope["method"], template, code)
+
+
+class HostGuardMiddleware:
+    """Serves only requests whose Host header is in `[api] allowed_hosts` (loopback names by
+    default): a page on another origin that re-points its DNS name at 127.0.0.1 (DNS
+    rebinding) sends its own name as Host and gets a 421, never data."""
+
+    def __init__(self, app: ASGIApp, allowed: list[str]) -> None:
+        self.app = app
+        self.allowed = list(allowed)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        host = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"host"), None)
+        if host_allowed(host, self.allowed):
+            await self.app(scope, receive, send)
+            return
+        body = Problem(
+            title="Host not allowed",
+            status=421,
+            detail=f"Host {host!r} is not in api.allowed_hosts {self.allowed}: add it to "
+            "[api] allowed_hosts (or $CITEBOUND_API_ALLOWED_HOSTS) if clients use that name",
+        ).model_dump_json(exclude_none=True)
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 421,
+                "headers": [(b"content-type", PROBLEM_JSON.encode("ascii"))],
+            }
+        )
+        await send({"type": "http.response.body", "body": body.encode("utf-8")})
 
 
 def ui_dir() -> Path:
@@ -144,5 +181,13 @@ def create_app(config: Config, *, ctx: PipelineContext | None = None) -> FastAPI
     app.mount("/ui", StaticFiles(directory=static), name="ui")
     # Outermost first: the body limit applies before anything reads the body.
     app.add_middleware(BodyLimitMiddleware, limit=config.api.max_body_bytes)
+    if config.api.cors_origins:  # none by default: the page is same-origin
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=config.api.cors_origins,
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "X-API-Key", "Content-Type"],
+        )
     app.add_middleware(ObserveMiddleware, metrics=runtime.metrics)
+    app.add_middleware(HostGuardMiddleware, allowed=config.api.allowed_hosts)
     return app

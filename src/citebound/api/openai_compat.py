@@ -28,6 +28,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 
 from citebound.api.deps import Caller, Runtime, problems
+from citebound.api.limits import message_texts
 from citebound.api.runtime import ensure_recorded
 from citebound.contracts.api import COLLECTION_PATTERN
 from citebound.contracts.chat import (
@@ -147,7 +148,8 @@ def chat_completions(
     """OpenAI Chat Completions: the validated answer or the exact refusal, with citations."""
     from citebound.retrieve import compile_filters
 
-    question = question_of(body)
+    rt.check_texts(message_texts(body.messages))  # one input size policy (api.limits)
+    question = rt.check_question(question_of(body))
     filters = body.citebound.filters if body.citebound is not None else None
     collection, filters = rt.resolve_collection(who, collection_of(body), filters)
     compile_filters(filters)

@@ -22,13 +22,18 @@ from citebound.contracts.api import (
     StageView,
     VerdictView,
 )
-from citebound.contracts.enums import PublicStatus
+from citebound.contracts.enums import PublicStatus, ValidationStatus
 from citebound.contracts.retrieval import RetrievalRow, display_path
 from citebound.pipeline import STAGE_LABELS, STAGE_ORDER
 from citebound.pipeline.state import RequestState, StageRecord
 from citebound.text import split_sentences
 from citebound.validate import lexical_support, marker_pattern
 from citebound.validate.markers import strip_markers
+
+# What the validator quotes from a rejected answer ('...' or "..." fragments): withheld from
+# step views, since readers never see unvalidated model text (admins: /v1/audit/<id>).
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+WITHHELD = "<model text withheld>"
 
 HIGH = 0.75
 MEDIUM = 0.5
@@ -83,7 +88,9 @@ def stage_view(state: RequestState, record: StageRecord) -> StageView:
             generation_status=v.generation_status.value,
             failure_reason=v.failure_reason,
             reason_codes=v.reason_codes,
-            message=v.message,
+            message=v.message
+            if v.validation_status is ValidationStatus.PASSED
+            else _QUOTED.sub(WITHHELD, v.message),
             attribution_coverage=m.attribution_coverage,
             min_support=m.min_support,
         )

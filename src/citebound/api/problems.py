@@ -3,6 +3,7 @@
     CiteboundError ............ 500  (anything not listed below)
     ├── ConfigError ........... 500  the server is misconfigured (the detail says which field)
     ├── ContractError ......... 400  a request value breaks a contract (e.g. a bad filter date)
+    │   └── InputTooLarge ..... 413  caller text over api.max_input_chars / max_question_tokens
     ├── PipelineOrderError .... 409  a step was posted out of order or already recorded
     ├── StageError ............ 502  (ProviderError: 503 when transient, else 502)
     ├── StoreError ............ 503  the store or an index cannot be read
@@ -25,6 +26,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from citebound.api.limits import InputTooLarge
 from citebound.contracts.api import Problem, ProblemItem
 from citebound.errors import (
     AccessDenied,
@@ -47,6 +49,7 @@ PROBLEM_JSON = "application/problem+json"
 STATUS_BY_ERROR: tuple[tuple[type[CiteboundError], int, str], ...] = (
     (NotFound, 404, "Not found"),
     (AccessDenied, 403, "Forbidden"),
+    (InputTooLarge, 413, "Input too large"),
     (ContractError, 400, "Bad request"),
     (PipelineOrderError, 409, "Conflict"),
     (ProviderError, 502, "LLM provider failed"),

@@ -63,15 +63,17 @@ def answer(
     """Answer a question from the caller's collection: cited and validated, or refused."""
     from citebound.retrieve import compile_filters
 
+    rt.check_question(body.question)
     collection, filters = rt.resolve_collection(who, body.collection, body.filters)
     compile_filters(filters)  # a bad date is the caller's 400, not a FAILED answer
     rt.require_new_request_id(body.request_id)
     with rt.slot():
-        state = ensure_recorded(
-            rt.pipeline.run(
-                body.question, collection=collection, filters=filters, request_id=body.request_id
-            )
+        state = rt.pipeline.start(
+            body.question, collection=collection, filters=filters, request_id=body.request_id
         )
+        # Claim the id so two concurrent posts of one request_id make one model call.
+        with rt.model_call(state.request_id, check_audit=False):
+            state = ensure_recorded(rt.pipeline.finish(state))
     rt.metrics.observe_request(state)
     assert state.response is not None
     return state.response
@@ -86,6 +88,7 @@ def retrieve(
     """Ranked evidence for a question (retrieval, rerank, gate and neighbours)."""
     from citebound.retrieve import compile_filters
 
+    rt.check_question(body.question)
     collection, filters = rt.resolve_collection(who, body.collection, body.filters)
     compile_filters(filters)
     with rt.slot():
@@ -107,6 +110,7 @@ def assemble(
     """Assemble your own retrieval bundle and build the exact prompt (no model call)."""
     from citebound.assemble import assemble_and_build
 
+    rt.check_texts([body.question or "", body.bundle.user_question], what="the question")
     with rt.slot():
         outcome = assemble_and_build(body.bundle, rt.ctx.policy, question=body.question)
     return AssembleResponse(answer_bundle=outcome.bundle, prompt=outcome.prompt)
@@ -225,11 +229,12 @@ def feedback(
     """Store a verdict (correct / incorrect) on an answered request, append-only."""
     sink = rt.feedback_sink()
     records = sink.find(body.request_id)
-    # A request that cites documents outside the caller's collections is not theirs to judge.
-    if not records or (
-        rt.record_collections(records[0]) is not None and not rt.may_see_record(who, records[0])
-    ):
-        raise NotFound(f"no answered request {body.request_id!r}")
+    # Same rule as /v1/audit: a request is the caller's to judge only when every collection
+    # it cites is readable; one that cites nothing (a refusal, an early failure) only for keys
+    # on every collection, since the record does not say which collection it searched. The
+    # same 404 for "absent" and "not yours", so ids of other collections cannot be probed.
+    if not records or not all(rt.may_see_record(who, r) for r in records):
+        raise NotFound(f"no answered request {body.request_id!r} visible to you")
     record = FeedbackRecord(
         request_id=body.request_id,
         verdict=body.verdict,

@@ -17,10 +17,11 @@ import hmac
 import logging
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from citebound.api.limits import InputLimits, check_question, check_texts
 from citebound.api.metrics import Metrics
 from citebound.api.security import KeyRing, Principal
 from citebound.config import Config
@@ -52,11 +53,16 @@ class StateSigner:
         self._secret = secret or (env.encode("utf-8") if env else os.urandom(32))
 
     def sign(self, principal: Principal, state_json: str) -> str:
-        msg = principal.name.encode("utf-8") + b"\x00" + state_json.encode("utf-8")
-        return "v1." + hmac.new(self._secret, msg, hashlib.sha256).hexdigest()
+        # Bound to the key (its hash), not only its name: a new key reusing a revoked key's
+        # name cannot continue the old key's states.
+        who = f"{principal.name}\x00{principal.key_sha256}".encode()
+        msg = who + b"\x00" + state_json.encode("utf-8", "surrogatepass")
+        return "v2." + hmac.new(self._secret, msg, hashlib.sha256).hexdigest()
 
     def verify(self, principal: Principal, state_json: str, token: str) -> None:
-        if not hmac.compare_digest(self.sign(principal, state_json), token):
+        # Compare bytes: compare_digest raises TypeError on non-ASCII str (was a 500).
+        expected = self.sign(principal, state_json).encode("ascii")
+        if not hmac.compare_digest(expected, token.encode("utf-8", "surrogatepass")):
             raise AccessDenied(
                 "state_token does not match this state: the state was changed, belongs to "
                 "another caller, or comes from a server that has restarted. Start again.",
@@ -80,6 +86,50 @@ class ApiRuntime:
         self.signer = StateSigner()
         slots = config.api.concurrency or (os.cpu_count() or 1)
         self._slots = threading.BoundedSemaphore(slots)
+        policy = self.ctx.policy
+        self.limits = InputLimits(
+            max_chars=config.api.max_input_chars,
+            max_question_tokens=policy.max_question_tokens,
+            tokenizer=policy.tokenizer,
+        )
+        # Request ids whose model call is under way (or ended without an audit record): a
+        # second model call for one of them is refused (`model_call`).
+        self._claimed: set[str] = set()
+        self._claim_lock = threading.RLock()
+
+    def check_question(self, question: str) -> str:
+        """The one input size policy (citebound.api.limits); 4xx before any work."""
+        return check_question(question, self.limits)
+
+    def check_texts(self, texts: Iterable[str], what: str = "the messages") -> None:
+        check_texts(texts, self.limits, what)
+
+    @contextmanager
+    def model_call(self, request_id: str, *, check_audit: bool = True) -> Iterator[None]:
+        """Hold the right to call the model for `request_id`, once.
+
+        Refused (409) while another call for the id runs, or when the id is recorded already,
+        so a replayed step state can never reach the model twice. The claim is released once
+        the request is recorded (the audit record then guards the id); a request that ended
+        unrecorded keeps it for the life of the process. `check_audit=False` skips the audit
+        lookup for a caller that has just made it (saves a query on the hot path).
+        """
+        with self._claim_lock:
+            if request_id in self._claimed:
+                raise PipelineOrderError(
+                    f"request {request_id!r} already reached the model: start a new request"
+                )
+            if check_audit:
+                self.require_new_request_id(request_id)
+            self._claimed.add(request_id)
+        recorded = False
+        try:
+            yield
+            recorded = True
+        finally:
+            if recorded:
+                with self._claim_lock:
+                    self._claimed.discard(request_id)
 
     @contextmanager
     def slot(self) -> Iterator[None]:
@@ -153,6 +203,11 @@ class ApiRuntime:
             raise PipelineOrderError(
                 f"request_id {request_id!r} is already recorded; use a new id (or none)"
             )
+        with self._claim_lock:
+            if request_id and request_id in self._claimed:
+                raise PipelineOrderError(
+                    f"request_id {request_id!r} is being answered; use a new id (or none)"
+                )
 
     def record_collections(self, record: AuditRecord) -> set[str] | None:
         """Collections of the documents a record cites as evidence; None when it has none."""

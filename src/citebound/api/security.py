@@ -36,6 +36,9 @@ class Principal:
     name: str
     role: str
     collections: frozenset[str]
+    # sha256 of the key presented (empty for anonymous): step tokens bind to the key itself,
+    # so a revoked key's tokens stay dead when a new key reuses its name.
+    key_sha256: str = ""
 
     @property
     def all_collections(self) -> bool:
@@ -99,7 +102,7 @@ class KeyRing:
                 match = key
         if match is None:
             raise AccessDenied("the API key is not valid", status=401)
-        return Principal(match.name, match.role, frozenset(match.collections))
+        return Principal(match.name, match.role, frozenset(match.collections), match.sha256)
 
 
 def is_loopback(host: str) -> bool:
@@ -110,6 +113,22 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def host_allowed(host_header: str | None, allowed: Sequence[str]) -> bool:
+    """True when the Host header (port ignored, case-insensitive) is in `allowed`, or when
+    `allowed` holds `*`. A missing Host header (HTTP/1.0 clients) is refused too."""
+    if ALL in allowed:
+        return True
+    if not host_header:
+        return False
+    host = host_header.strip().lower()
+    if host.startswith("["):  # [v6]:port
+        name = host[: host.find("]") + 1] if "]" in host else host
+    else:
+        name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    wanted = {a.strip().lower() for a in allowed}
+    return name in wanted or name.strip("[]") in wanted
 
 
 def check_bind(host: str, keyring: KeyRing) -> None:

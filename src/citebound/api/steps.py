@@ -3,9 +3,17 @@
 Start with `{"question": ...}` (state `raw`, nothing run yet), then post back `state` and
 `state_token` to run the next stage (`stage`, when given, must be that one), or
 `"to_end": true` to run every remaining stage (auto mode). The server keeps nothing between
-calls: the state travels with the client, and the token (an HMAC over caller + state bytes)
-makes sure it comes back unchanged and from the same caller, so a client can neither edit the
-evidence nor switch to a collection it may not read.
+calls: the state travels with the client, and the token (an HMAC over caller key + state
+bytes) makes sure it comes back unchanged and from the same caller, so a client can neither
+edit the evidence nor switch to a collection it may not read.
+
+Recorded at the model call (docs/api.md, "Step mode"): the first stage that may call a model
+(`executed`, or an earlier LLM-backed stage when one is switched on) runs together with every
+stage after it, up to `recorded` and `packaged`, in one call. So a state holding model text
+never leaves the server before the validator judged it and the audit record is written; the
+finished state a client gets back carries no model text (`llm_result`, `validation` are
+dropped: the views and `result` say what was validated). The request id is claimed for that
+call (`ApiRuntime.model_call`), so a replayed pre-model state is a 409, never a second call.
 """
 
 from __future__ import annotations
@@ -49,11 +57,31 @@ def _restore(rt: ApiRuntime, who: Principal, body: StepRequest) -> RequestState:
     return state
 
 
+def _model_stages(rt: ApiRuntime) -> frozenset[str]:
+    """Stages that may call a model under the server's config."""
+    switches = rt.ctx.config.stages
+    optional = {"a2": switches.llm_shape, "a3": switches.llm_gate, "a5": switches.llm_format}
+    return frozenset({"executed", *(s for s, on in optional.items() if on)})
+
+
 def _run_one(rt: ApiRuntime, state: RequestState, stage: str | None) -> RequestState:
-    if next_stage(state) == "recorded":
-        rt.require_new_request_id(state.request_id)  # a replayed token must not record twice
-    # Same as auto mode: a stage error ends the request FAILED with a reason code, recorded.
+    upcoming = next_stage(state)
+    if stage is not None and stage != upcoming:
+        raise PipelineOrderError(f"stage {stage!r} cannot run now: the next stage is {upcoming!r}")
+    if upcoming in _model_stages(rt):
+        # Model call, validation and the audit record in one call; the id is claimed first.
+        with rt.model_call(state.request_id):
+            while not _is_done(state):
+                # Same as auto mode: a stage error ends the request FAILED, recorded.
+                state = ensure_recorded(rt.pipeline.advance(state))
+        return state
     return ensure_recorded(rt.pipeline.advance(state, stage))
+
+
+def _receipt(state: RequestState) -> RequestState:
+    """The finished state as handed out: no model text, validated or not (H1). What passed
+    is in `response`; the stage views and `result` were built from the full state."""
+    return state.evolve(llm_result=None, validation=None)
 
 
 def _advance(rt: ApiRuntime, body: StepRequest, state: RequestState) -> RequestState:
@@ -80,6 +108,7 @@ def steps(
     from citebound.retrieve import compile_filters
 
     if body.question is not None:
+        rt.check_question(body.question)
         collection, filters = rt.resolve_collection(who, body.collection, body.filters)
         compile_filters(filters)
         rt.require_new_request_id(body.request_id)
@@ -96,7 +125,7 @@ def steps(
     done = _is_done(state)
     if done and ran:
         rt.metrics.observe_request(state, stages=False)
-    state_json = state.model_dump_json()
+    state_json = (_receipt(state) if done else state).model_dump_json()
     return StepResponse(
         state=state_json,
         state_token=rt.signer.sign(who, state_json),

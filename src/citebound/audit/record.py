@@ -95,6 +95,19 @@ def build_audit_record(
         evidence_chars = len(bundle.evidence_block_text) or sum(
             len(e.sanitized_text) for e in evidence
         )
+    failure_reason = response.failure_reason
+    reason_codes: list[str] = []
+    if validation is not None:
+        failure_reason = validation.failure_reason
+        reason_codes = list(validation.reason_codes)
+        model_called = llm is not None and llm.attempts > 0
+        if not model_called and response.failure_reason is not None:
+            # Failed before any model call (QUESTION_EMPTY, QUESTION_TOO_LONG ...): recorded
+            # with the reason its response gave, not the GENERATION_FAILED of a validation
+            # that had no model text to judge.
+            failure_reason = response.failure_reason
+            if failure_reason not in reason_codes:
+                reason_codes.insert(0, failure_reason)
     record = AuditRecord(
         request_id=response.request_id,
         run_id=run_id if run_id is not None else (trace.run_id if trace else None),
@@ -104,10 +117,8 @@ def build_audit_record(
         generation_status=_generation_status(response, llm, validation),
         llm_generation_status=llm.generation_status if llm is not None else None,
         validation_status=validation.validation_status if validation is not None else None,
-        failure_reason=(
-            validation.failure_reason if validation is not None else response.failure_reason
-        ),
-        reason_codes=list(validation.reason_codes) if validation is not None else [],
+        failure_reason=failure_reason,
+        reason_codes=reason_codes,
         llm_failure_reason=llm.failure_reason if llm is not None else None,
         citation_count=metrics.citation_count if metrics else 0,
         uncited_sentence_count=metrics.uncited_sentence_count if metrics else 0,

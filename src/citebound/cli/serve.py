@@ -9,10 +9,31 @@ import signal
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from citebound.cli._common import fail, require_store
+
+if TYPE_CHECKING:
+    from citebound.config import Config
+
+
+def with_bind_host(config: Config, host: str) -> Config:
+    """Serve the Host name the server was bound to (`--host 10.0.0.5` is reached as
+    10.0.0.5). A wildcard bind (0.0.0.0, ::) names no host: clients' names must be listed in
+    [api] allowed_hosts, or requests get 421 (the Host allow-list against DNS rebinding)."""
+    allowed = config.api.allowed_hosts
+    if host in ("0.0.0.0", "::", "") or host in allowed or "*" in allowed:
+        if host in ("0.0.0.0", "::"):
+            click.echo(
+                f"citebound: bound to {host}: only Host names in api.allowed_hosts {allowed} "
+                "are served (set $CITEBOUND_API_ALLOWED_HOSTS)",
+                err=True,
+            )
+        return config
+    api = config.api.model_copy(update={"allowed_hosts": [*allowed, host]})
+    return config.model_copy(update={"api": api})
 
 
 @click.command("serve")
@@ -72,6 +93,7 @@ def serve_cmd(
             from citebound.api.security import KeyRing
 
             check_bind(host, KeyRing(config.api.keys))
+            config = with_bind_host(config, host)
             app = create_app(config)
         except ConfigError as err:
             fail(str(err))

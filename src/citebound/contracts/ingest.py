@@ -22,6 +22,7 @@ class SkipReason(StrEnum):
     BAD_METADATA = "BAD_METADATA"
     BAD_RECORD = "BAD_RECORD"
     DUPLICATE_ID = "DUPLICATE_ID"
+    OUTSIDE_ROOT = "OUTSIDE_ROOT"  # a symlink that leaves the ingested folder (not followed)
 
 
 BlockKind = Literal["heading", "text", "code", "table_row"]

@@ -72,6 +72,24 @@ def _hidden(name: str) -> bool:
     return name.startswith(".")
 
 
+def _escapes(link: Path, root: Path) -> SkippedFile | None:
+    """A skip entry when the symlink `link` resolves outside `root` (or dangles): files
+    outside an ingested folder are never read, whatever links point at them."""
+    try:
+        target = link.resolve(strict=True)
+    except (OSError, RuntimeError):  # dangling or a loop
+        target = None
+    if target is not None and target.is_relative_to(root):
+        return None
+    return SkippedFile(
+        source_path=f"{root.name or 'root'}/{link.relative_to(root).as_posix()}",
+        reason=SkipReason.OUTSIDE_ROOT,
+        message=f"{link} is a symlink to {os.readlink(link)!r}, "
+        + ("which does not exist" if target is None else f"outside {root}")
+        + ": not followed (copy the file into the folder to ingest it)",
+    )
+
+
 def _discover(
     roots: list[Path], store_root: Path | None
 ) -> tuple[list[_Candidate], list[str], int, list[SkippedFile]]:
@@ -99,14 +117,22 @@ def _discover(
             continue
         prefix = root.name or "root"
         prefixes.append(prefix + "/")
-        for dirpath, dirnames, filenames in os.walk(root):
+        for dirpath, dirnames, filenames in os.walk(root):  # never follows directory links
             here = Path(dirpath)
+            for d in sorted(dirnames):
+                if not _hidden(d) and (here / d).is_symlink():
+                    escaped = _escapes(here / d, root)
+                    if escaped is not None:
+                        dupes.append(escaped)
             dirnames[:] = sorted(
                 d for d in dirnames if not _hidden(d) and (here / d).resolve() != store_root
             )
             for name in sorted(filenames):
                 path = here / name
                 if _hidden(name) or name.endswith(SIDECAR_SUFFIX):
+                    continue
+                if path.is_symlink() and (escaped := _escapes(path, root)) is not None:
+                    dupes.append(escaped)  # listed, never read
                     continue
                 if not is_supported(path):
                     ignored += 1

@@ -121,6 +121,7 @@ class Retriever:
         self.reranker: Reranker = reranker or PassthroughReranker()
         self._embedder = embedder
         self._loaded: dict[str, _Loaded] = {}
+        self._reload_lock = threading.Lock()
         self.query_vectors = QueryVectorMemo()
 
     def prefetch(self, collection: str, texts: Sequence[str]) -> int:
@@ -135,6 +136,19 @@ class Retriever:
             self._loaded.clear()
         else:
             self._loaded.pop(collection, None)
+
+    def refresh(self, collection: str) -> None:
+        """Forget the loaded index of `collection` when the store has moved to another
+        `index_version` (an ingest by another process, or by this one): the next `load`
+        opens the new index, or raises StoreError saying the index is stale (an ingest still
+        running) instead of answering from chunks that are gone. One `Store.index_version`
+        call (the store caches it), made once per search: any store backend plugs in."""
+        loaded = self._loaded.get(collection)
+        if loaded is None or loaded.manifest.store_version == self.store.index_version(collection):
+            return
+        with self._reload_lock:
+            if self._loaded.get(collection) is loaded:
+                del self._loaded[collection]
 
     def load(self, collection: str) -> _Loaded:
         """Open (once) the indexes of `collection`; StoreError when missing or stale."""
@@ -186,6 +200,7 @@ class Retriever:
         self, pieces: list[str], collection: str, flt: RowFilter, policy: Policy
     ) -> list[Scored]:
         """Steps 1-4: the fused, aggregated candidates (≤ N1) in final retrieval order."""
+        self.refresh(collection)
         ix = self.load(collection)
         rp = policy.retrieval
         n1 = rp.n1_retr_max_candidates

@@ -178,7 +178,11 @@ async function advance(toEnd) {
 function accept(step) {
   ui.step = step;
   for (const view of step.views) ui.views[view.stage] = view;
-  if (step.views.length) ui.selected = step.views[step.views.length - 1].stage;
+  // Step mode shows the stage the user ran; the model call also runs validation, record and
+  // packaging on the server (so no unvalidated text leaves it): their buttons turn done too.
+  if (step.views.length) {
+    ui.selected = ui.mode === "auto" ? step.views[step.views.length - 1].stage : step.views[0].stage;
+  }
   // Auto mode opens on the stage that explains the outcome: the gate for a refusal, the
   // validator's verdict otherwise.
   if (ui.mode === "auto" && step.result) {
