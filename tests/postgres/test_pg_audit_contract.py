@@ -10,12 +10,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "audit"))
 
-from audit_samples import record_for  # noqa: E402
-from audit_sink_contract import AuditSinkContract  # noqa: E402
+from audit_samples import record_for
+from audit_sink_contract import AuditSinkContract
 
-from citebound.audit import FeedbackRecord, utc_now  # noqa: E402
-from citebound.audit.postgres import AUDIT_ROLE, PostgresAuditSink  # noqa: E402
-from citebound.errors import AuditError  # noqa: E402
+from citebound.audit import FeedbackRecord, utc_now
+from citebound.audit.postgres import AUDIT_ROLE, PostgresAuditSink
+from citebound.errors import AuditError
 
 
 class TestPostgresAuditSink(AuditSinkContract):
@@ -32,9 +32,7 @@ def test_the_database_refuses_update_delete_truncate(pg_url: str) -> None:
     sink = PostgresAuditSink(pg_url)
     sink.append(record_for("ok"))
     sink.append_feedback(
-        FeedbackRecord(
-            request_id="req-1", verdict="correct", comment="", timestamp_utc=utc_now()
-        )
+        FeedbackRecord(request_id="req-1", verdict="correct", comment="", timestamp_utc=utc_now())
     )
     # As the login (superuser here): the triggers refuse.
     with psycopg.connect(pg_url, autocommit=True) as conn:

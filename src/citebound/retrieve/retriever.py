@@ -123,6 +123,7 @@ class Retriever:
         self._embedder = embedder
         self._loaded: dict[str, _Loaded] = {}
         self._load_lock = threading.Lock()
+        self._follows_store = callable(getattr(store, "published_manifest", None))
         self.query_vectors = QueryVectorMemo()
 
     def prefetch(self, collection: str, texts: Sequence[str]) -> int:
@@ -142,16 +143,19 @@ class Retriever:
         """The indexes of `collection` for the store's current version; StoreError when
         missing or stale.
 
-        Freshness: every call compares the loaded index with `store.index_version`; when
-        another process (an ingest, another replica) changed the collection, the index is
-        re-opened, and for a shared store (`PostgresStore`) first rebuilt locally from the
-        database (docs/postgres.md). Until the new version can be opened (an ingest is still
+        Freshness, for a store shared by several processes (`PostgresStore`, which publishes
+        index manifests): every call compares the loaded index with `store.index_version`;
+        when another process (an ingest, another replica) changed the collection, the index is
+        rebuilt locally from the database and re-opened (docs/postgres.md). An embedded store
+        keeps the loaded version until `invalidate`. Until the new version can be opened (an ingest is still
         embedding), the previously loaded version keeps serving: each bundle names its
         index_version, and rows are always hydrated from the store, so a deleted chunk is
         never returned.
         """
-        current = self.store.index_version(collection)
         loaded = self._loaded.get(collection)
+        if loaded is not None and not self._follows_store:
+            return loaded  # embedded store: the loaded version serves until `invalidate`
+        current = self.store.index_version(collection)
         if loaded is not None and loaded.manifest.store_version == current:
             return loaded
         with self._load_lock:
@@ -191,7 +195,7 @@ class Retriever:
         rows = read_rows(directory)
         chunk_ids = [r.chunk_id for r in rows]
         vectors = VectorIndex.load(directory / "vectors.npy")
-        if isinstance(self.store, PostgresStoreLike):
+        if isinstance(self.store, PostgresStoreLike) and self.store.dense_in_database:
             from citebound.index.pgvector import PgVectorIndex
 
             vectors = PgVectorIndex(
@@ -217,13 +221,14 @@ class Retriever:
     def _rebuild_from_shared(self, collection: str, current: str) -> IndexManifest | None:
         """For a store shared by several processes: rebuild the local index files of the
         version the database publishes, from stored vectors (never embedding). None when the
-        store is not shared or the published version is not the current one."""
+        store is not shared or publishes nothing; the published (stale) manifest, unbuilt,
+        when it is not the current version."""
         published_manifest = getattr(self.store, "published_manifest", None)
         if not callable(published_manifest):
             return None
-        published = published_manifest(collection)
+        published: IndexManifest | None = published_manifest(collection)
         if published is None or published.store_version != current:
-            return None
+            return published  # None, or a stale version: _open says which
         from citebound.index.build import update_indexes
 
         embedder = self._embedder or load_embedder(published.embedding_model)
@@ -438,6 +443,7 @@ class PostgresStoreLike(Protocol):
     """A store whose dense search runs in the database (`PostgresStore`)."""
 
     hnsw_min_rows: int
+    dense_in_database: bool
 
     def dense_search(
         self, model: str, collection: str, query: Matrix, k: int, *, approximate: bool

