@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
 import signal
 import sys
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from citebound.cli._common import fail
+from citebound.cli._common import database_option, fail
 
 
 @click.command("serve")
@@ -37,19 +38,39 @@ from citebound.cli._common import fail
     show_default=True,
     help="Log level of uvicorn and citebound.",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Server processes sharing the port (uvicorn workers). Above 1, use --database so "
+    "they share one store and audit trail (docs/postgres.md).",
+)
+@database_option
 def serve_cmd(
-    host: str, port: int, store: str | None, config_file: str | None, demo: bool, log_level: str
+    host: str,
+    port: int,
+    store: str | None,
+    config_file: str | None,
+    demo: bool,
+    log_level: str,
+    workers: int,
+    database: str | None,
 ) -> None:
     """Serve the HTTP API (/v1, OpenAI-compatible /v1/chat/completions) and the web page (/).
 
     Without API keys in the config the server only binds loopback addresses and every
     caller is an anonymous reader of every collection.
+
+    With --database postgresql://... every process (--workers, or serve processes on other
+    hosts) shares one store and one audit trail and sees the others' ingests.
     """
     import uvicorn
 
     from citebound.api import check_bind, create_app
     from citebound.cli.ask import config_from_options
-    from citebound.errors import ConfigError
+    from citebound.errors import CiteboundError
+    from citebound.store.pg_connect import redact
 
     # citebound's own loggers follow --log-level too (per-request LLM telemetry is INFO).
     level = getattr(logging, log_level.upper(), logging.INFO)
@@ -62,7 +83,7 @@ def serve_cmd(
             root = Path(tempfile.mkdtemp(prefix="citebound-serve-demo-"))
             click.echo(f"citebound: ingesting the sample corpus into {root} ...", err=True)
             store = str(build_sample_store(root))
-        overrides: dict[str, object] = {"store": store}
+        overrides: dict[str, object] = {"store": store, "database": database}
         if demo:
             overrides["collection"] = "demo"
         config = config_from_options(config_file, **overrides)
@@ -71,13 +92,36 @@ def serve_cmd(
 
             check_bind(host, KeyRing(config.api.keys))
             app = create_app(config)
-        except ConfigError as err:
+            if workers > 1:
+                # Validates the config and runs migrations once, here; each worker then
+                # builds its own app (a pipeline per process: the GIL is per process).
+                app.state.runtime.ctx.store  # noqa: B018
+                app.state.runtime.close()
+        except CiteboundError as err:
             fail(str(err))
-        click.echo(f"citebound: serving http://{host}:{port}/ (store {config.store})", err=True)
+        where = (
+            f"database {redact(config.database)}" if config.database else f"store {config.store}"
+        )
+        click.echo(
+            f"citebound: serving http://{host}:{port}/ ({where}, {workers} worker(s))", err=True
+        )
         # uvicorn re-raises SIGTERM after its graceful shutdown; exiting through SystemExit
         # instead lets the `finally` below remove the --demo store.
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-        uvicorn.run(app, host=host, port=port, log_level=log_level)
+        if workers == 1:
+            uvicorn.run(app, host=host, port=port, log_level=log_level)
+        else:
+            from citebound.api.worker import CONFIG_ENV
+
+            os.environ[CONFIG_ENV] = config.model_dump_json()
+            uvicorn.run(
+                "citebound.api.worker:app_from_env",
+                factory=True,
+                workers=workers,
+                host=host,
+                port=port,
+                log_level=log_level,
+            )
     finally:
         if root is not None:
             shutil.rmtree(root, ignore_errors=True)
