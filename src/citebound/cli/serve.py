@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from citebound.cli._common import database_option, fail
+from citebound.cli._common import database_option, fail, resolve_database
 
 
 @click.command("serve")
@@ -90,8 +90,10 @@ def serve_cmd(
         try:
             from citebound.api.security import KeyRing
 
-            check_bind(host, KeyRing(config.api.keys))
+            if not config.database:
+                check_bind(host, KeyRing(config.api.keys))
             app = create_app(config)
+            check_bind(host, app.state.runtime.keyring)  # with keys stored in the database
             if workers > 1:
                 # Validates the config and runs migrations once, here; each worker then
                 # builds its own app (a pipeline per process: the GIL is per process).
@@ -136,17 +138,49 @@ def serve_cmd(
     show_default=True,
     help="Comma-separated collections the key may read ('*' = all).",
 )
-def apikey_cmd(name: str, role: str, collections: str) -> None:
+@click.option("--store", default=".citebound", help="Local store directory (with --database).")
+@click.option("--revoke", is_flag=True, help="With --database: delete the stored key NAME.")
+@database_option
+def apikey_cmd(
+    name: str, role: str, collections: str, store: str, revoke: bool, database: str | None
+) -> None:
     """Make a new API key: prints the key once (stdout) and the config entry (stderr).
 
     Only the sha256 of the key goes into citebound.toml (or $CITEBOUND_API_KEYS as JSON).
+    With --database the hash is stored in the database instead, and every replica accepts
+    the key within a few seconds (--revoke removes it the same way).
     """
-    from citebound.api.security import new_key
+    from citebound.api.security import KEY_REFRESH_S, new_key
 
     cols = [c.strip() for c in collections.split(",") if c.strip()]
     if not cols:
         fail("--collections needs at least one collection (or '*')")
+    url = resolve_database(database)
+    if revoke and not url:
+        fail("--revoke needs --database (configured keys are removed from citebound.toml)")
     key, entry = new_key(name, role=role, collections=cols)
+    if url:
+        from citebound.errors import CiteboundError
+        from citebound.store.postgres import PostgresStore
+
+        try:
+            with PostgresStore(url, root=Path(store) / "pg-cache") as db:
+                if revoke:
+                    if not db.revoke_api_key(name):
+                        fail(f"no stored API key named {name!r}")
+                    click.echo(f"citebound: revoked {name!r} (replicas drop it within "
+                               f"{KEY_REFRESH_S:g} s)", err=True)  # fmt: skip
+                    return
+                db.add_api_key(entry)
+        except CiteboundError as err:
+            fail(str(err))
+        click.echo(key)
+        click.echo(
+            f"citebound: stored {name!r} ({role}, collections {cols}) in the database; every "
+            f"replica accepts it within {KEY_REFRESH_S:g} s. The key is shown only now.",
+            err=True,
+        )
+        return
     click.echo(key)
     click.echo(
         "\n# add to citebound.toml:\n[[api.keys]]\n"

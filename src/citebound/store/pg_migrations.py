@@ -85,4 +85,19 @@ STORE_MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
             f"CREATE TABLE index_manifests (collection {_C} PRIMARY KEY, manifest TEXT NOT NULL)",
         ),
     ),
+    (
+        2,
+        "api_keys",
+        (
+            # API keys every replica accepts (`citebound apikey NAME --database URL`): only
+            # the sha256 of a key is stored, as in [[api.keys]].
+            f"""CREATE TABLE api_keys (
+                name {_C} PRIMARY KEY,
+                sha256 TEXT NOT NULL UNIQUE CHECK (sha256 ~ '^[0-9a-f]{{64}}$'),
+                role TEXT NOT NULL CHECK (role IN ('reader', 'admin')),
+                collections TEXT NOT NULL,
+                created_utc TIMESTAMPTZ NOT NULL DEFAULT now()
+            )""",
+        ),
+    ),
 ]

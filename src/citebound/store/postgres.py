@@ -31,6 +31,7 @@ from citebound.contracts.documents import Chunk, Document
 from citebound.contracts.ingest import SourceRecord
 from citebound.errors import CiteboundError, StoreError
 from citebound.store.pg_connect import migrate_url, open_pool, redact, url_key
+from citebound.store.pg_keys import PgApiKeys
 from citebound.store.pg_migrations import STORE_LOCK_KEY, STORE_MIGRATIONS, STORE_MIGRATIONS_TABLE
 from citebound.store.pg_vectors import PgVectors
 from citebound.store.sqlite_rows import (
@@ -65,7 +66,7 @@ def default_root(url: str) -> Path:
     return DEFAULT_ROOT / "pg-cache" / url_key(url)
 
 
-class PostgresStore(PgVectors):
+class PostgresStore(PgVectors, PgApiKeys):
     """`IngestStore` on PostgreSQL + pgvector, shared by every replica.
 
     Args:
