@@ -59,3 +59,27 @@ def test_iter_chunks_pages_through_large_collections(pg_url: str, tmp_path: Path
     got = [c.chunk_index for c in s.iter_chunks("default")]
     assert got == list(range(4500))
     s.close()
+
+
+def test_replace_source_with_no_documents_empties_the_file(pg_url: str, tmp_path: Path) -> None:
+    from citebound.contracts.ingest import SourceRecord
+
+    s = PostgresStore(pg_url, root=tmp_path)
+    doc, chunks = make_doc("a", 2)
+    record = SourceRecord(collection="default", source_path="docs/a.md", content_sha256="1" * 64)
+    assert s.replace_source(record, [(doc, chunks)]) == 2
+    assert s.replace_source(record, []) == 0
+    assert s.get_document("a") is None and s.chunk_count() == 0
+    s.close()
+
+
+def test_a_failed_write_leaves_nothing_half_written(pg_url: str, tmp_path: Path) -> None:
+    s = PostgresStore(pg_url, root=tmp_path)
+    doc, chunks = make_doc("a", 3)
+    v0 = s.index_version("default")
+    dup = [*chunks, chunks[0].model_copy(update={"chunk_index": 7})]  # duplicate chunk_id
+    with pytest.raises(Exception, match="store write failed"):
+        s.upsert_document(doc, dup)
+    assert s.get_document("a") is None and s.chunk_count() == 0
+    assert s.index_version("default") == v0 and s.collections() == []
+    s.close()
