@@ -122,6 +122,8 @@ class PgVectors:
 
         def run(conn: Connection[Any]) -> None:
             conn.execute("SELECT pg_advisory_xact_lock(hashtext('citebound-hnsw'))")
+            # Building HNSW over 100k+ vectors takes minutes: no per-statement timeout here.
+            conn.execute("SET LOCAL statement_timeout = 0")
             conn.execute(
                 f"CREATE INDEX IF NOT EXISTS {self.hnsw_name(model)} ON chunk_vectors USING hnsw "
                 f"((embedding::vector({int(dim)})) vector_cosine_ops) "
