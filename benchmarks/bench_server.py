@@ -182,6 +182,7 @@ def serve_and_load(
     log_path = root / f"server-{tag}.log"
     log = log_path.open("w")
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=log, text=True)
+    print(f"run {tag}: {' '.join(cmd[3:])}", file=sys.stderr, flush=True)
     try:
         wait_ready(url, proc, log_path)
         warmups = 0
@@ -189,6 +190,10 @@ def serve_and_load(
             warm = httpx.post(f"{url}/v1/answer", json={"question": "warm up"}, timeout=120)
             warmups += 1 if warm.status_code == 200 else 0  # audited, not part of the load
         tally, wall = asyncio.run(load(url, args.clients, args.seconds))
+    except BaseException:
+        log.flush()
+        print(f"server log ({tag}):\n{log_path.read_text()[-3000:]}", file=sys.stderr)
+        raise
     finally:
         proc.terminate()
         proc.wait(timeout=60)
