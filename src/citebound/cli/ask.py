@@ -15,6 +15,7 @@ from citebound.cli._common import (
     EXIT_FAILED,
     EXIT_NO_EVIDENCE,
     EXIT_OK,
+    database_option,
     fail,
     filter_options,
     filters_from_options,
@@ -22,7 +23,7 @@ from citebound.cli._common import (
 )
 from citebound.config import Config, load_config
 from citebound.contracts.retrieval import display_path
-from citebound.errors import ConfigError
+from citebound.errors import CiteboundError, ConfigError
 
 if TYPE_CHECKING:
     from citebound.pipeline import RequestState
@@ -142,6 +143,7 @@ def new_run_id() -> str:
     help="citebound.toml (default: ./citebound.toml if present).",
 )
 @click.option("--store", default=None, help="Store directory (default ./.citebound).")
+@database_option
 @click.option("--collection", default=None, help="Collection to search.")
 @click.option("--provider", type=click.Choice(["extractive", "openai", "ollama"]), default=None)
 @click.option("--model", default=None, help="Model name for openai/ollama.")
@@ -172,6 +174,7 @@ def ask_cmd(
     out: Path | None,
     config_file: str | None,
     store: str | None,
+    database: str | None,
     collection: str | None,
     provider: str | None,
     model: str | None,
@@ -201,6 +204,7 @@ def ask_cmd(
     config = config_from_options(
         config_file,
         store=store,
+        database=database,
         collection=collection,
         policy=policy,
         **{
@@ -210,7 +214,8 @@ def ask_cmd(
             "rerank.model_path": reranker,
         },
     )
-    require_store(config.store_path)
+    if not config.database:  # a served store keeps only a local index cache in the directory
+        require_store(config.store_path)
     # The query embedder and the token counter load on two threads while the pipeline is
     # imported below (see cli/_warm.py).
     try:
@@ -225,7 +230,11 @@ def ask_cmd(
         # Every request reranks, so load the model now: a broken one is a usage error (exit 2)
         # rather than one FAILED response per question of a batch.
         _ = ctx.reranker
-    except ConfigError as err:
+        if config.database:
+            # A served store: an unreachable database is one clear error (exit 2), not a
+            # FAILED answer per question. Nothing is written before both are open.
+            _ = ctx.store, ctx.sinks
+    except CiteboundError as err:
         fail(str(err))
     pipe = Pipeline(ctx)
     filters = filters_from_options(equipment_id, knowledge_type, date_from, date_to)
@@ -316,12 +325,17 @@ def config_group() -> None:
 )
 def config_show(config_file: str | None) -> None:
     """Print the effective config (file + CITEBOUND_* env), its fingerprint and the policy's."""
+    from citebound.store.pg_connect import redact
+
     config = config_from_options(config_file)
     policy = config.load_policy()
+    shown = config.model_dump(mode="json")
+    if config.database:
+        shown["database"] = redact(config.database)  # never print a password
     click.echo(
         json.dumps(
             {
-                "config": config.model_dump(mode="json"),
+                "config": shown,
                 "config_fingerprint": config.fingerprint,
                 "policy_version": policy.policy_version,
                 "policy_fingerprint": policy.fingerprint,

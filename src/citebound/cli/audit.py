@@ -13,13 +13,13 @@ from pathlib import Path
 import click
 
 from citebound.audit import DEFAULT_AUDIT_PATH, AuditRecord, AuditSink, open_sink, replay
-from citebound.cli._common import EXIT_FAILED, fail
+from citebound.cli._common import EXIT_FAILED, F, database_option, fail, resolve_database
 from citebound.errors import AuditError, ConfigError
 from citebound.policy import PRESETS, Policy, load_policy
 
 EXIT_VERDICT_CHANGED = 1
 
-_audit_option = click.option(
+_audit_path_option = click.option(
     "--audit",
     "audit_path",
     type=click.Path(path_type=Path),
@@ -49,7 +49,20 @@ def _audit_path(audit_path: Path | None, store_dir: Path | None) -> Path:
     return config.audit_sqlite_path
 
 
-def _open(path: Path) -> AuditSink:
+def _audit_option(fn: F) -> F:
+    """--audit PATH and --database URL (a PostgreSQL audit trail wins over the path)."""
+    return _audit_path_option(database_option(fn))
+
+
+def _open(path: Path, database: str | None = None) -> AuditSink:
+    url = resolve_database(database)
+    if url:
+        from citebound.audit.postgres import PostgresAuditSink
+
+        try:
+            return PostgresAuditSink(url)
+        except AuditError as err:
+            fail(str(err))
     if not path.exists():
         fail(
             f"no audit store at {path}: nothing was asked with this store yet "
@@ -80,9 +93,11 @@ def audit_group() -> None:
 @_audit_option
 @_store_option
 @click.option("--limit", type=int, default=50, show_default=True, help="Newest N records.")
-def list_command(audit_path: Path | None, store_dir: Path | None, limit: int) -> None:
+def list_command(
+    audit_path: Path | None, store_dir: Path | None, database: str | None, limit: int
+) -> None:
     """One line per record: time, request_id, run_id, status, validation, reason, question."""
-    sink = _open(_audit_path(audit_path, store_dir))
+    sink = _open(_audit_path(audit_path, store_dir), database)
     records = sink.records()[-limit:] if limit > 0 else sink.records()
     for r in records:
         cols = [
@@ -111,9 +126,11 @@ def _one_line(text: str, limit: int) -> str:
 @_audit_option
 @_store_option
 @click.argument("request_id")
-def show_command(audit_path: Path | None, store_dir: Path | None, request_id: str) -> None:
+def show_command(
+    audit_path: Path | None, store_dir: Path | None, database: str | None, request_id: str
+) -> None:
     """Print the latest record of REQUEST_ID as JSON; exit 2 if its hash does not verify."""
-    sink = _open(_audit_path(audit_path, store_dir))
+    sink = _open(_audit_path(audit_path, store_dir), database)
     record = _latest(sink, request_id)
     sink.close()
     click.echo(record.model_dump_json(indent=2))
@@ -127,10 +144,14 @@ def show_command(audit_path: Path | None, store_dir: Path | None, request_id: st
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "parquet"]), default="jsonl")
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False), default=None)
 def export_command(
-    audit_path: Path | None, store_dir: Path | None, fmt: str, out: Path | None
+    audit_path: Path | None,
+    store_dir: Path | None,
+    database: str | None,
+    fmt: str,
+    out: Path | None,
 ) -> None:
     """Export every record (jsonl to stdout or --out; parquet needs --out)."""
-    sink = _open(_audit_path(audit_path, store_dir))
+    sink = _open(_audit_path(audit_path, store_dir), database)
     records = sink.records()
     sink.close()
     if fmt == "jsonl":
@@ -167,12 +188,16 @@ def _policy_for(record: AuditRecord, name: str | None) -> Policy:
     )
 
 
-def _store_texts(store_dir: Path, chunk_ids: list[str]) -> dict[str, str]:
+def _store_texts(store_dir: Path, chunk_ids: list[str], database: str = "") -> dict[str, str]:
     """chunk_id -> sanitized text from the store (chunk ids are content hashes)."""
-    from citebound.store.sqlite import SqliteStore
+    from citebound.errors import CiteboundError
+    from citebound.store.open import open_store
     from citebound.text import safe_normalize_v1
 
-    store = SqliteStore(store_dir)
+    try:
+        store = open_store(store_dir, database=database)
+    except CiteboundError as err:
+        fail(str(err))
     try:
         return {c.chunk_id: safe_normalize_v1(c.text) for c in store.get_chunks(chunk_ids)}
     finally:
@@ -200,6 +225,7 @@ def _store_texts(store_dir: Path, chunk_ids: list[str]) -> dict[str, str]:
 )
 def replay_command(
     audit_path: Path | None,
+    database: str | None,
     request_id: str,
     policy_name: str | None,
     evidence_file: Path | None,
@@ -210,7 +236,8 @@ def replay_command(
     Evidence comes from the record (when stored), else --evidence, else the document store;
     every text is checked against the sha256 recorded at answer time.
     """
-    sink = _open(_audit_path(audit_path, store_dir))
+    url = resolve_database(database)
+    sink = _open(_audit_path(audit_path, store_dir), url)
     record = _latest(sink, request_id)
     sink.close()
     store_dir = store_dir or Path(".citebound")
@@ -223,8 +250,8 @@ def replay_command(
         if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
             fail(f"{evidence_file} must be a JSON object of chunk_id -> text")
         chunk_texts = data
-    elif record.evidence_texts is None and (store_dir / "store.sqlite").is_file():
-        chunk_texts = _store_texts(store_dir, [ev.chunk_id for ev in record.evidence])
+    elif record.evidence_texts is None and (url or (store_dir / "store.sqlite").is_file()):
+        chunk_texts = _store_texts(store_dir, [ev.chunk_id for ev in record.evidence], url)
     report = replay(record, _policy_for(record, policy_name), chunk_texts=chunk_texts)
     click.echo(report.model_dump_json(indent=2))
     if not report.replayable:

@@ -4,21 +4,33 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from pydantic import ValidationError
 
-from citebound.cli._common import EXIT_FAILED, fail, to_json
+from citebound.cli._common import (
+    EXIT_FAILED,
+    database_option,
+    fail,
+    resolve_database,
+    to_json,
+)
 from citebound.contracts.ingest import ChunkerConfig, IngestReport
 from citebound.errors import CiteboundError
-from citebound.store.sqlite import DEFAULT_ROOT, SqliteStore
+from citebound.store.sqlite_rows import DEFAULT_ROOT
+
+if TYPE_CHECKING:
+    from citebound.store.open import ClosableStore
 
 _STORE_HELP = "Store directory (default: ./.citebound)."
 
 
-def _open_store(store_dir: Path) -> SqliteStore:
+def _open_store(store_dir: Path, database: str = "") -> ClosableStore:
+    from citebound.store.open import open_store
+
     try:
-        return SqliteStore(store_dir)
+        return open_store(store_dir, database=database)
     except CiteboundError as err:
         fail(str(err))
 
@@ -57,10 +69,12 @@ def render_report(report: IngestReport) -> str:
               help="Tokens of whole sentences repeated between consecutive chunks.")  # fmt: skip
 @click.option("--no-progress", is_flag=True, help="Never show the progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="Print the IngestReport as JSON.")
+@database_option
 def ingest_command(
     paths: tuple[Path, ...],
     collection: str,
     store_dir: Path,
+    database: str | None,
     chunk_tokens: int,
     overlap: int,
     no_progress: bool,
@@ -82,7 +96,7 @@ def ingest_command(
         raise click.UsageError(f"bad chunk settings: {problems}") from None
     from citebound.ingest.pipeline import ingest_paths
 
-    store = _open_store(store_dir)
+    store = _open_store(store_dir, resolve_database(database))
     try:
         report = ingest_paths(
             store,
@@ -131,11 +145,15 @@ def documents_group() -> None:
               help=_STORE_HELP)  # fmt: skip
 @click.option("--collection", default=None, help="Only this collection.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
-def list_documents(store_dir: Path, collection: str | None, as_json: bool) -> None:
+@database_option
+def list_documents(
+    store_dir: Path, collection: str | None, as_json: bool, database: str | None
+) -> None:
     """List documents (tab-separated): knowledge_id, collection, source path, title."""
-    if not (store_dir / "store.sqlite").is_file():
+    url = resolve_database(database)
+    if not url and not (store_dir / "store.sqlite").is_file():
         fail(f"no store at {store_dir} (run `citebound ingest` first)")
-    store = _open_store(store_dir)
+    store = _open_store(store_dir, url)
     try:
         names = [collection] if collection else store.collections()
         for name in names:

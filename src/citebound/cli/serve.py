@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
 import signal
 import sys
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from citebound.cli._common import fail, require_store
+from citebound.cli._common import database_option, fail, require_store, resolve_database
 
 if TYPE_CHECKING:
     from citebound.config import Config
@@ -58,19 +59,39 @@ def with_bind_host(config: Config, host: str) -> Config:
     show_default=True,
     help="Log level of uvicorn and citebound.",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Server processes sharing the port (uvicorn workers). Above 1, use --database so "
+    "they share one store and audit trail (docs/postgres.md).",
+)
+@database_option
 def serve_cmd(
-    host: str, port: int, store: str | None, config_file: str | None, demo: bool, log_level: str
+    host: str,
+    port: int,
+    store: str | None,
+    config_file: str | None,
+    demo: bool,
+    log_level: str,
+    workers: int,
+    database: str | None,
 ) -> None:
     """Serve the HTTP API (/v1, OpenAI-compatible /v1/chat/completions) and the web page (/).
 
     Without API keys in the config the server only binds loopback addresses and every
     caller is an anonymous reader of every collection.
+
+    With --database postgresql://... every process (--workers, or serve processes on other
+    hosts) shares one store and one audit trail and sees the others' ingests.
     """
     import uvicorn
 
     from citebound.api import check_bind, create_app
     from citebound.cli.ask import config_from_options
-    from citebound.errors import ConfigError
+    from citebound.errors import CiteboundError
+    from citebound.store.pg_connect import redact
 
     # citebound's own loggers follow --log-level too (per-request LLM telemetry is INFO).
     level = getattr(logging, log_level.upper(), logging.INFO)
@@ -83,25 +104,50 @@ def serve_cmd(
             root = Path(tempfile.mkdtemp(prefix="citebound-serve-demo-"))
             click.echo(f"citebound: ingesting the sample corpus into {root} ...", err=True)
             store = str(build_sample_store(root))
-        overrides: dict[str, object] = {"store": store}
+        overrides: dict[str, object] = {"store": store, "database": database}
         if demo:
             overrides["collection"] = "demo"
         config = config_from_options(config_file, **overrides)
-        if not demo:
+        if not demo and not config.database:
             require_store(config.store_path)
         try:
             from citebound.api.security import KeyRing
 
-            check_bind(host, KeyRing(config.api.keys))
+            if not config.database:
+                check_bind(host, KeyRing(config.api.keys))
             config = with_bind_host(config, host)
             app = create_app(config)
-        except ConfigError as err:
+            check_bind(host, app.state.runtime.keyring)  # with keys stored in the database
+            if workers > 1:
+                # Validates the config and runs migrations once, here; each worker then
+                # builds its own app (a pipeline per process: the GIL is per process).
+                app.state.runtime.ctx.store  # noqa: B018
+                app.state.runtime.close()
+        except CiteboundError as err:
             fail(str(err))
-        click.echo(f"citebound: serving http://{host}:{port}/ (store {config.store})", err=True)
+        where = (
+            f"database {redact(config.database)}" if config.database else f"store {config.store}"
+        )
+        click.echo(
+            f"citebound: serving http://{host}:{port}/ ({where}, {workers} worker(s))", err=True
+        )
         # uvicorn re-raises SIGTERM after its graceful shutdown; exiting through SystemExit
         # instead lets the `finally` below remove the --demo store.
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-        uvicorn.run(app, host=host, port=port, log_level=log_level)
+        if workers == 1:
+            uvicorn.run(app, host=host, port=port, log_level=log_level)
+        else:
+            from citebound.api.worker import CONFIG_ENV
+
+            os.environ[CONFIG_ENV] = config.model_dump_json()
+            uvicorn.run(
+                "citebound.api.worker:app_from_env",
+                factory=True,
+                workers=workers,
+                host=host,
+                port=port,
+                log_level=log_level,
+            )
     finally:
         if root is not None:
             shutil.rmtree(root, ignore_errors=True)
@@ -116,17 +162,49 @@ def serve_cmd(
     show_default=True,
     help="Comma-separated collections the key may read ('*' = all).",
 )
-def apikey_cmd(name: str, role: str, collections: str) -> None:
+@click.option("--store", default=".citebound", help="Local store directory (with --database).")
+@click.option("--revoke", is_flag=True, help="With --database: delete the stored key NAME.")
+@database_option
+def apikey_cmd(
+    name: str, role: str, collections: str, store: str, revoke: bool, database: str | None
+) -> None:
     """Make a new API key: prints the key once (stdout) and the config entry (stderr).
 
     Only the sha256 of the key goes into citebound.toml (or $CITEBOUND_API_KEYS as JSON).
+    With --database the hash is stored in the database instead, and every replica accepts
+    the key within a few seconds (--revoke removes it the same way).
     """
-    from citebound.api.security import new_key
+    from citebound.api.security import KEY_REFRESH_S, new_key
 
     cols = [c.strip() for c in collections.split(",") if c.strip()]
     if not cols:
         fail("--collections needs at least one collection (or '*')")
+    url = resolve_database(database)
+    if revoke and not url:
+        fail("--revoke needs --database (configured keys are removed from citebound.toml)")
     key, entry = new_key(name, role=role, collections=cols)
+    if url:
+        from citebound.errors import CiteboundError
+        from citebound.store.postgres import PostgresStore
+
+        try:
+            with PostgresStore(url, root=Path(store) / "pg-cache") as db:
+                if revoke:
+                    if not db.revoke_api_key(name):
+                        fail(f"no stored API key named {name!r}")
+                    click.echo(f"citebound: revoked {name!r} (replicas drop it within "
+                               f"{KEY_REFRESH_S:g} s)", err=True)  # fmt: skip
+                    return
+                db.add_api_key(entry)
+        except CiteboundError as err:
+            fail(str(err))
+        click.echo(key)
+        click.echo(
+            f"citebound: stored {name!r} ({role}, collections {cols}) in the database; every "
+            f"replica accepts it within {KEY_REFRESH_S:g} s. The key is shown only now.",
+            err=True,
+        )
+        return
     click.echo(key)
     click.echo(
         "\n# add to citebound.toml:\n[[api.keys]]\n"

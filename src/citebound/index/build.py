@@ -15,10 +15,10 @@ import datetime
 import functools
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Concatenate, ParamSpec
+from typing import Concatenate, ParamSpec, Protocol, cast
 
 import numpy as np
 
@@ -154,6 +154,7 @@ def update_indexes(
     embedder: Embedder | None = None,
     analyzer: str = DEFAULT_ANALYZER,
     progress: EmbedProgress | None = None,
+    embed_missing: bool = True,
 ) -> str:
     """(Re)build the indexes of `collection` and return its index_version.
 
@@ -165,6 +166,8 @@ def update_indexes(
         progress: Called as `progress(done, total)` with the chunks embedded so far and the
             chunks this update must embed: once before the first slice (done = 0) and after
             every slice of `EMBED_SLICE` texts. Not called when nothing needs embedding.
+        embed_missing: False refuses (StoreError) to embed anything: a replica rebuilding its
+            local files from a shared store (`PostgresStore`) only reuses stored vectors.
 
     Returns:
         The new index_version (unchanged when corpus, model and analyzer are unchanged).
@@ -191,12 +194,34 @@ def update_indexes(
         )[:16]
     )
     old = read_manifest(directory)
-    if old is not None and old.index_version == version and (directory / "lexical").is_dir():
+    shared = _shared_vectors(store)
+    published = shared.published_manifest(collection) if shared is not None else None
+    if (
+        old is not None
+        and old.index_version == version
+        and (directory / "lexical").is_dir()
+        and (shared is None or not embed_missing or _same_version(published, version))
+    ):
         return version
 
     cache = _cached_vectors(directory, emb.name)
+    if shared is not None:
+        # The database is the vector cache every replica shares. Vectors only the local file
+        # holds (same model, content-addressed ids) are uploaded, so other replicas get them.
+        stored = shared.get_vectors(emb.name, ids)
+        upload = [c for c in ids if c not in stored and c in cache]
+        if upload and embed_missing:
+            shared.put_vectors(emb.name, upload, np.stack([cache[c] for c in upload]))
+        cache.update(stored)
     missing = [i for i, c in enumerate(chunks) if c.chunk_id not in cache]
+    if missing and not embed_missing:
+        raise StoreError(
+            f"collection '{collection}': {len(missing)} chunks have no stored vectors yet "
+            "(an ingest is still embedding them); retry when it has finished"
+        )
     fresh = _embed_slices(emb, [index_text(chunks[i]) for i in missing], progress)
+    if shared is not None and missing:
+        shared.put_vectors(emb.name, [ids[i] for i in missing], fresh)
     matrix = np.zeros((len(chunks), emb.dim), dtype=np.float32)
     for i, c in enumerate(chunks):
         if c.chunk_id in cache:
@@ -239,4 +264,30 @@ def update_indexes(
     )
     # The manifest is written last: a crash before this leaves the old version in force.
     _write_atomic(directory / "manifest.json", manifest.model_dump_json(indent=2).encode("utf-8"))
+    if shared is not None and embed_missing:
+        shared.publish_manifest(manifest)  # last: other replicas rebuild from it
     return version
+
+
+class SharedVectors(Protocol):
+    """A store that keeps embeddings and index manifests for several processes
+    (`PostgresStore`)."""
+
+    def get_vectors(self, model: str, chunk_ids: Sequence[str]) -> dict[str, Matrix]: ...
+
+    def put_vectors(self, model: str, chunk_ids: Sequence[str], matrix: Matrix) -> None: ...
+
+    def publish_manifest(self, manifest: IndexManifest) -> None: ...
+
+    def published_manifest(self, collection: str) -> IndexManifest | None: ...
+
+
+def _same_version(manifest: IndexManifest | None, version: str) -> bool:
+    return manifest is not None and manifest.index_version == version
+
+
+def _shared_vectors(store: Store) -> SharedVectors | None:
+    names = ("get_vectors", "put_vectors", "publish_manifest", "published_manifest")
+    if all(callable(getattr(store, n, None)) for n in names):
+        return cast(SharedVectors, store)
+    return None

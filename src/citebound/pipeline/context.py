@@ -47,6 +47,10 @@ class PipelineContext:
     def store(self) -> Store:
         if self.store_override is not None:
             return self.store_override
+        if self.config.database:
+            from citebound.store.open import open_store
+
+            return open_store(self.config.store_path, database=self.config.database)
         from citebound.store.sqlite import SqliteStore
 
         return SqliteStore(self.config.store_path)
@@ -93,7 +97,13 @@ class PipelineContext:
 
         sinks: list[AuditSink] = []
         for name in self.config.audit.sinks:
-            if name == "sqlite":
+            if name == "sqlite" and self.config.database:
+                # A served deployment: the audit trail every replica shares lives in the
+                # same database (docs/postgres.md); a per-host file would split it.
+                from citebound.audit.postgres import PostgresAuditSink
+
+                sinks.append(PostgresAuditSink(self.config.database))
+            elif name == "sqlite":
                 os.makedirs(self.config.audit_sqlite_path.parent, exist_ok=True)
                 sinks.append(SQLiteAuditSink(self.config.audit_sqlite_path))
             else:

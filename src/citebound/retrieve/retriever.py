@@ -26,6 +26,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -40,7 +41,7 @@ from citebound.contracts.retrieval import (
 )
 from citebound.errors import CiteboundError, StoreError
 from citebound.index.build import index_dir, read_manifest, read_rows
-from citebound.index.embedder import Embedder, load_embedder
+from citebound.index.embedder import Embedder, Matrix, load_embedder
 from citebound.index.fusion import calibrate, dense_similarity, fuse, lexical_similarity
 from citebound.index.lexical import LexicalIndex
 from citebound.index.vectors import VectorIndex
@@ -121,7 +122,8 @@ class Retriever:
         self.reranker: Reranker = reranker or PassthroughReranker()
         self._embedder = embedder
         self._loaded: dict[str, _Loaded] = {}
-        self._reload_lock = threading.Lock()
+        self._load_lock = threading.Lock()
+        self._follows_store = callable(getattr(store, "published_manifest", None))
         self.query_vectors = QueryVectorMemo()
 
     def prefetch(self, collection: str, texts: Sequence[str]) -> int:
@@ -143,19 +145,52 @@ class Retriever:
         opens the new index, or raises StoreError saying the index is stale (an ingest still
         running) instead of answering from chunks that are gone. One `Store.index_version`
         call (the store caches it), made once per search: any store backend plugs in."""
+        if self._follows_store:
+            return  # a shared store: `load` follows its published versions itself
         loaded = self._loaded.get(collection)
         if loaded is None or loaded.manifest.store_version == self.store.index_version(collection):
             return
-        with self._reload_lock:
+        with self._load_lock:
             if self._loaded.get(collection) is loaded:
                 del self._loaded[collection]
 
     def load(self, collection: str) -> _Loaded:
-        """Open (once) the indexes of `collection`; StoreError when missing or stale."""
-        if collection in self._loaded:
-            return self._loaded[collection]
+        """The indexes of `collection` for the store's current version; StoreError when
+        missing or stale.
+
+        Freshness, for a store shared by several processes (`PostgresStore`, which publishes
+        index manifests): every call compares the loaded index with `store.index_version`;
+        when another process (an ingest, another replica) changed the collection, the index is
+        rebuilt locally from the database and re-opened (docs/postgres.md). An embedded store
+        keeps the loaded version until `refresh` (called before each search) or `invalidate`. Until the new version can be opened (an
+        ingest is still embedding), the previously loaded version keeps serving: each bundle
+        names its index_version, and rows are always hydrated from the store, so a deleted chunk
+        is never returned.
+        """
+        loaded = self._loaded.get(collection)
+        if loaded is not None and not self._follows_store:
+            return loaded  # embedded store: the loaded version serves until `invalidate`
+        current = self.store.index_version(collection)
+        if loaded is not None and loaded.manifest.store_version == current:
+            return loaded
+        with self._load_lock:
+            loaded = self._loaded.get(collection)
+            if loaded is not None and loaded.manifest.store_version == current:
+                return loaded
+            try:
+                fresh = self._open(collection, current)
+            except StoreError:
+                if loaded is None:
+                    raise
+                return loaded  # the version in force until the new one is complete
+            self._loaded[collection] = fresh
+            return fresh
+
+    def _open(self, collection: str, current: str) -> _Loaded:
         directory = index_dir(Path(self.store.root), collection)
         manifest = read_manifest(directory)
+        if manifest is None or manifest.store_version != current:
+            manifest = self._rebuild_from_shared(collection, current) or manifest
         if manifest is None:
             existing = sorted(self.store.collections())
             if collection in existing:  # documents stored, but no index written yet
@@ -169,7 +204,6 @@ class Retriever:
                 f"pass --collection NAME, or ingest documents first (citebound ingest PATH "
                 f"--collection {collection})"
             )
-        current = self.store.index_version(collection)
         if manifest.store_version != current:
             raise StoreError(
                 f"index of collection '{collection}' is stale (built for store version "
@@ -182,19 +216,53 @@ class Retriever:
                 f"index was built with '{manifest.embedding_model}', not '{embedder.name}'"
             )
         rows = read_rows(directory)
+        chunk_ids = [r.chunk_id for r in rows]
+        vectors = VectorIndex.load(directory / "vectors.npy")
+        if isinstance(self.store, PostgresStoreLike) and self.store.dense_in_database:
+            from citebound.index.pgvector import PgVectorIndex
+
+            vectors = PgVectorIndex(
+                vectors.matrix,
+                store=self.store,  # type: ignore[arg-type]
+                collection=collection,
+                model=manifest.embedding_model,
+                chunk_ids=chunk_ids,
+            )
         loaded = _Loaded(
             manifest=manifest,
-            chunk_ids=[r.chunk_id for r in rows],
+            chunk_ids=chunk_ids,
             columns=FilterColumns(rows),
             lexical=LexicalIndex(directory / "lexical", manifest.lexical_analyzer),
-            vectors=VectorIndex.load(directory / "vectors.npy"),
+            vectors=vectors,
             embedder=embedder,
             cache=_RowCache(self.row_cache_size, version=current),
         )
         if len(loaded.vectors) != len(rows) or loaded.lexical.num_docs != len(rows):
             raise StoreError(f"index files of '{collection}' disagree: rebuild them")
-        self._loaded[collection] = loaded
         return loaded
+
+    def _rebuild_from_shared(self, collection: str, current: str) -> IndexManifest | None:
+        """For a store shared by several processes: rebuild the local index files of the
+        version the database publishes, from stored vectors (never embedding). None when the
+        store is not shared or publishes nothing; the published (stale) manifest, unbuilt,
+        when it is not the current version."""
+        published_manifest = getattr(self.store, "published_manifest", None)
+        if not callable(published_manifest):
+            return None
+        published: IndexManifest | None = published_manifest(collection)
+        if published is None or published.store_version != current:
+            return published  # None, or a stale version: _open says which
+        from citebound.index.build import update_indexes
+
+        embedder = self._embedder or load_embedder(published.embedding_model)
+        update_indexes(
+            self.store,
+            collection,
+            embedder=embedder,
+            analyzer=published.lexical_analyzer,
+            embed_missing=False,
+        )
+        return read_manifest(index_dir(Path(self.store.root), collection))
 
     def search(
         self, pieces: list[str], collection: str, flt: RowFilter, policy: Policy
@@ -392,6 +460,18 @@ class Retriever:
                 row = pos if pos < len(chunk_ids) and chunk_ids[pos] == nb.chunk_id else None
                 out.append(to_row(nb, len(out), hit.similarity, row))
         return out
+
+
+@runtime_checkable
+class PostgresStoreLike(Protocol):
+    """A store whose dense search runs in the database (`PostgresStore`)."""
+
+    hnsw_min_rows: int
+    dense_in_database: bool
+
+    def dense_search(
+        self, model: str, collection: str, query: Matrix, k: int, *, approximate: bool
+    ) -> list[tuple[str, float]]: ...
 
 
 def _passes(chunk: Chunk, flt: RowFilter) -> bool:

@@ -28,10 +28,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from citebound.contracts.base import canonical_json, sha256_hex
 from citebound.contracts.documents import Chunk, Document
 from citebound.contracts.ingest import SourceRecord
-from citebound.errors import ContractError, StoreError
+from citebound.errors import StoreError
 from citebound.store.migrations import migrate
 from citebound.store.sqlite_rows import (
     ALL_SCOPE,
@@ -40,7 +39,9 @@ from citebound.store.sqlite_rows import (
     DOC_SELECT,
     check_collection_name,
     chunk_from_row,
+    chunk_rows,
     document_from_row,
+    document_row,
 )
 
 __all__ = ["DEFAULT_ROOT", "SqliteStore", "check_collection_name"]
@@ -118,36 +119,9 @@ class SqliteStore:
         self._conn.execute("INSERT OR IGNORE INTO collections (name) VALUES (?)", (d.collection,))
         self._conn.execute("DELETE FROM documents WHERE knowledge_id = ?", (d.knowledge_id,))
         self._conn.execute(
-            "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                d.knowledge_id, d.collection, d.source_path, d.title, d.text, d.content_sha256,
-                d.knowledge_type, d.equipment_id, d.event_date, json.dumps(d.page_offsets),
-            ),
-        )  # fmt: skip
-        rows = []
-        for c in chunks:
-            if c.knowledge_id != d.knowledge_id or c.collection != d.collection:
-                raise ContractError(
-                    f"chunk {c.chunk_id} belongs to {c.collection}/{c.knowledge_id}, "
-                    f"not {d.collection}/{d.knowledge_id}"
-                )
-            # What the store returns carries the document's metadata; hash exactly that.
-            stored = c.model_copy(
-                update={
-                    "title": d.title,
-                    "source_path": d.source_path,
-                    "knowledge_type": d.knowledge_type,
-                    "equipment_id": d.equipment_id,
-                    "event_date": d.event_date,
-                }
-            )
-            rows.append(
-                (
-                    c.chunk_id, c.knowledge_id, c.collection, c.chunk_index, c.text,
-                    json.dumps(list(c.heading_path), ensure_ascii=False), c.page, c.page_end,
-                    c.char_start, c.char_end, c.token_count, sha256_hex(canonical_json(stored)),
-                )
-            )  # fmt: skip
+            "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", document_row(d)
+        )
+        rows = chunk_rows(d, chunks)
         self._conn.executemany(
             "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
         )

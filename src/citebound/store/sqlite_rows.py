@@ -8,8 +8,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from citebound.contracts.base import canonical_json, sha256_hex
 from citebound.contracts.documents import Chunk, Document
-from citebound.errors import ConfigError
+from citebound.errors import ConfigError, ContractError
 
 DEFAULT_ROOT = Path(".citebound")
 ALL_SCOPE = "*"
@@ -78,3 +79,45 @@ def document_from_row(row: Sequence[Any]) -> Document:
         collection=row[8],
         page_offsets=json.loads(row[9]),
     )
+
+
+def chunk_rows(d: Document, chunks: Sequence[Chunk]) -> list[tuple[Any, ...]]:
+    """The `chunks` table rows of `d`'s chunks (column order of the table), shared by every
+    SQL store so row_sha256, and with it index_version, is the same on each.
+
+    Raises:
+        ContractError: a chunk belongs to another document or collection.
+    """
+    rows = []
+    for c in chunks:
+        if c.knowledge_id != d.knowledge_id or c.collection != d.collection:
+            raise ContractError(
+                f"chunk {c.chunk_id} belongs to {c.collection}/{c.knowledge_id}, "
+                f"not {d.collection}/{d.knowledge_id}"
+            )
+        # What the store returns carries the document's metadata; hash exactly that.
+        stored = c.model_copy(
+            update={
+                "title": d.title,
+                "source_path": d.source_path,
+                "knowledge_type": d.knowledge_type,
+                "equipment_id": d.equipment_id,
+                "event_date": d.event_date,
+            }
+        )
+        rows.append(
+            (
+                c.chunk_id, c.knowledge_id, c.collection, c.chunk_index, c.text,
+                json.dumps(list(c.heading_path), ensure_ascii=False), c.page, c.page_end,
+                c.char_start, c.char_end, c.token_count, sha256_hex(canonical_json(stored)),
+            )
+        )  # fmt: skip
+    return rows
+
+
+def document_row(d: Document) -> tuple[Any, ...]:
+    """The `documents` table row of `d` (column order of the table)."""
+    return (
+        d.knowledge_id, d.collection, d.source_path, d.title, d.text, d.content_sha256,
+        d.knowledge_type, d.equipment_id, d.event_date, json.dumps(d.page_offsets),
+    )  # fmt: skip

@@ -1,0 +1,238 @@
+"""PostgreSQL audit sink: one append-only audit trail shared by every API replica.
+
+Same columns and encodings as the SQLite sink (`audit.columns`, text lists as JSON text, bools
+as 0/1), same record hash check (`AuditRecord.hash_ok`) on append, same ordering. Append-only
+is enforced by the database twice:
+
+* triggers refuse UPDATE, DELETE and TRUNCATE on `audit_records` and `feedback`, whoever asks;
+* the sink's connections `SET ROLE citebound_audit_writer`, a role granted only SELECT and
+  INSERT (when the migrating user may create roles; docs/postgres.md shows how to create it
+  by hand otherwise).
+
+Exactly one record per (request_id, run_id) across all replicas: a unique index on
+`(request_id, coalesce(run_id, ''))`; a second append fails with AuditError("already exists").
+`append` returns after COMMIT, i.e. after the server flushed the WAL (synchronous_commit on,
+the PostgreSQL default): an acknowledged record survives a killed replica.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from citebound.audit.columns import COLUMN_NAMES, COLUMNS, from_row, to_row
+from citebound.contracts.audit import AuditRecord, FeedbackRecord
+from citebound.errors import AuditError, CiteboundError
+from citebound.store.pg_connect import migrate_url, open_pool, redact
+
+AUDIT_ROLE = "citebound_audit_writer"
+AUDIT_MIGRATIONS_TABLE = "citebound_audit_migrations"
+_SQL_TYPES = {
+    "text": "TEXT",
+    "int": "BIGINT",
+    "real": "DOUBLE PRECISION",
+    "bool": "INTEGER",
+    "text_list": "TEXT",
+    "json": "TEXT",
+}
+_V1 = [c for c in COLUMNS if c.name != "reranker"]  # reranker arrives in migration 4, as in SQLite
+_TABLE = (
+    "CREATE TABLE audit_records (\n    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,\n"
+    + ",\n".join(
+        f"    {c.name} {_SQL_TYPES[c.kind]}{'' if c.nullable else ' NOT NULL'}" for c in _V1
+    )
+    + "\n)"
+)
+_REFUSE = """CREATE FUNCTION citebound_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION '% is append-only: % refused', TG_TABLE_NAME, TG_OP
+        USING ERRCODE = 'insufficient_privilege';
+END $$"""
+_ROLE = f"""DO $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{AUDIT_ROLE}') THEN
+        CREATE ROLE {AUDIT_ROLE} NOLOGIN;
+    END IF;
+    GRANT SELECT, INSERT ON audit_records, feedback TO {AUDIT_ROLE};
+    REVOKE UPDATE, DELETE, TRUNCATE ON audit_records, feedback FROM {AUDIT_ROLE};
+    GRANT SELECT ON {AUDIT_MIGRATIONS_TABLE} TO {AUDIT_ROLE};
+EXCEPTION WHEN insufficient_privilege THEN
+    RAISE NOTICE 'cannot create role {AUDIT_ROLE}: append-only relies on the triggers alone';
+END $$"""
+
+AUDIT_MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
+    (
+        1,
+        "audit_records",
+        (
+            _TABLE,
+            "CREATE UNIQUE INDEX audit_records_request_run "
+            "ON audit_records (request_id, coalesce(run_id, ''))",
+            "CREATE INDEX audit_records_time ON audit_records (timestamp_utc, request_id)",
+        ),
+    ),
+    (
+        2,
+        "feedback",
+        (
+            "CREATE TABLE feedback (\n"
+            "    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,\n"
+            "    request_id TEXT NOT NULL,\n"
+            "    verdict TEXT NOT NULL CHECK (verdict IN ('correct', 'incorrect')),\n"
+            "    comment TEXT NOT NULL,\n"
+            "    timestamp_utc TEXT NOT NULL\n"
+            ")",
+            "CREATE INDEX feedback_request ON feedback (request_id, seq)",
+        ),
+    ),
+    (
+        3,
+        "append_only_triggers",
+        (
+            _REFUSE,
+            *(
+                f"CREATE TRIGGER {t}_append_only BEFORE UPDATE OR DELETE ON {t} "
+                "FOR EACH ROW EXECUTE FUNCTION citebound_append_only()"
+                for t in ("audit_records", "feedback")
+            ),
+            *(
+                f"CREATE TRIGGER {t}_no_truncate BEFORE TRUNCATE ON {t} "
+                "FOR EACH STATEMENT EXECUTE FUNCTION citebound_append_only()"
+                for t in ("audit_records", "feedback")
+            ),
+        ),
+    ),
+    (4, "reranker", ("ALTER TABLE audit_records ADD COLUMN reranker TEXT",)),
+    (5, "writer_role", (_ROLE,)),
+]
+
+_INSERT = (
+    f"INSERT INTO audit_records ({', '.join(COLUMN_NAMES)}) "
+    f"VALUES ({', '.join('%(' + n + ')s' for n in COLUMN_NAMES)})"
+)
+_SELECT = f"SELECT {', '.join(COLUMN_NAMES)} FROM audit_records"
+
+
+class PostgresAuditSink:
+    """Append-only audit records and feedback in PostgreSQL (thread-safe: a pool)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        try:
+            migrate_url(
+                url,
+                what="audit",
+                table=AUDIT_MIGRATIONS_TABLE,
+                lock_key="citebound-audit-migrations",
+                migrations=AUDIT_MIGRATIONS,
+            )
+            self._pool = open_pool(url, what="audit", role=AUDIT_ROLE)
+        except CiteboundError as err:
+            raise AuditError(str(err)) from None
+
+    def __repr__(self) -> str:
+        return f"PostgresAuditSink({redact(self.url)!r})"
+
+    @property
+    def path(self) -> str:
+        """Where the records are (the redacted URL), as `SQLiteAuditSink.path` names a file."""
+        return redact(self.url)
+
+    def schema_version(self) -> int:
+        rows = self._query(f"SELECT max(id) FROM {AUDIT_MIGRATIONS_TABLE}")
+        return int(rows[0][0] or 0)
+
+    def writer_role_active(self) -> bool:
+        """True when this sink's connections run as the INSERT/SELECT-only role."""
+        return bool(self._query("SELECT current_user = %s", (AUDIT_ROLE,))[0][0])
+
+    # --- audit records ----------------------------------------------------------------------
+
+    def append(self, record: AuditRecord) -> None:
+        """Durably append one record; refuses duplicates and records whose hash is wrong."""
+        if not record.hash_ok():
+            raise AuditError(f"record {record.request_id} has a wrong record_hash; not stored")
+        import psycopg
+
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                conn.execute(_INSERT, to_row(record, lists_as_json=True))
+        except psycopg.errors.UniqueViolation as err:
+            raise AuditError(
+                f"audit record for request_id={record.request_id!r} run_id={record.run_id!r} "
+                f"already exists (one record per request per run): {err}"
+            ) from err
+        except Exception as err:
+            raise AuditError(f"cannot append to audit database {self.path}: {err}") from err
+
+    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        try:
+            with self._pool.connection() as conn:
+                return conn.execute(sql, params).fetchall()
+        except Exception as err:
+            raise AuditError(f"cannot read audit database {self.path}: {err}") from err
+
+    def _records(self, sql: str, params: tuple[Any, ...] = ()) -> list[AuditRecord]:
+        rows = self._query(sql, params)
+        return [from_row(dict(zip(COLUMN_NAMES, row, strict=True))) for row in rows]
+
+    def find(self, request_id: str) -> list[AuditRecord]:
+        return self._records(f"{_SELECT} WHERE request_id = %s ORDER BY seq", (request_id,))
+
+    def records(self) -> list[AuditRecord]:
+        # COLLATE "C": byte order, as SQLite compares text.
+        return self._records(
+            f'{_SELECT} ORDER BY timestamp_utc COLLATE "C", request_id COLLATE "C", '
+            "coalesce(run_id, '') COLLATE \"C\""
+        )
+
+    def count(self) -> int:
+        """Number of audit records (one per answered request and run)."""
+        return int(self._query("SELECT count(*) FROM audit_records")[0][0])
+
+    # --- feedback ---------------------------------------------------------------------------
+
+    def append_feedback(self, feedback: FeedbackRecord) -> None:
+        """Append a verdict on a recorded request; unknown request ids are refused."""
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                known = conn.execute(
+                    "SELECT 1 FROM audit_records WHERE request_id = %s LIMIT 1",
+                    (feedback.request_id,),
+                ).fetchone()
+                if known is None:
+                    raise AuditError(f"no audit record for request_id={feedback.request_id!r}")
+                conn.execute(
+                    "INSERT INTO feedback (request_id, verdict, comment, timestamp_utc) "
+                    "VALUES (%s, %s, %s, %s)",
+                    (
+                        feedback.request_id,
+                        feedback.verdict,
+                        feedback.comment,
+                        feedback.timestamp_utc,
+                    ),
+                )
+        except AuditError:
+            raise
+        except Exception as err:
+            raise AuditError(f"cannot append feedback to {self.path}: {err}") from err
+
+    def feedback(self, request_id: str) -> list[FeedbackRecord]:
+        """Feedback on `request_id`, oldest first."""
+        rows = self._query(
+            "SELECT request_id, verdict, comment, timestamp_utc FROM feedback "
+            "WHERE request_id = %s ORDER BY seq",
+            (request_id,),
+        )
+        return [
+            FeedbackRecord(request_id=r[0], verdict=r[1], comment=r[2], timestamp_utc=r[3])
+            for r in rows
+        ]
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def __enter__(self) -> PostgresAuditSink:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

