@@ -162,8 +162,8 @@ class Retriever:
         index manifests): every call compares the loaded index with `store.index_version`;
         when another process (an ingest, another replica) changed the collection, the index is
         rebuilt locally from the database and re-opened (docs/postgres.md). An embedded store
-        keeps the loaded version until `refresh` (called before each search) or `invalidate`. Until the new version can be opened (an
-        ingest is still embedding), the previously loaded version keeps serving: each bundle
+        keeps the loaded version until `refresh` (called before each search) or `invalidate`.
+        Until the new version can be opened (an ingest is still embedding), the previously loaded version keeps serving: each bundle
         names its index_version, and rows are always hydrated from the store, so a deleted chunk
         is never returned.
         """
