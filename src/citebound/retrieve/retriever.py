@@ -163,9 +163,10 @@ class Retriever:
         when another process (an ingest, another replica) changed the collection, the index is
         rebuilt locally from the database and re-opened (docs/postgres.md). An embedded store
         keeps the loaded version until `refresh` (called before each search) or `invalidate`.
-        Until the new version can be opened (an ingest is still embedding), the previously loaded version keeps serving: each bundle
-        names its index_version, and rows are always hydrated from the store, so a deleted chunk
-        is never returned.
+        For a shared store, until the new version can be opened (an ingest is still
+        embedding), the previously loaded version keeps serving: each bundle names its
+        index_version, and rows are always hydrated from the store, so a deleted chunk is never
+        returned.
         """
         loaded = self._loaded.get(collection)
         if loaded is not None and not self._follows_store:
