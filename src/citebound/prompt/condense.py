@@ -49,7 +49,11 @@ def extractive_s_ctx(
             if _CONSTRAINT.search(s) and s not in constraints and len(constraints) < max_items:
                 constraints.append(s)
     known = frozenset().union(*(content_words(t) for t in evidence_texts))
-    missing = sorted(content_words(question) - known - content_words(ignore))
+    missing_stems = content_words(question) - known - content_words(ignore)
+    # content_words stems ("turbine" -> "turbin"); name the question's own words.
+    missing = sorted(
+        {w.lower() for w in re.findall(r"\w+", question) if content_words(w) & missing_stems}
+    )
     issues = [f"The attachments do not mention: {', '.join(missing)}."] if missing else []
     return "\n\n".join(
         [
