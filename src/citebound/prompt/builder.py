@@ -22,7 +22,7 @@ from citebound.contracts.base import sha256_hex
 from citebound.contracts.enums import AssemblyStatus, BuildStatus, ReasonCode
 from citebound.policy import Policy
 from citebound.prompt.anchors import citation_format
-from citebound.prompt.evidence import render_block, render_entry
+from citebound.prompt.evidence import render_block, render_entry, structure_conflict
 from citebound.prompt.template import (
     HEADER_LINE,
     MESSAGE_SEPARATOR,
@@ -191,7 +191,7 @@ def _precheck(bundle: AnswerBundle) -> tuple[BuildStatus, str, str] | None:
         )
     if not bundle.user_question:
         return BuildStatus.FAILED, ReasonCode.QUESTION_EMPTY, "the question is empty"
-    if HEADER_LINE.match(bundle.user_question):
+    if HEADER_LINE.match(bundle.user_question) or structure_conflict(bundle.user_question):
         return (
             BuildStatus.FAILED,
             ReasonCode.QUESTION_STRUCTURE_CONFLICT,

@@ -16,7 +16,10 @@ from citebound.prompt.template import HEADER_LINE
 
 ENTRY_SEPARATOR = "\n\n"
 # A line inside evidence that would read as a prompt section header or an evidence header.
-_EVIDENCE_HEADER = re.compile(r"^\[[^\]\n|]{1,12} \| chunk_id=")
+# Near misses count too (#21): any case, any spacing, leading blanks, `[C1| chunk_id=x]` or
+# `=== Evidence ===` read as structure to a model even when they are not the exact bytes.
+_EVIDENCE_HEADER = re.compile(r"^\s*\[[^\]\n|]{1,12}\|\s*chunk_id\s*=", re.IGNORECASE)
+NEAR_HEADER_LINE = re.compile(r"^\s*={2,}\s*[A-Za-z][A-Za-z _-]*?\s*={2,}\s*$")
 _META_UNSAFE = re.compile(r"[\[\]|\n\r]")
 
 
@@ -41,6 +44,6 @@ def structure_conflict(text: str) -> str | None:
     (forged evidence headers), and evidence may not be rewritten, so the chunk is dropped.
     """
     for line in text.split("\n"):
-        if HEADER_LINE.match(line) or _EVIDENCE_HEADER.match(line):
+        if HEADER_LINE.match(line) or NEAR_HEADER_LINE.match(line) or _EVIDENCE_HEADER.match(line):
             return line
     return None

@@ -132,8 +132,9 @@ class Retriever:
         return self.query_vectors.fill(self.load(collection).embedder, texts)
 
     def invalidate(self, collection: str | None = None) -> None:
-        """Forget loaded indexes (all, or one collection): the next call re-opens them. Call
-        after `update_indexes` in a long-running process; until then the old version serves."""
+        """Forget loaded indexes (all, or one collection): the next call re-opens them. Each
+        search already re-opens an index whose store version moved (`refresh`); this also
+        frees the memory of collections no longer searched."""
         if collection is None:
             self._loaded.clear()
         else:
