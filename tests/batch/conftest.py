@@ -54,3 +54,26 @@ def questions_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
         rows.append({"_id": f"{q.id}-c", "text": "In the manuals: " + q.text})
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
+
+
+@pytest.fixture(scope="session")
+def two_runs(
+    spark: Any, demo_store_dir: Path, questions_file: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Any, Any, list[tuple[str, str]]]:
+    """The demo questions answered twice (extractive provider, run id `r`): 1 and 4 partitions."""
+    from batch_helpers import batch_config
+
+    from citebound.audit.location import table_location
+    from citebound.batch.answer import answer_batch
+    from citebound.batch.tables import read_questions
+
+    out = tmp_path_factory.mktemp("answer")
+    questions = read_questions(questions_file)
+    config = batch_config(demo_store_dir)
+    one = answer_batch(
+        spark, questions, config, table_location(out / "p1"), run_id="r", partitions=1
+    )
+    four = answer_batch(
+        spark, questions, config, table_location(out / "p4"), run_id="r", partitions=4
+    )
+    return one, four, questions

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from batch_helpers import batch_config as _config
 
 from citebound.audit.location import table_location
 from citebound.batch.answer import answer_batch
 from citebound.batch.tables import read_delta_arrow, read_delta_spark, read_questions
-from citebound.config import load_config
 from citebound.errors import ConfigError
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -21,34 +21,12 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 CLOCK_FIELDS = {"latency_ms", "timestamp_utc", "llm_latency_ms", "record_hash"}
 
 
-def _config(store: Path) -> Any:
-    return load_config(
-        env={}, overrides={"store": str(store), "collection": "demo", "provider.name": "extractive"}
-    )
-
-
 def _rows(uri: str) -> list[dict[str, Any]]:
     table = read_delta_arrow(table_location(uri)).to_pylist()
     return sorted(
         ({k: v for k, v in r.items() if k not in CLOCK_FIELDS} for r in table),
         key=lambda r: r["request_id"],
     )
-
-
-@pytest.fixture(scope="module")
-def two_runs(
-    spark: Any, demo_store_dir: Path, questions_file: Path, tmp_path_factory: pytest.TempPathFactory
-) -> tuple[Any, Any, list[tuple[str, str]]]:
-    out = tmp_path_factory.mktemp("answer")
-    questions = read_questions(questions_file)
-    config = _config(demo_store_dir)
-    one = answer_batch(
-        spark, questions, config, table_location(out / "p1"), run_id="r", partitions=1
-    )
-    four = answer_batch(
-        spark, questions, config, table_location(out / "p4"), run_id="r", partitions=4
-    )
-    return one, four, questions
 
 
 def test_same_rows_for_1_and_4_partitions(two_runs: tuple[Any, Any, Any]) -> None:
