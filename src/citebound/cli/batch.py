@@ -198,4 +198,60 @@ def batch_revalidate(
     )
 
 
+@batch_group.command("eval")
+@click.option(
+    "--questions",
+    "questions_src",
+    required=True,
+    help='Questions: JSONL ({"_id", "text", optional "in_corpus"}), Parquet or Delta.',
+)
+@click.option(
+    "--qrels",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Judgments, BEIR TSV (query-id, corpus-id, score): nDCG@10 and Recall@100.",
+)
+@click.option("--out", required=True, help="Output dir or URI: OUT/eval (per question).")
+@config_options
+@click.option("--run-id", default=None, help="Run id (default: a hash of questions + config).")
+@spark_options
+def batch_eval(
+    questions_src: str,
+    qrels: str | None,
+    out: str,
+    config_file: str | None,
+    store: str | None,
+    database: str | None,
+    collection: str | None,
+    policy: str | None,
+    run_id: str | None,
+    master: str | None,
+    partitions: int | None,
+) -> None:
+    """Retrieval (nDCG@10, Recall@100) and refusal metrics over a judged question set."""
+    from pathlib import Path
+
+    config = _config(config_file, store, database, collection, policy)
+    try:
+        from citebound.batch.evaluate import eval_batch, read_in_corpus, read_qrels
+        from citebound.batch.session import spark_session
+        from citebound.batch.tables import read_questions
+
+        questions = read_questions(questions_src, config_options=config.audit.delta_storage_options)
+        judgments = read_qrels(Path(qrels)) if qrels else {}
+        summary = eval_batch(
+            spark_session(master),
+            questions,
+            config,
+            _location(out, config),
+            qrels=judgments,
+            in_corpus=read_in_corpus(Path(questions_src)),
+            run_id=run_id,
+            partitions=partitions,
+        )
+    except CiteboundError as err:
+        fail(str(err))
+    _finish(summary)
+
+
 COMMANDS = [batch_group]
