@@ -254,4 +254,46 @@ def batch_eval(
     _finish(summary)
 
 
+@batch_group.command("ingest")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--store", default=None, help="Store directory (default ./.citebound).")
+@click.option(
+    "--database",
+    default=None,
+    help="PostgreSQL store URL (needs the PostgreSQL backend; not in this build).",
+)
+@click.option("--collection", default="default", show_default=True, help="Collection.")
+@spark_options
+def batch_ingest(
+    paths: tuple[Any, ...],
+    store: str | None,
+    database: str | None,
+    collection: str,
+    master: str | None,
+    partitions: int | None,
+) -> None:
+    """Ingest PATHS: chunks embedded on the Spark executors, the index built once."""
+    from pathlib import Path
+
+    if database is not None:
+        fail(
+            "--database needs the PostgreSQL store backend, which this build does not have; "
+            "use --store DIR"
+        )
+    try:
+        from citebound.batch.ingest import ingest_batch
+        from citebound.batch.session import spark_session
+
+        report = ingest_batch(
+            spark_session(master),
+            Path(store or ".citebound"),
+            list(paths),
+            collection=collection,
+            partitions=partitions,
+        )
+    except CiteboundError as err:
+        fail(str(err))
+    _finish(report)
+
+
 COMMANDS = [batch_group]
