@@ -26,21 +26,22 @@ class CollectingSink:
     writes all of them to the Delta audit table in one commit."""
 
     def __init__(self) -> None:
-        self.records: list[AuditRecord] = []
+        self._records: list[AuditRecord] = []
 
     def append(self, record: AuditRecord) -> None:
         if not record.hash_ok():
             raise AuditError(f"record {record.request_id} has a wrong record_hash; not stored")
-        self.records.append(record)
+        self._records.append(record)
 
     def find(self, request_id: str) -> list[AuditRecord]:
-        return [r for r in self.records if r.request_id == request_id]
+        return [r for r in self._records if r.request_id == request_id]
 
-    def records_(self) -> list[AuditRecord]:
-        return list(self.records)
+    def records(self) -> list[AuditRecord]:
+        return list(self._records)
 
     def take(self) -> list[AuditRecord]:
-        out, self.records = self.records, []
+        """The records appended since the last take (and forget them)."""
+        out, self._records = self._records, []
         return out
 
     def close(self) -> None:
@@ -54,7 +55,7 @@ def worker_context(config_json: str) -> tuple[Any, CollectingSink]:
 
         config = Config.model_validate_json(config_json)
         sink = CollectingSink()
-        ctx = PipelineContext(config, sinks_override=[sink])  # type: ignore[list-item]
+        ctx = PipelineContext(config, sinks_override=[sink])
         _CONTEXTS[config_json] = (Pipeline(ctx), sink)
     pipe, sink = _CONTEXTS[config_json]
     return pipe, sink
