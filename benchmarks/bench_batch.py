@@ -47,7 +47,9 @@ def questions(folder: Path, n: int) -> list[tuple[str, str]]:
 
 
 def ensure_store(folder: Path, store: Path) -> None:
-    if (store / "store.sqlite").is_file():
+    from citebound.index.build import index_dir, read_manifest
+
+    if read_manifest(index_dir(store, "scifact")) is not None:  # written last by an ingest
         return
     from citebound.ingest import ingest_paths
     from citebound.store.sqlite import SqliteStore
