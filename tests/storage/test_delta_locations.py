@@ -142,6 +142,13 @@ def test_s3_sink_on_a_loopback_server(monkeypatch: pytest.MonkeyPatch) -> None:
         assert isinstance(again, DeltaAuditSink)
         assert [r.request_id for r in again.records()] == ["r0", "r1", "r2", "req-1"]
         assert all(r.hash_ok() for r in again.records())
+        from click.testing import CliRunner
+
+        from citebound.cli import main
+
+        listed = CliRunner().invoke(main, ["audit", "list", "--audit", uri])
+        assert listed.exit_code == 0, listed.output
+        assert all(rid in listed.output for rid in ("r0", "r1", "r2", "req-1"))
         table = deltalake.DeltaTable(uri, storage_options=storage_options(endpoint))
         assert table.version() == 2 and table.metadata().configuration == {
             "delta.appendOnly": "true"

@@ -22,19 +22,24 @@ EXIT_VERDICT_CHANGED = 1
 _audit_option = click.option(
     "--audit",
     "audit_path",
-    type=click.Path(path_type=Path),
-    default=DEFAULT_AUDIT_PATH,
+    type=str,  # not click.Path: it would turn abfss://c@a/x into abfss:/c@a/x
+    default=str(DEFAULT_AUDIT_PATH),
     show_default=True,
-    help="Audit store: a SQLite file, or a Delta table directory (*.delta or with _delta_log).",
+    help="Audit store: a SQLite file, a Delta table directory (*.delta or with _delta_log), "
+    "or a Delta table URI (file://, s3://, abfss://, gs://; options from "
+    "$CITEBOUND_DELTA_STORAGE_OPTIONS).",
 )
 
 
-def _open(path: Path) -> AuditSink:
-    if not path.exists():
-        fail(f"no audit store at {path} (use --audit PATH)")
+def _open(where: str | Path) -> AuditSink:
+    from citebound.audit.location import is_uri
+    from citebound.errors import ConfigError
+
+    if not is_uri(str(where)) and not Path(where).exists():
+        fail(f"no audit store at {where} (use --audit PATH)")
     try:
-        return open_sink(path)
-    except AuditError as err:
+        return open_sink(str(where) if is_uri(str(where)) else Path(where))
+    except (AuditError, ConfigError) as err:
         fail(str(err))
 
 
@@ -56,7 +61,7 @@ def audit_group() -> None:
 @audit_group.command("list")
 @_audit_option
 @click.option("--limit", type=int, default=50, show_default=True, help="Newest N records.")
-def list_command(audit_path: Path, limit: int) -> None:
+def list_command(audit_path: str, limit: int) -> None:
     """One line per record: time, request_id, run_id, status, validation, reason."""
     sink = _open(audit_path)
     records = sink.records()[-limit:] if limit > 0 else sink.records()
@@ -76,7 +81,7 @@ def list_command(audit_path: Path, limit: int) -> None:
 @audit_group.command("show")
 @_audit_option
 @click.argument("request_id")
-def show_command(audit_path: Path, request_id: str) -> None:
+def show_command(audit_path: str, request_id: str) -> None:
     """Print the latest record of REQUEST_ID as JSON; exit 2 if its hash does not verify."""
     sink = _open(audit_path)
     record = _latest(sink, request_id)
@@ -90,7 +95,7 @@ def show_command(audit_path: Path, request_id: str) -> None:
 @_audit_option
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "parquet"]), default="jsonl")
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False), default=None)
-def export_command(audit_path: Path, fmt: str, out: Path | None) -> None:
+def export_command(audit_path: str, fmt: str, out: Path | None) -> None:
     """Export every record (jsonl to stdout or --out; parquet needs --out)."""
     sink = _open(audit_path)
     records = sink.records()
@@ -161,7 +166,7 @@ def _store_texts(store_dir: Path, chunk_ids: list[str]) -> dict[str, str]:
     help="Document store to read evidence from when the record has no evidence texts.",
 )
 def replay_command(
-    audit_path: Path,
+    audit_path: str,
     request_id: str,
     policy_name: str | None,
     evidence_file: Path | None,
