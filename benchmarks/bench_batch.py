@@ -11,8 +11,8 @@ request. Provider: the default extractive answerer (no LLM server): the figures 
 engine's own cost per question: retrieval, gate, assembly, validation, audit, Spark overhead.
 
 Each timing is one run of `answer_batch` in a fresh SparkSession on the given master, and
-includes what a user of the command pays: Python worker start and one store/model load per
-worker. The baseline for the ratio is local[1] measured in the same process, same questions,
+includes Python worker start and one store/model load per worker; the JVM start of each
+session is printed separately (a CLI user pays both). The baseline for the ratio is local[1] measured in the same process, same questions,
 same 4 partitions.
 """
 
@@ -69,7 +69,9 @@ def rows(uri: str) -> list[dict[str, Any]]:
 
 
 def run(master: str, qs: list[tuple[str, str]], config: Any, out: Path, parts: int) -> Any:
+    t = time.perf_counter()
     spark = spark_session(master, app_name=f"bench-{master}")
+    print(f"{master}: SparkSession start {time.perf_counter() - t:.1f} s (JVM, cold)", flush=True)
     try:
         return answer_batch(
             spark, qs, config, table_location(out), run_id="bench", partitions=parts
