@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import Field, ValidationError, model_validator
 
 from citebound.contracts.base import Contract, content_hash
-from citebound.contracts.enums import CitationStyle, PromptStyle
+from citebound.contracts.enums import CitationStyleInput, PromptStyle
 from citebound.errors import ConfigError
 
 TokenizerName = Literal["cl100k_base", "o200k_base", "llama3", "qwen3", "chars"]
@@ -76,7 +76,38 @@ class ValidationPolicy(Contract):
         default="fail", description="UNSUPPORTED_NEW_FACT fails (fail) or is only recorded (flag)."
     )
     min_sentence_support: float = Field(
-        default=0.0, ge=0, le=1, description="Lowest acceptable lexical support per sentence."
+        default=0.0,
+        ge=0,
+        le=1,
+        description="Lowest acceptable support score per cited sentence (validate/support.py).",
+    )
+    missing_name_penalty: float = Field(
+        default=0.0,
+        ge=0,
+        le=1,
+        description="Support lost per capitalised name or number word absent from the evidence.",
+    )
+    negation_span_cover: float = Field(
+        default=0.8,
+        gt=0,
+        le=1,
+        description="Share of a negated evidence span a plain sentence must repeat to flip it.",
+    )
+    nli_model_path: str | None = Field(
+        default=None,
+        description="Local ONNX NLI/fact-checking export (validate/nli.py); None = lexical only.",
+    )
+    nli_weight: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="Share of P(entailment) in a sentence's support score when a model is set.",
+    )
+    high_confidence_support: float = Field(
+        default=1.0,
+        ge=0,
+        le=1,
+        description="Confidence is high when every sentence's support reaches this, else medium.",
     )
     low_support_action: Literal["fail", "low_confidence"] = Field(
         default="fail", description="What happens below min_sentence_support."
@@ -86,6 +117,28 @@ class ValidationPolicy(Contract):
     )
     min_attribution_coverage: float = Field(
         default=1.0, ge=0, le=1, description="Cited factual sentences ÷ factual sentences."
+    )
+
+
+class SuperPromptPolicy(Contract):
+    """Knobs of the `superprompt-v1` prompt contract (seed 002 §4-§5.8)."""
+
+    s_ctx_max_items: int = Field(
+        default=12,
+        ge=1,
+        description="Most lines per S_CTX_MD list (facts, constraints): a readability cap "
+        "(seed 002 §5.6), not fitted on data.",
+    )
+    a4_min_line_support: float = Field(
+        default=0.8,
+        gt=0,
+        le=1,
+        description="An LLM-condensed S_CTX line needs this share of its content words in one "
+        "selected attachment (and every number/code in the attachments), else the extractive "
+        "S_CTX replaces it. Chosen, not fitted: no labelled condenser outputs exist yet.",
+    )
+    n4_recent_conv_max_pairs: int = Field(
+        default=8, ge=0, description="N4: most turn pairs in the Recent Conversation block."
     )
 
 
@@ -112,8 +165,16 @@ class Policy(Contract):
     allowed_knowledge_types: list[str] = Field(
         description="V5 domain integrity; ['*'] allows any type."
     )
-    citation_style: CitationStyle = Field(description="Anchor style.")
+    citation_style: CitationStyleInput = Field(description="Anchor style.")
     prompt_style: PromptStyle = Field(default=PromptStyle.QA, description="qa or summarize.")
+    prompt_contract: Literal["v1", "superprompt-v1"] = Field(
+        default="v1",
+        description="v1: the frozen five-section prompt (qa_v1 / summarize_v1); superprompt-v1: "
+        "seed 002's System_MD, Prompt_MD, S_CTX_MD, Attachments_MD (+ Recent Conversation).",
+    )
+    superprompt: SuperPromptPolicy = Field(
+        default_factory=SuperPromptPolicy, description="superprompt-v1 knobs."
+    )
     tokenizer: TokenizerName = Field(description="Token counter for every budget.")
     refusal: RefusalPolicy = Field(description="Refusal strings.")
     gate: GatePolicy = Field(description="Retrieval gate.")
@@ -132,8 +193,15 @@ class Policy(Contract):
 
     @property
     def fingerprint(self) -> str:
-        """`sha256:<hex>` of the canonical JSON of the policy."""
-        return content_hash(self)
+        """`sha256:<hex>` of the canonical JSON of the policy.
+
+        Fields added after V1 (`prompt_contract`, `superprompt`) are left out while they hold
+        their defaults, so a V1 policy keeps the fingerprint its audit records carry."""
+        data = self.model_dump(mode="json")
+        for name in _OMIT_WHEN_DEFAULT:
+            if data[name] == _DEFAULTS[name]:
+                del data[name]
+        return content_hash(data)
 
     def evolve(self, **changes: object) -> Policy:
         """A validated copy with top-level fields replaced (unlike `model_copy(update=...)`).
@@ -150,7 +218,10 @@ class Policy(Contract):
         return "*" in self.allowed_knowledge_types or value in self.allowed_knowledge_types
 
 
-PRESETS = ("strict-v1", "hybridrag")
+_OMIT_WHEN_DEFAULT = ("prompt_contract", "superprompt")
+_DEFAULTS = {"prompt_contract": "v1", "superprompt": SuperPromptPolicy().model_dump(mode="json")}
+
+PRESETS = ("strict-v1", "hybridrag", "superprompt-v1")
 
 
 def _format_error(err: ValidationError, source: str) -> ConfigError:

@@ -17,19 +17,19 @@ from pydantic import Field, model_validator
 from citebound.contracts.base import Contract, content_hash
 from citebound.contracts.enums import (
     AssemblyStatus,
-    CitationStyle,
     GenerationStatus,
     PublicStatus,
+    StoredCitationStyle,
     ValidationStatus,
 )
-from citebound.contracts.execution import ValidationResult
+from citebound.contracts.execution import UnsupportedSentence, ValidationResult
 
-AUDIT_SCHEMA_VERSION = 2
+AUDIT_SCHEMA_VERSION = 3
 
 # Fields added after schema version 1, with the version that added them. A record of an older
 # version must leave them unset and hashes without them, so every hash written before a field
 # existed stays valid (records are append-only: they are never rewritten to a new version).
-ADDED_IN_VERSION: dict[str, int] = {"reranker": 2}
+ADDED_IN_VERSION: dict[str, int] = {"reranker": 2, "unsupported_sentences": 3}
 
 
 class AuditEvidence(Contract):
@@ -91,10 +91,15 @@ class AuditRecord(Contract):
         default=None,
         description="Reranker that ordered the candidates (`passthrough` = none); schema v2+.",
     )
+    unsupported_sentences: list[UnsupportedSentence] | None = Field(
+        default=None,
+        description="Sentences the support check rejected: index, score, reason, best evidence "
+        "span (schema v3+; None when validation did not run).",
+    )
     policy_version: str = Field(description="Policy version.")
     policy_fingerprint: str = Field(description="`Policy.fingerprint` (sha256 of the policy).")
     validator_version: str | None = Field(default=None, description="R5 validator version.")
-    citation_style: CitationStyle | None = Field(default=None, description="Anchor style.")
+    citation_style: StoredCitationStyle | None = Field(default=None, description="Anchor style.")
     prompt_sha256: str | None = Field(default=None, description="sha256 of the prompt bytes.")
     template_id: str | None = Field(default=None, description="Prompt template id.")
     anchor_map: dict[str, str] = Field(default_factory=dict, description="anchor -> chunk_id.")

@@ -5,6 +5,8 @@ from citebound.pipeline.controller import Pipeline, check_invariants, next_stage
 from citebound.pipeline.preprocess import map_header, preprocess, retrieval_query
 from citebound.pipeline.stages import REGISTRY, STAGE_LABELS
 from citebound.pipeline.state import (
+    SEED_BUTTONS,
+    SEED_STAGE,
     STAGE_ORDER,
     MappingDecision,
     PromptBody,
@@ -15,6 +17,8 @@ from citebound.pipeline.state import (
 
 __all__ = [
     "REGISTRY",
+    "SEED_BUTTONS",
+    "SEED_STAGE",
     "STAGE_LABELS",
     "STAGE_ORDER",
     "MappingDecision",

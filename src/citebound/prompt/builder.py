@@ -7,7 +7,7 @@ its sha256 and the system/user chat messages whose concatenation is exactly the 
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from citebound.contracts.assembly import (
     AnswerBundle,
@@ -33,6 +33,9 @@ from citebound.prompt.template import (
     load_template,
 )
 from citebound.text.tokens import Tokenizer, get_tokenizer
+
+if TYPE_CHECKING:
+    from citebound.prompt.superprompt import SuperPromptInputs
 
 
 class BuildOutcome(NamedTuple):
@@ -203,8 +206,14 @@ def _precheck(bundle: AnswerBundle) -> tuple[BuildStatus, str, str] | None:
     return None
 
 
-def build_prompt(bundle: AnswerBundle, policy: Policy) -> BuildOutcome:
+def build_prompt(
+    bundle: AnswerBundle, policy: Policy, superprompt: SuperPromptInputs | None = None
+) -> BuildOutcome:
     """Build the exact prompt for an AnswerBundle under `policy`.
+
+    `policy.prompt_contract` picks the contract: `v1` (the frozen five sections, below) or
+    `superprompt-v1` (prompt/superprompt.py), whose extra inputs (body, shape, S_CTX, format,
+    history) come from the pipeline; without them the bundle's question is the task.
 
     Returns NO_EVIDENCE with an empty prompt when the bundle is NO_EVIDENCE (seed 000 R2.7
     test 4), FAILED when the bundle failed or the prompt cannot fit, OK otherwise.
@@ -225,7 +234,13 @@ def build_prompt(bundle: AnswerBundle, policy: Policy) -> BuildOutcome:
 
     problem = _precheck(bundle)
     if problem is not None:
+        if policy.prompt_contract == "superprompt-v1":
+            from citebound.prompt.superprompt import TEMPLATE_ID, load_superprompt_template
+
+            template = PromptTemplate(TEMPLATE_ID, "", load_superprompt_template()[1])
         return stop(*problem)
+    if policy.prompt_contract == "superprompt-v1":
+        return _build_superprompt(bundle, policy, superprompt, tok)
 
     evidence = list(bundle.selected_evidence)
     dropped: list[SelectedEvidence] = []
@@ -290,3 +305,20 @@ def build_prompt(bundle: AnswerBundle, policy: Policy) -> BuildOutcome:
             dropped_chunk_ids=dropped_ids,
         ),
     )
+
+
+def _build_superprompt(
+    bundle: AnswerBundle, policy: Policy, inputs: SuperPromptInputs | None, tok: Tokenizer
+) -> BuildOutcome:
+    from citebound.prompt.superprompt import build_superprompt, default_inputs
+
+    outcome = build_superprompt(bundle, policy, inputs or default_inputs(bundle))
+    if outcome.dropped:
+        bundle = prefix_bundle(
+            bundle,
+            len(outcome.evidence),
+            reason_code=ReasonCode.DROP_PROMPT_BUDGET,
+            detail="dropped to fit max_total_prompt_tokens (PB4)",
+            tok=tok,
+        )
+    return BuildOutcome(bundle, outcome.result)
