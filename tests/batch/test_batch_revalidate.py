@@ -21,9 +21,24 @@ from citebound.text.sanitize import safe_normalize_v1
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-# Cites C0 but shares few words with any evidence: passes strict-v1 (no support floor), fails
-# a policy that requires 0.9 lexical support per sentence.
+# Cites C0 but shares few words with any evidence: passes strict-v1 without a support floor,
+# fails it with a floor of 0.9 lexical support per sentence.
 LOOSE_ANSWER = "This is covered in the maintenance documentation [C0]."
+
+
+def support_policy(tmp: Path, floor: float) -> Path:
+    """strict-v1 with `min_sentence_support = floor` (and its own version), as a policy file."""
+    import re
+
+    base = (Path(__file__).parents[2] / "src/citebound/presets/strict-v1.toml").read_text()
+    text, n = re.subn(
+        r"(?m)^min_sentence_support = [0-9.]+$", f"min_sentence_support = {floor}", base
+    )
+    assert n == 1
+    text = text.replace('policy_version = "', f'policy_version = "support-{floor}-', 1)
+    path = tmp / f"support-{floor}.toml"
+    path.write_text(text)
+    return path
 
 
 def test_same_validator_changes_nothing(
@@ -59,9 +74,11 @@ def scripted_run(
     """The demo questions answered through a real OpenAI-compatible HTTP server on loopback
     that gives every request the same loosely supported answer."""
     out = tmp_path_factory.mktemp("scripted")
+    lenient = support_policy(out.parent, 0.0)
     with ScriptedLLMServer(default_text=LOOSE_ANSWER) as server:
         config = batch_config(
             demo_store_dir,
+            policy=str(lenient),
             **{
                 "provider.name": "openai",
                 "provider.base_url": server.base_url,
@@ -72,26 +89,23 @@ def scripted_run(
             spark, read_questions(questions_file), config, table_location(out), partitions=2
         )
     assert summary.statuses.get("OK", 0) > 0
-    return summary
+    return summary, lenient
 
 
 def test_policy_change_gives_the_expected_changes(
     spark: Any, scripted_run: Any, demo_store_dir: Path, tmp_path: Path
 ) -> None:
-    audit = table_location(scripted_run.audit_uri)
+    summary, lenient = scripted_run
+    audit = table_location(summary.audit_uri)
     same = revalidate_batch(
-        spark, audit, batch_config(demo_store_dir), table_location(tmp_path / "same")
+        spark,
+        audit,
+        batch_config(demo_store_dir, policy=str(lenient)),
+        table_location(tmp_path / "same"),
     )
     assert same.changed == 0
 
-    policy_file = tmp_path / "strict-support.toml"
-    base = (Path(__file__).parents[2] / "src/citebound/presets/strict-v1.toml").read_text()
-    policy_file.write_text(
-        base.replace('policy_version = "', 'policy_version = "support-0.9-').replace(
-            "min_sentence_support = 0.0", "min_sentence_support = 0.9"
-        )
-    )
-    stricter = batch_config(demo_store_dir, policy=str(policy_file))
+    stricter = batch_config(demo_store_dir, policy=str(support_policy(tmp_path, 0.9)))
     changed = revalidate_batch(
         spark, audit, stricter, table_location(tmp_path / "changed"), partitions=4
     )
