@@ -40,7 +40,9 @@ Example file::
     [audit]
     sinks = ["sqlite"]              # sqlite | delta
     sqlite_path = ""                # default: <store>/audit.sqlite
-    delta_path = ""                 # default: <store>/audit_delta
+    delta_path = ""                 # default: <store>/audit_delta; or s3://, abfss://, gs://
+    delta_storage_options = {}      # delta-rs options, e.g. { AWS_REGION = "eu-west-1" };
+                                    # no secrets here: $CITEBOUND_DELTA_STORAGE_OPTIONS (JSON)
     store_prompt_text = false
 
     [api]                           # `citebound serve`; see docs/api.md
@@ -133,7 +135,17 @@ class AuditConfig(Contract):
     sqlite_path: str = Field(
         default="", description="SQLite audit file; default <store>/audit.sqlite."
     )
-    delta_path: str = Field(default="", description="Delta table dir; default <store>/audit_delta.")
+    delta_path: str = Field(
+        default="",
+        description="Delta table dir or URI (file://, s3://, abfss://, gs://); "
+        "default <store>/audit_delta.",
+    )
+    delta_storage_options: dict[str, str] = Field(
+        default_factory=dict,
+        description="delta-rs storage options for Delta tables (endpoint, region, ...). Shown "
+        "by `config show`: put secrets in $CITEBOUND_DELTA_STORAGE_OPTIONS or the provider's "
+        "own variables instead.",
+    )
     store_prompt_text: bool = Field(
         default=False, description="Keep prompt text, not only its hash."
     )
@@ -217,12 +229,18 @@ class Config(Contract):
         )
 
     @property
-    def audit_delta_path(self) -> Path:
-        return (
-            Path(self.audit.delta_path)
-            if self.audit.delta_path
-            else self.store_path / "audit_delta"
-        )
+    def audit_delta_path(self) -> Path | str:
+        """A Path for a local table, the URI text for an object-store one."""
+        from citebound.audit.location import is_uri
+
+        value = self.audit.delta_path
+        if value and is_uri(value) and not value.startswith("file://"):
+            return value
+        if value.startswith("file://"):
+            from citebound.audit.location import table_location
+
+            return table_location(value).local_path
+        return Path(value) if value else self.store_path / "audit_delta"
 
     def load_policy(self) -> Policy:
         """The policy with the N-constants of `[limits]` applied (so they are fingerprinted)."""
@@ -322,8 +340,8 @@ def _anchor_paths(data: dict[str, Any], base: Path) -> None:
         for k in keys[:-1]:
             parent = parent.get(k) if isinstance(parent, dict) else None
         value = parent.get(keys[-1]) if isinstance(parent, dict) else None
-        if not isinstance(value, str) or not value or Path(value).is_absolute():
-            continue  # unset, "" (= default) or a wrong type that validation will name
+        if not isinstance(value, str) or not value or Path(value).is_absolute() or "://" in value:
+            continue  # unset, "" (= default), a URI or a wrong type that validation will name
         if keys == ("policy",) and value in PRESETS:
             continue
         parent[keys[-1]] = str(base / value)

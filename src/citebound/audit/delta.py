@@ -5,15 +5,20 @@ Append mode only, schema enforced (the table is created with the arrow schema of
 per (request_id, run_id): a duplicate is rejected before writing. The duplicate check reads the
 table, then appends: run one writer per table (Spark jobs write one partition of requests each).
 Readable by Spark (`spark.read.format("delta")`) and pandas (`DeltaTable(p).to_pandas()`).
+
+The table may live anywhere delta-rs can write: a directory, `file://`, `s3://`, `abfss://` or
+`gs://` (see `citebound.audit.location` for the forms and where storage options come from).
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from citebound.audit.columns import COLUMNS, from_row, to_row
+from citebound.audit.location import TableLocation, table_location
 from citebound.contracts.audit import AuditRecord
 from citebound.errors import AuditError
 
@@ -52,30 +57,44 @@ class DeltaAuditSink:
     duplicate check for the same request before either writes.
     """
 
-    def __init__(self, path: str | Path):
-        self.path = Path(path)
+    def __init__(
+        self,
+        path: str | Path | TableLocation,
+        storage_options: Mapping[str, str] | None = None,
+    ):
+        self.location = table_location(path, storage_options)
+        self.uri = self.location.uri
+        self.path = self.location.uri  # kept for messages and older callers
+        self._options = self.location.storage_options or None
         self._lock = threading.Lock()
         schema = arrow_schema()
         try:
-            if not DeltaTable.is_deltatable(str(self.path)):
-                self.path.mkdir(parents=True, exist_ok=True)
+            if not DeltaTable.is_deltatable(self.uri, storage_options=self._options):
+                if self.location.is_local:
+                    self.location.local_path.mkdir(parents=True, exist_ok=True)
                 DeltaTable.create(
-                    str(self.path),
+                    self.uri,
                     schema=schema,
                     name="citebound_audit",
                     description="citebound audit records (append-only)",
                     configuration={"delta.appendOnly": "true"},
+                    storage_options=self._options,
                 )
-            existing = [f.name for f in DeltaTable(str(self.path)).schema().fields]
+            existing = [f.name for f in self._delta().schema().fields]
             wanted = [f.name for f in schema]
             if existing != wanted and existing == wanted[: len(existing)]:
                 existing = self._add_columns(wanted[len(existing) :])
+        except AuditError:
+            raise
         except Exception as err:
-            raise AuditError(f"cannot open Delta audit table {self.path}: {err}") from err
+            raise AuditError(f"cannot open Delta audit table {self.uri}: {err}") from err
         if existing != wanted:
             raise AuditError(
-                f"Delta table {self.path} has columns {existing}, not the citebound audit schema"
+                f"Delta table {self.uri} has columns {existing}, not the citebound audit schema"
             )
+
+    def _delta(self) -> Any:
+        return DeltaTable(self.uri, storage_options=self._options)
 
     def _add_columns(self, names: list[str]) -> list[str]:
         """Schema evolution of a table written by an older citebound: the audit schema only
@@ -87,14 +106,48 @@ class DeltaAuditSink:
         # `json` columns are canonical JSON text too.
         if any(kinds[n].kind not in ("text", "json") or not kinds[n].nullable for n in names):
             raise AuditError(f"cannot add columns {names} to {self.path}: not nullable text")
-        table = DeltaTable(str(self.path))
+        table = self._delta()
         table.alter.add_columns(
             [DeltaField(n, PrimitiveType("string"), nullable=True) for n in names]
         )
-        return [f.name for f in DeltaTable(str(self.path)).schema().fields]
+        return [f.name for f in self._delta().schema().fields]
 
     def _table(self) -> Any:
-        return DeltaTable(str(self.path)).to_pyarrow_table()
+        return self._delta().to_pyarrow_table()
+
+    def append_many(self, records: list[AuditRecord]) -> None:
+        """Append `records` in one Delta commit (all or nothing): the batch writer's path.
+        Duplicates within `records` or against the table are refused before writing."""
+        keys = [(r.request_id, r.run_id) for r in records]
+        if len(set(keys)) != len(keys):
+            raise AuditError("the records repeat a (request_id, run_id) pair; nothing stored")
+        bad = [r.request_id for r in records if not r.hash_ok()]
+        if bad:
+            raise AuditError(f"records {bad[:5]} have a wrong record_hash; nothing stored")
+        with self._lock:
+            try:
+                runs = sorted({r.run_id for r in records if r.run_id is not None})
+                old = self._delta().to_pyarrow_table(columns=["request_id", "run_id"])
+                seen = {(k["request_id"], k["run_id"]) for k in old.to_pylist()}
+            except Exception as err:
+                raise AuditError(f"cannot read Delta audit table {self.uri}: {err}") from err
+            dup = [k for k in keys if k in seen]
+            if dup:
+                raise AuditError(
+                    f"{len(dup)} audit record(s) of run(s) {runs} already exist, e.g. "
+                    f"request_id={dup[0][0]!r}: one record per request per run; nothing stored"
+                )
+            if not records:
+                return
+            try:
+                write_deltalake(
+                    self.uri,
+                    records_to_arrow(records),
+                    mode="append",
+                    storage_options=self._options,
+                )
+            except Exception as err:
+                raise AuditError(f"cannot append to Delta audit table {self.uri}: {err}") from err
 
     def append(self, record: AuditRecord) -> None:
         if not record.hash_ok():
@@ -105,7 +158,7 @@ class DeltaAuditSink:
     def _append(self, record: AuditRecord) -> None:
         try:
             keys = (
-                DeltaTable(str(self.path))
+                self._delta()
                 .to_pyarrow_table(
                     columns=["request_id", "run_id"],
                     filters=[("request_id", "=", record.request_id)],
@@ -120,7 +173,12 @@ class DeltaAuditSink:
                 "already exists (one record per request per run)"
             )
         try:
-            write_deltalake(str(self.path), records_to_arrow([record]), mode="append")
+            write_deltalake(
+                self.uri,
+                records_to_arrow([record]),
+                mode="append",
+                storage_options=self._options,
+            )
         except Exception as err:
             raise AuditError(f"cannot append to Delta audit table {self.path}: {err}") from err
 

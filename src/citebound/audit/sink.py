@@ -35,7 +35,14 @@ class AuditSink(Protocol):
 
 
 def open_sink(path: str | Path) -> AuditSink:
-    """A Delta sink for a directory holding `_delta_log` or named `*.delta`, else SQLite."""
+    """A Delta sink for an object-store URI (s3://, abfss://, gs://), a `file://` URI, a
+    directory holding `_delta_log` or named `*.delta`; else SQLite."""
+    from citebound.audit.location import is_uri
+
+    if isinstance(path, str) and is_uri(path):
+        from citebound.audit.delta import DeltaAuditSink
+
+        return DeltaAuditSink(path)
     p = Path(path)
     if (p / "_delta_log").is_dir() or p.suffix == ".delta":
         from citebound.audit.delta import DeltaAuditSink

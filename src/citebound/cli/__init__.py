@@ -28,7 +28,12 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "apikey": ("serve", "Make an API key and print its config entry."),
     "ask": ("ask", "Answer a question from your documents: cited and validated, or refused."),
     "assemble": ("assemble", "Validate and select a retrieval bundle, build the exact prompt."),
+    "assemble-prompt": (
+        "assemble_prompt",
+        "Build a prompt with [¹] markers from retrieval packs (seed 004 layout).",
+    ),
     "audit": ("audit", "List, show, export and replay the audit records."),
+    "batch": ("batch", "Answer, re-validate, evaluate or ingest in bulk on Apache Spark."),
     "config": ("ask", "Inspect the effective configuration."),
     "demo": ("demo", "Ingest the sample corpus and ask it fixed questions (offline)."),
     "documents": ("ingest", "List the documents of a collection."),

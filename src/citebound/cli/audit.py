@@ -22,9 +22,11 @@ EXIT_VERDICT_CHANGED = 1
 _audit_path_option = click.option(
     "--audit",
     "audit_path",
-    type=click.Path(path_type=Path),
+    type=str,  # not click.Path: it would turn abfss://c@a/x into abfss:/c@a/x
     default=None,
-    help="Audit store: a SQLite file, or a Delta table directory (*.delta or with _delta_log). "
+    help="Audit store: a SQLite file, a Delta table directory (*.delta or with _delta_log), or "
+    "a Delta table URI (file://, s3://, abfss://, gs://; options from "
+    "$CITEBOUND_DELTA_STORAGE_OPTIONS). "
     f"Default: the store's ([audit] sqlite_path, else STORE/audit.sqlite; {DEFAULT_AUDIT_PATH}).",
 )
 _store_option = click.option(
@@ -36,7 +38,7 @@ _store_option = click.option(
 )
 
 
-def _audit_path(audit_path: Path | None, store_dir: Path | None) -> Path:
+def _audit_path(audit_path: str | None, store_dir: Path | None) -> str | Path:
     """--audit if given, else the audit file of --store (or of the config's store)."""
     if audit_path is not None:
         return audit_path
@@ -50,11 +52,11 @@ def _audit_path(audit_path: Path | None, store_dir: Path | None) -> Path:
 
 
 def _audit_option(fn: F) -> F:
-    """--audit PATH and --database URL (a PostgreSQL audit trail wins over the path)."""
+    """--audit PATH|URI and --database URL (a PostgreSQL audit trail wins over the path)."""
     return _audit_path_option(database_option(fn))
 
 
-def _open(path: Path, database: str | None = None) -> AuditSink:
+def _open(where: str | Path, database: str | None = None) -> AuditSink:
     url = resolve_database(database)
     if url:
         from citebound.audit.postgres import PostgresAuditSink
@@ -63,6 +65,14 @@ def _open(path: Path, database: str | None = None) -> AuditSink:
             return PostgresAuditSink(url)
         except AuditError as err:
             fail(str(err))
+    from citebound.audit.location import is_uri
+
+    if is_uri(str(where)):
+        try:
+            return open_sink(str(where))
+        except (AuditError, ConfigError) as err:
+            fail(str(err))
+    path = Path(where)
     if not path.exists():
         fail(
             f"no audit store at {path}: nothing was asked with this store yet "
@@ -94,7 +104,7 @@ def audit_group() -> None:
 @_store_option
 @click.option("--limit", type=int, default=50, show_default=True, help="Newest N records.")
 def list_command(
-    audit_path: Path | None, store_dir: Path | None, database: str | None, limit: int
+    audit_path: str | None, store_dir: Path | None, database: str | None, limit: int
 ) -> None:
     """One line per record: time, request_id, run_id, status, validation, reason, question."""
     sink = _open(_audit_path(audit_path, store_dir), database)
@@ -127,7 +137,7 @@ def _one_line(text: str, limit: int) -> str:
 @_store_option
 @click.argument("request_id")
 def show_command(
-    audit_path: Path | None, store_dir: Path | None, database: str | None, request_id: str
+    audit_path: str | None, store_dir: Path | None, database: str | None, request_id: str
 ) -> None:
     """Print the latest record of REQUEST_ID as JSON; exit 2 if its hash does not verify."""
     sink = _open(_audit_path(audit_path, store_dir), database)
@@ -144,7 +154,7 @@ def show_command(
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "parquet"]), default="jsonl")
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False), default=None)
 def export_command(
-    audit_path: Path | None,
+    audit_path: str | None,
     store_dir: Path | None,
     database: str | None,
     fmt: str,
@@ -224,7 +234,7 @@ def _store_texts(store_dir: Path, chunk_ids: list[str], database: str = "") -> d
     "from when the record has no evidence texts.",
 )
 def replay_command(
-    audit_path: Path | None,
+    audit_path: str | None,
     database: str | None,
     request_id: str,
     policy_name: str | None,

@@ -108,8 +108,13 @@ class PipelineContext:
                 sinks.append(SQLiteAuditSink(self.config.audit_sqlite_path))
             else:
                 from citebound.audit.delta import DeltaAuditSink
+                from citebound.audit.location import table_location
 
-                sinks.append(DeltaAuditSink(self.config.audit_delta_path))
+                where = table_location(
+                    self.config.audit_delta_path,
+                    config_options=self.config.audit.delta_storage_options,
+                )
+                sinks.append(DeltaAuditSink(where))
         return sinks
 
     def close(self) -> None:

@@ -1,0 +1,222 @@
+"""`citebound batch eval`: retrieval and refusal metrics over a judged question set, on Spark.
+
+Definitions are the benchmarks' (benchmarks/bench_retrieval.py, citebound.eval.end_to_end):
+
+* nDCG@10 and Recall@100 (BEIR/trec_eval conventions, `citebound.eval.metrics`) of the
+  retriever's ranking of document ids, over the questions that have judgments (qrels);
+* refusal_rate: out-of-corpus questions refused before any LLM call;
+* false_refusal_rate and answered_rate: in-corpus questions refused before the LLM, answered OK.
+
+A question is in-corpus when its JSONL row says `"in_corpus": true`, or, without that field,
+when it has a judgment with relevance > 0. Each question runs through the whole pipeline in the
+executors (one pipeline per Python worker); per-question rows go to OUT/eval (Delta) and the
+driver averages them in request-id order, so the figures do not depend on partitioning.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from citebound.audit.location import TableLocation
+from citebound.config import Config
+from citebound.contracts.base import Contract
+from citebound.errors import ConfigError
+
+# Ranking depth kept per question: Recall@100 needs the first 100 distinct documents.
+RANKING_DEPTH = 100
+NDCG_K = 10
+
+EVAL_FIELDS: dict[str, str] = {
+    "request_id": "string",
+    "in_corpus": "boolean",
+    "judged": "boolean",
+    "status": "string",
+    "refused_before_llm": "boolean",
+    "ndcg_at_10": "double",
+    "recall_at_100": "double",
+    "ranking": "array<string>",
+}
+
+
+class EvalSummary(Contract):
+    """Metrics of `batch eval` (printed as JSON); a rate is None when its set is empty."""
+
+    questions: int = Field(description="Questions evaluated.")
+    judged: int = Field(description="Questions with judgments (retrieval metrics).")
+    ndcg_at_10: float | None = Field(description="Mean nDCG@10 over judged questions.")
+    recall_at_100: float | None = Field(description="Mean Recall@100 over judged questions.")
+    n_in: int = Field(description="In-corpus questions.")
+    n_out: int = Field(description="Out-of-corpus questions.")
+    refusal_rate: float | None = Field(description="Out-of-corpus refused before the LLM.")
+    false_refusal_rate: float | None = Field(description="In-corpus refused before the LLM.")
+    answered_rate: float | None = Field(description="In-corpus answered (status OK).")
+    failed: int = Field(description="Questions that ended FAILED.")
+    run_id: str = Field(description="Run id of the pipeline requests.")
+    out_uri: str = Field(description="Per-question Delta table.")
+    seconds: float = Field(description="Wall time.")
+
+
+def read_qrels(path: Path) -> dict[str, dict[str, int]]:
+    """BEIR qrels TSV (`query-id<TAB>corpus-id<TAB>score`, header optional)."""
+    if not path.is_file():
+        raise ConfigError(f"qrels file {path} does not exist")
+    out: dict[str, dict[str, int]] = {}
+    with path.open(encoding="utf-8", newline="") as fh:
+        for n, row in enumerate(csv.reader(fh, delimiter="\t"), start=1):
+            if not row or (n == 1 and row[0] == "query-id"):
+                continue
+            if len(row) < 3:
+                raise ConfigError(f"{path}:{n}: need query-id, corpus-id, score")
+            try:
+                out.setdefault(row[0], {})[row[1]] = int(row[2])
+            except ValueError:
+                raise ConfigError(f"{path}:{n}: score {row[2]!r} is not an integer") from None
+    return out
+
+
+def read_in_corpus(path: Path) -> dict[str, bool]:
+    """`in_corpus` flags of a JSONL question file (only rows that carry the field)."""
+    flags: dict[str, bool] = {}
+    if path.suffix not in (".jsonl", ".json"):
+        return flags
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                obj = json.loads(line)
+                if isinstance(obj, dict) and isinstance(obj.get("in_corpus"), bool):
+                    flags[str(obj.get("_id", obj.get("id")))] = obj["in_corpus"]
+    return flags
+
+
+def eval_partitions(
+    config_json: str, run_id: str, qrels: dict[str, dict[str, int]], flags: dict[str, bool]
+) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """mapInPandas function: (request_id, text) rows in, EVAL_FIELDS rows out."""
+
+    def run(frames: Iterator[Any]) -> Iterator[Any]:
+        import pandas as pd
+
+        from citebound.batch.worker import worker_context
+        from citebound.eval.metrics import ndcg_at_k, recall_at_k
+
+        pipe, sink = worker_context(config_json)
+        ctx = pipe.ctx
+        for frame in frames:
+            rows: list[dict[str, Any]] = []
+            for rid, text in zip(frame["request_id"], frame["text"], strict=True):
+                rid, text = str(rid), str(text)
+                bundle = ctx.retriever.retrieve(
+                    text, collection=ctx.config.collection, policy=ctx.policy, request_id=rid
+                )
+                ranking = list(dict.fromkeys(r.knowledge_id for r in bundle.results))
+                state = pipe.run(text, request_id=rid, run_id=run_id)
+                sink.take()  # eval keeps metrics, not a second audit trail
+                resp, llm = state.response, state.llm_result
+                status = resp.status.value if resp is not None else "FAILED"
+                judged = rid in qrels
+                rel = qrels.get(rid, {})
+                rows.append(
+                    {
+                        "request_id": rid,
+                        "in_corpus": flags.get(rid, any(g > 0 for g in rel.values())),
+                        "judged": judged,
+                        "status": status,
+                        "refused_before_llm": status == "NO_EVIDENCE"
+                        and (llm is None or llm.attempts == 0),
+                        "ndcg_at_10": ndcg_at_k(ranking, rel, NDCG_K) if judged else None,
+                        "recall_at_100": recall_at_k(ranking, rel, RANKING_DEPTH)
+                        if judged
+                        else None,
+                        "ranking": ranking[:RANKING_DEPTH],
+                    }
+                )
+            yield pd.DataFrame(rows, columns=list(EVAL_FIELDS))
+
+    return run
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _rate(hits: int, n: int) -> float | None:
+    return hits / n if n else None
+
+
+def eval_batch(
+    spark: Any,
+    questions: list[tuple[str, str]],
+    config: Config,
+    out: TableLocation,
+    *,
+    qrels: dict[str, dict[str, int]],
+    in_corpus: dict[str, bool] | None = None,
+    run_id: str | None = None,
+    partitions: int | None = None,
+) -> EvalSummary:
+    """Evaluate `questions`; append per-question rows to OUT/eval; return the averages."""
+    import pyarrow as pa
+
+    from citebound.batch.answer import default_run_id, executor_config
+    from citebound.batch.tables import write_table
+
+    started = time.perf_counter()
+    questions = sorted(questions)
+    run = run_id or "eval-" + default_run_id(questions, config).removeprefix("batch-")
+    conf = executor_config(config)
+    n = max(1, min(partitions or spark.sparkContext.defaultParallelism, len(questions)))
+    frame = spark.createDataFrame(
+        spark.sparkContext.parallelize(questions, numSlices=n), "request_id string, text string"
+    )
+    schema = ", ".join(f"{k} {v}" for k, v in EVAL_FIELDS.items())
+    result = frame.mapInPandas(
+        eval_partitions(conf.model_dump_json(), run, qrels, in_corpus or {}), schema
+    )
+    rows = sorted((r.asDict() for r in result.collect()), key=lambda r: r["request_id"])
+    if len(rows) != len(questions):
+        raise ConfigError(f"{len(questions) - len(rows)} questions came back without a result")
+    judged = [r for r in rows if r["judged"]]
+    inn = [r for r in rows if r["in_corpus"]]
+    outside = [r for r in rows if not r["in_corpus"]]
+    arrow_schema = pa.schema(
+        [
+            (
+                k,
+                {"string": pa.string(), "boolean": pa.bool_(), "double": pa.float64()}.get(
+                    v, pa.list_(pa.string())
+                ),
+            )
+            for k, v in EVAL_FIELDS.items()
+        ]
+        + [("run_id", pa.string())]
+    )
+    eval_at = out.child("eval")
+    write_table(
+        eval_at,
+        pa.Table.from_pylist([{**r, "run_id": run} for r in rows], schema=arrow_schema),
+        name="citebound_eval",
+        description="citebound batch eval: one row per question",
+        unique_run=run,
+    )
+    return EvalSummary(
+        questions=len(rows),
+        judged=len(judged),
+        ndcg_at_10=_mean([r["ndcg_at_10"] for r in judged]),
+        recall_at_100=_mean([r["recall_at_100"] for r in judged]),
+        n_in=len(inn),
+        n_out=len(outside),
+        refusal_rate=_rate(sum(r["refused_before_llm"] for r in outside), len(outside)),
+        false_refusal_rate=_rate(sum(r["refused_before_llm"] for r in inn), len(inn)),
+        answered_rate=_rate(sum(r["status"] == "OK" for r in inn), len(inn)),
+        failed=sum(r["status"] == "FAILED" for r in rows),
+        run_id=run,
+        out_uri=eval_at.uri,
+        seconds=round(time.perf_counter() - started, 3),
+    )

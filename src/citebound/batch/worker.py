@@ -1,0 +1,200 @@
+"""What runs inside the Spark executors (Python workers), shared by every batch command.
+
+Each Python worker builds one `PipelineContext` per (config, command) and keeps it for every
+partition it is given (Spark reuses Python workers), so the store, the index and the embedding
+model load once per worker, not per partition or row. Nothing here imports pyspark: functions
+take and return pandas DataFrames and are handed to `mapInPandas` by the driver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from citebound.config import Config
+from citebound.contracts.audit import AuditRecord
+from citebound.errors import AuditError
+
+# Questions embedded ahead in one call inside a partition (same bound as `ask --questions`).
+PREFETCH_CHUNK = 256
+
+_CONTEXTS: dict[str, Any] = {}
+
+
+class CollectingSink:
+    """An in-memory audit sink: the executor hands each record back to the driver, which
+    writes all of them to the Delta audit table in one commit."""
+
+    def __init__(self) -> None:
+        self._records: list[AuditRecord] = []
+
+    def append(self, record: AuditRecord) -> None:
+        if not record.hash_ok():
+            raise AuditError(f"record {record.request_id} has a wrong record_hash; not stored")
+        self._records.append(record)
+
+    def find(self, request_id: str) -> list[AuditRecord]:
+        return [r for r in self._records if r.request_id == request_id]
+
+    def records(self) -> list[AuditRecord]:
+        return list(self._records)
+
+    def take(self) -> list[AuditRecord]:
+        """The records appended since the last take (and forget them)."""
+        out, self._records = self._records, []
+        return out
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+def worker_context(config_json: str) -> tuple[Any, CollectingSink]:
+    """(Pipeline, its collecting sink) for this config, built once per Python worker."""
+    if config_json not in _CONTEXTS:
+        from citebound.pipeline import Pipeline, PipelineContext
+
+        config = Config.model_validate_json(config_json)
+        sink = CollectingSink()
+        ctx = PipelineContext(config, sinks_override=[sink])
+        _CONTEXTS[config_json] = (Pipeline(ctx), sink)
+    pipe, sink = _CONTEXTS[config_json]
+    return pipe, sink
+
+
+def answer_partitions(config_json: str, run_id: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """The mapInPandas function of `batch answer`: rows (request_id, text) in, rows
+    (request_id, response_json, audit_json) out, one audit record per row."""
+
+    def run(frames: Iterator[Any]) -> Iterator[Any]:
+        import pandas as pd
+
+        pipe, sink = worker_context(config_json)
+        for frame in frames:
+            ids = [str(x) for x in frame["request_id"]]
+            texts = [str(x) for x in frame["text"]]
+            responses: list[str] = []
+            audits: list[str] = []
+            for start in range(0, len(ids), PREFETCH_CHUNK):
+                chunk = list(zip(ids[start : start + PREFETCH_CHUNK], texts[start:], strict=False))
+                with pipe.prefetched([t for _, t in chunk]):
+                    for rid, text in chunk:
+                        state = pipe.run(text, request_id=rid, run_id=run_id)
+                        records = sink.take()
+                        if len(records) != 1 or state.response is None:
+                            raise AuditError(
+                                f"request {rid}: {len(records)} audit records, expected one"
+                            )
+                        responses.append(state.response.model_dump_json())
+                        audits.append(records[0].model_dump_json())
+            yield pd.DataFrame(
+                {"request_id": ids, "response_json": responses, "audit_json": audits}
+            )
+
+    return run
+
+
+def revalidate_partitions(
+    config_json: str, evidence_from_store: bool
+) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """The mapInPandas function of `batch revalidate`: audit rows in, one verdict row out
+    per record (see `citebound.batch.revalidate.VERDICT_COLUMNS`)."""
+
+    def run(frames: Iterator[Any]) -> Iterator[Any]:
+        import pandas as pd
+
+        from citebound.audit.columns import from_row
+        from citebound.audit.replay import replay
+        from citebound.text.sanitize import safe_normalize_v1
+
+        pipe, _ = worker_context(config_json)
+        policy = pipe.ctx.policy
+        for frame in frames:
+            out: list[dict[str, Any]] = []
+            for row in frame.to_dict("records"):
+                record = from_row(audit_row(row))
+                texts = None
+                if record.evidence_texts is None and evidence_from_store and record.evidence:
+                    chunks = pipe.ctx.store.get_chunks([e.chunk_id for e in record.evidence])
+                    texts = {c.chunk_id: safe_normalize_v1(c.text) for c in chunks}
+                report = replay(record, policy, chunk_texts=texts)
+                new = report.new_result
+                out.append(
+                    {
+                        "request_id": record.request_id,
+                        "run_id": record.run_id,
+                        "replayable": report.replayable,
+                        "reason": report.reason,
+                        "stored_validation_status": _enum(report.stored_validation_status),
+                        "stored_failure_reason": report.stored_failure_reason,
+                        "new_validation_status": _enum(new.validation_status) if new else None,
+                        "new_failure_reason": new.failure_reason if new else None,
+                        "verdict_changed": report.verdict_changed,
+                        "stored_policy_fingerprint": record.policy_fingerprint,
+                        "policy_fingerprint": policy.fingerprint,
+                        "policy_fingerprint_matches": report.policy_fingerprint_matches,
+                        "stored_validator_version": report.stored_validator_version,
+                        "validator_version": new.validator_version if new else None,
+                    }
+                )
+            yield pd.DataFrame(out, columns=list(VERDICT_FIELDS))
+
+    return run
+
+
+VERDICT_FIELDS: dict[str, str] = {
+    "request_id": "string",
+    "run_id": "string",
+    "replayable": "boolean",
+    "reason": "string",
+    "stored_validation_status": "string",
+    "stored_failure_reason": "string",
+    "new_validation_status": "string",
+    "new_failure_reason": "string",
+    "verdict_changed": "boolean",
+    "stored_policy_fingerprint": "string",
+    "policy_fingerprint": "string",
+    "policy_fingerprint_matches": "boolean",
+    "stored_validator_version": "string",
+    "validator_version": "string",
+}
+
+
+def _enum(value: Any) -> str | None:
+    return None if value is None else str(getattr(value, "value", value))
+
+
+def audit_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A pandas row of the audit table -> the plain values `from_row` takes. Arrow->pandas
+    turns a nullable int column into float64 with NaN and list columns into numpy arrays."""
+    from citebound.audit.columns import COLUMNS
+
+    out: dict[str, Any] = {}
+    for col in COLUMNS:
+        value: Any = row.get(col.name)
+        if value is not None and hasattr(value, "tolist") and not isinstance(value, str):
+            value = value.tolist()
+        if _is_null(value):
+            value = None
+        elif col.kind == "int":
+            value = int(value)
+        elif col.kind == "real":
+            value = float(value)
+        elif col.kind == "bool":
+            value = bool(value)
+        elif col.kind == "text_list" and not isinstance(value, str):
+            value = [str(v) for v in value]
+        out[col.name] = value
+    return out
+
+
+def _is_null(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float):
+        return value != value  # NaN
+    try:
+        import pandas as pd
+
+        return value is pd.NA or value is pd.NaT
+    except ImportError:  # pragma: no cover
+        return False

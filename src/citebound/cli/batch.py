@@ -1,0 +1,299 @@
+"""`citebound batch answer|revalidate|eval|ingest`: the pipeline at scale on Apache Spark.
+
+PySpark is imported inside each command (never at CLI start). Outputs are Delta tables at a
+directory or URI (file://, s3://, abfss://, gs://); storage options come from `[audit]
+delta_storage_options` and $CITEBOUND_DELTA_STORAGE_OPTIONS. A summary JSON goes to stdout.
+Exit codes: 0 done, 2 usage error or failed job (one line on stderr). See docs/batch.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from citebound.cli._common import fail
+from citebound.errors import CiteboundError
+
+F = TypeVar("F", bound=Callable[..., object])
+
+
+def spark_options(fn: F) -> F:
+    """--master and --partitions, shared by every batch command."""
+    fn = click.option(
+        "--partitions",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Spark partitions (default: the session's parallelism). Results do not depend on it.",
+    )(fn)
+    return click.option(
+        "--master",
+        default=None,
+        help="Spark master URL (default $CITEBOUND_SPARK_MASTER or local[*]); under "
+        "spark-submit the submitted session is used.",
+    )(fn)
+
+
+def config_options(fn: F) -> F:
+    for option in reversed(
+        [
+            click.option("--config", "config_file", default=None, help="citebound.toml."),
+            click.option("--store", default=None, help="Store directory (default ./.citebound)."),
+            click.option(
+                "--database",
+                default=None,
+                help="PostgreSQL store URL (needs the PostgreSQL backend; not in this build).",
+            ),
+            click.option("--collection", default=None, help="Collection."),
+            click.option("--policy", default=None, help="Policy preset or file."),
+        ]
+    ):
+        fn = option(fn)
+    return fn
+
+
+def _config(
+    config_file: str | None,
+    store: str | None,
+    database: str | None,
+    collection: str | None,
+    policy: str | None,
+    **extra: Any,
+) -> Any:
+    from citebound.cli.ask import config_from_options
+
+    if database is not None:
+        fail(
+            "--database needs the PostgreSQL store backend, which this build does not have; "
+            "use --store DIR"
+        )
+    return config_from_options(
+        config_file, store=store, collection=collection, policy=policy, **extra
+    )
+
+
+def _location(where: str, config: Any) -> Any:
+    from citebound.audit.location import table_location
+
+    return table_location(where, config_options=config.audit.delta_storage_options)
+
+
+def _finish(summary: Any) -> None:
+    click.echo(summary.model_dump_json(indent=2))
+
+
+@click.group("batch")
+def batch_group() -> None:
+    """Run the pipeline over many rows on Apache Spark (pip install 'citebound[spark]')."""
+
+
+@batch_group.command("answer")
+@click.option(
+    "--questions",
+    "questions_src",
+    required=True,
+    help='Questions: JSONL ({"_id", "text"}), Parquet, or a Delta table dir/URI.',
+)
+@click.option("--out", required=True, help="Output dir or URI: OUT/answers and OUT/audit.")
+@config_options
+@click.option("--provider", type=click.Choice(["extractive", "openai", "ollama"]), default=None)
+@click.option("--model", default=None, help="Model name for openai/ollama.")
+@click.option("--base-url", default=None, help="Server URL for openai/ollama.")
+@click.option("--run-id", default=None, help="Run id (default: a hash of questions + config).")
+@spark_options
+def batch_answer(
+    questions_src: str,
+    out: str,
+    config_file: str | None,
+    store: str | None,
+    database: str | None,
+    collection: str | None,
+    policy: str | None,
+    provider: str | None,
+    model: str | None,
+    base_url: str | None,
+    run_id: str | None,
+    master: str | None,
+    partitions: int | None,
+) -> None:
+    """Answer every question; write OUT/answers and OUT/audit (Delta, append-only)."""
+    config = _config(
+        config_file,
+        store,
+        database,
+        collection,
+        policy,
+        **{"provider.name": provider, "provider.model": model, "provider.base_url": base_url},
+    )
+    try:
+        from citebound.batch.answer import answer_batch
+        from citebound.batch.session import spark_session
+        from citebound.batch.tables import read_questions
+
+        where = _location(out, config)
+        questions = read_questions(questions_src, config_options=config.audit.delta_storage_options)
+        spark = spark_session(master)
+        summary = answer_batch(
+            spark, questions, config, where, run_id=run_id, partitions=partitions
+        )
+    except CiteboundError as err:
+        fail(str(err))
+    _finish(summary)
+    click.echo(
+        f"citebound: {summary.answers} questions (run {summary.run_id}, {summary.partitions} "
+        f"partitions): " + ", ".join(f"{k} {v}" for k, v in summary.statuses.items()),
+        err=True,
+    )
+
+
+@batch_group.command("revalidate")
+@click.option("--audit", "audit_src", required=True, help="Audit Delta table dir or URI.")
+@click.option("--out", required=True, help="Verdict table (Delta dir or URI) to append to.")
+@config_options
+@click.option("--run-id", "only_run", default=None, help="Only records of this run.")
+@click.option(
+    "--no-store-evidence",
+    is_flag=True,
+    help="Do not read evidence texts from the store for records stored without them.",
+)
+@spark_options
+def batch_revalidate(
+    audit_src: str,
+    out: str,
+    config_file: str | None,
+    store: str | None,
+    database: str | None,
+    collection: str | None,
+    policy: str | None,
+    only_run: str | None,
+    no_store_evidence: bool,
+    master: str | None,
+    partitions: int | None,
+) -> None:
+    """Re-validate every stored raw answer with today's validator and policy (`audit replay`
+    at scale); append one verdict row per record to OUT with what changed."""
+    config = _config(config_file, store, database, collection, policy)
+    try:
+        from citebound.batch.revalidate import revalidate_batch
+        from citebound.batch.session import spark_session
+
+        spark = spark_session(master)
+        summary = revalidate_batch(
+            spark,
+            _location(audit_src, config),
+            config,
+            _location(out, config),
+            only_run=only_run,
+            evidence_from_store=not no_store_evidence,
+            partitions=partitions,
+        )
+    except CiteboundError as err:
+        fail(str(err))
+    _finish(summary)
+    click.echo(
+        f"citebound: {summary.records} records re-validated: {summary.changed} verdicts "
+        f"changed, {summary.not_replayable} not replayable",
+        err=True,
+    )
+
+
+@batch_group.command("eval")
+@click.option(
+    "--questions",
+    "questions_src",
+    required=True,
+    help='Questions: JSONL ({"_id", "text", optional "in_corpus"}), Parquet or Delta.',
+)
+@click.option(
+    "--qrels",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Judgments, BEIR TSV (query-id, corpus-id, score): nDCG@10 and Recall@100.",
+)
+@click.option("--out", required=True, help="Output dir or URI: OUT/eval (per question).")
+@config_options
+@click.option("--run-id", default=None, help="Run id (default: a hash of questions + config).")
+@spark_options
+def batch_eval(
+    questions_src: str,
+    qrels: str | None,
+    out: str,
+    config_file: str | None,
+    store: str | None,
+    database: str | None,
+    collection: str | None,
+    policy: str | None,
+    run_id: str | None,
+    master: str | None,
+    partitions: int | None,
+) -> None:
+    """Retrieval (nDCG@10, Recall@100) and refusal metrics over a judged question set."""
+    from pathlib import Path
+
+    config = _config(config_file, store, database, collection, policy)
+    try:
+        from citebound.batch.evaluate import eval_batch, read_in_corpus, read_qrels
+        from citebound.batch.session import spark_session
+        from citebound.batch.tables import read_questions
+
+        questions = read_questions(questions_src, config_options=config.audit.delta_storage_options)
+        judgments = read_qrels(Path(qrels)) if qrels else {}
+        summary = eval_batch(
+            spark_session(master),
+            questions,
+            config,
+            _location(out, config),
+            qrels=judgments,
+            in_corpus=read_in_corpus(Path(questions_src)),
+            run_id=run_id,
+            partitions=partitions,
+        )
+    except CiteboundError as err:
+        fail(str(err))
+    _finish(summary)
+
+
+@batch_group.command("ingest")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--store", default=None, help="Store directory (default ./.citebound).")
+@click.option(
+    "--database",
+    default=None,
+    help="PostgreSQL store URL (needs the PostgreSQL backend; not in this build).",
+)
+@click.option("--collection", default="default", show_default=True, help="Collection.")
+@spark_options
+def batch_ingest(
+    paths: tuple[Any, ...],
+    store: str | None,
+    database: str | None,
+    collection: str,
+    master: str | None,
+    partitions: int | None,
+) -> None:
+    """Ingest PATHS: chunks embedded on the Spark executors, the index built once."""
+    from pathlib import Path
+
+    if database is not None:
+        fail(
+            "--database needs the PostgreSQL store backend, which this build does not have; "
+            "use --store DIR"
+        )
+    try:
+        from citebound.batch.ingest import ingest_batch
+        from citebound.batch.session import spark_session
+
+        report = ingest_batch(
+            spark_session(master),
+            Path(store or ".citebound"),
+            list(paths),
+            collection=collection,
+            partitions=partitions,
+        )
+    except CiteboundError as err:
+        fail(str(err))
+    _finish(report)
+
+
+COMMANDS = [batch_group]

@@ -1,0 +1,54 @@
+"""Usage errors of `citebound batch` end in one line and exit 2, before any Spark work."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from citebound.cli import main
+
+
+def _run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["batch", *args])
+    return result.exit_code, result.output
+
+
+def test_errors_are_one_line_with_exit_2(tmp_path: Path) -> None:
+    q = tmp_path / "q.jsonl"
+    q.write_text('{"_id": "1", "text": "What torque?"}\n')
+    code, out = _run(
+        "answer",
+        "--questions",
+        str(q),
+        "--out",
+        str(tmp_path / "o"),
+        "--database",
+        "postgresql://127.0.0.1/x",
+    )
+    assert code == 2 and "PostgreSQL store backend" in out
+    code, out = _run(
+        "answer",
+        "--questions",
+        str(q),
+        "--out",
+        str(tmp_path / "o"),
+        "--store",
+        str(tmp_path / "nostore"),
+    )
+    assert code == 2 and "no citebound store at" in out
+    code, out = _run("answer", "--questions", str(q), "--out", "hdfs://nn/x")
+    assert code == 2 and "unsupported table URI scheme 'hdfs'" in out
+    q.write_text('{"_id": "1", "text": ""}\n')
+    code, out = _run("answer", "--questions", str(q), "--out", str(tmp_path / "o"))
+    assert code == 2 and "row 1: `text` must be a non-empty string" in out
+    assert "Traceback" not in out
+
+
+def test_cli_start_does_not_import_pyspark() -> None:
+    import subprocess
+
+    code = "import sys; from citebound.cli import main; print('pyspark' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
