@@ -28,6 +28,10 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "apikey": ("serve", "Make an API key and print its config entry."),
     "ask": ("ask", "Answer a question from your documents: cited and validated, or refused."),
     "assemble": ("assemble", "Validate and select a retrieval bundle, build the exact prompt."),
+    "assemble-prompt": (
+        "assemble_prompt",
+        "Retrieve and assemble a prompt with citation markers for your own LLM.",
+    ),
     "audit": ("audit", "List, show, export and replay the audit records."),
     "config": ("ask", "Inspect the effective configuration."),
     "demo": ("demo", "Ingest the sample corpus and ask it fixed questions (offline)."),
