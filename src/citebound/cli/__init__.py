@@ -30,7 +30,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "assemble": ("assemble", "Validate and select a retrieval bundle, build the exact prompt."),
     "assemble-prompt": (
         "assemble_prompt",
-        "Build a prompt with [¹] markers from retrieval packs (seed 004 layout).",
+        "Retrieve and assemble a prompt with citation markers for your own LLM.",
     ),
     "audit": ("audit", "List, show, export and replay the audit records."),
     "batch": ("batch", "Answer, re-validate, evaluate or ingest in bulk on Apache Spark."),
