@@ -34,6 +34,7 @@ Example file::
     llm_shape = false
     llm_gate = false
     llm_format = false
+    llm_rewrite = false             # follow-up retrieval rewrite by the LLM (docs/conversations.md)
 
     [audit]
     sinks = ["sqlite"]              # sqlite | delta
@@ -108,6 +109,11 @@ class StageSwitches(Contract):
     llm_shape: bool = Field(default=False, description="A2 uses the LLM provider.")
     llm_gate: bool = Field(default=False, description="A3 semantic keep/drop uses the provider.")
     llm_format: bool = Field(default=False, description="A5 uses the provider.")
+    llm_rewrite: bool = Field(
+        default=False,
+        description="Follow-up questions are rewritten for retrieval by the provider (frozen "
+        "prompt, recorded) instead of the deterministic entity carry-over.",
+    )
 
 
 SinkName = Literal["sqlite", "delta"]
@@ -200,6 +206,7 @@ class Config(Contract):
                 "n1_retr_max_candidates",
                 "n2_rerank_top_k",
                 "n3_final_selection_max",
+                "n4_recent_conv_max_pairs",
             )
         }
         return base.evolve(retrieval=retrieval)

@@ -56,6 +56,12 @@ class RetrievalPolicy(Contract):
     per_hit_neighbors: int = Field(default=0, ge=0, description="Neighbour chunks per hit.")
     mode: Literal["hybrid", "lexical", "dense"] = Field(default="hybrid", description="Index use.")
     lexical_weight: float = Field(default=0.4, ge=0, le=1, description="Lexical share in fusion.")
+    n4_recent_conv_max_pairs: int = Field(
+        default=8,
+        ge=0,
+        description="Most recent conversation turn pairs carried into a request (N4); 0 turns "
+        "conversations off (every question is single-shot).",
+    )
 
 
 class LLMPolicy(Contract):
@@ -67,6 +73,33 @@ class LLMPolicy(Contract):
     backoff_base_s: float = Field(default=0.5, ge=0, description="First retry delay.")
     backoff_max_s: float = Field(default=8.0, ge=0, description="Cap on one retry delay.")
     timeout_s: float = Field(default=60.0, gt=0, description="Per-attempt timeout.")
+
+
+class ConversationPolicy(Contract):
+    """Follow-up questions (seed 002 `recentConversation`; docs/conversations.md).
+
+    The last N4 turn pairs (`retrieval.n4_recent_conv_max_pairs`) go into a separate, fenced,
+    never-citable block of the `qa_conversation_v1` template; a deterministic rewrite carries
+    the entities of the last turns into the retrieval query.
+    """
+
+    max_conversation_tokens: int = Field(
+        default=600,
+        ge=0,
+        description="Token cap of the Recent conversation block; the oldest pairs are left out "
+        "first. 600 keeps about 8 short engineering Q/A pairs inside strict-v1's 3,500-token "
+        "prompt budget next to 2,200 evidence tokens (sized on the sample corpus' answers).",
+    )
+    rewrite_turns: int = Field(
+        default=2,
+        ge=0,
+        description="Most recent user questions whose entities the retrieval rewrite may carry.",
+    )
+    rewrite_max_terms: int = Field(
+        default=6,
+        ge=0,
+        description="Most entity terms the rewrite appends to the retrieval query.",
+    )
 
 
 class ValidationPolicy(Contract):
@@ -120,6 +153,9 @@ class Policy(Contract):
     retrieval: RetrievalPolicy = Field(default_factory=RetrievalPolicy, description="Retrieval.")
     llm: LLMPolicy = Field(default_factory=LLMPolicy, description="Execution.")
     validation: ValidationPolicy = Field(default_factory=ValidationPolicy, description="R5.")
+    conversation: ConversationPolicy = Field(
+        default_factory=ConversationPolicy, description="Follow-up questions."
+    )
 
     @model_validator(mode="after")
     def _budgets_fit(self) -> Policy:

@@ -175,17 +175,34 @@ class ExtractiveProvider:
                 reason_code=ReasonCode.LLM_CONFIG,
                 provider=self.name,
             )
-        text = self.answer(bundle, request.refusal_text)
+        text = self.answer(
+            bundle,
+            request.refusal_text,
+            extra_terms=request.followup_terms,
+            max_tokens=request.max_output_tokens,
+        )
+        over = _count_tokens(text) > request.max_output_tokens
         return ProviderReply(
             text=text,
-            finish_reason="stop",
+            finish_reason="length" if over else "stop",
             response_id="extractive-" + sha256_hex(request.prompt_sha256 + "\n" + text)[:24],
             reported_model=self.model,
         )
 
-    def answer(self, bundle: AnswerBundle, refusal_text: str) -> str:
-        """The answer text for `bundle`, or exactly `refusal_text`."""
-        question = terms(bundle.user_question)
+    def answer(
+        self,
+        bundle: AnswerBundle,
+        refusal_text: str,
+        *,
+        extra_terms: str = "",
+        max_tokens: int | None = None,
+    ) -> str:
+        """The answer text for `bundle`, or exactly `refusal_text`.
+
+        `extra_terms` (a follow-up rewrite's carried entities) count as question terms.
+        With `max_tokens`, trailing sentences are left out while the answer is longer (a
+        single sentence is never cut: it comes back whole and the caller sees the length)."""
+        question = terms(bundle.user_question) | terms(extra_terms)
         if not question:
             return refusal_text
         forbidden = self._forbidden(bundle, refusal_text)
@@ -228,7 +245,12 @@ class ExtractiveProvider:
             return refusal_text
         chosen.sort()
         pieces = [f"{sentence} {citation_marker(anchor)}" for _, _, sentence, anchor in chosen]
-        return _join(pieces, marker_pattern(bundle.citation_style)) or refusal_text
+        pattern = marker_pattern(bundle.citation_style)
+        while max_tokens is not None and len(pieces) > 1:
+            if _count_tokens(_join(pieces, pattern)) <= max_tokens:
+                break
+            pieces.pop()
+        return _join(pieces, pattern) or refusal_text
 
     def _forbidden(self, bundle: AnswerBundle, refusal_text: str) -> Callable[[str], bool]:
         """Whether a case-folded sentence holds meta phrases, evidence ids or the refusal."""
@@ -331,3 +353,10 @@ def _join(pieces: list[str], marker: str) -> str | None:
         if split_sentences(text, marker=marker) == pieces:
             return text
     return None
+
+
+def _count_tokens(text: str) -> int:
+    """Output tokens as the default policy counts them (cl100k_base, offline)."""
+    from citebound.text.tokens import get_tokenizer
+
+    return get_tokenizer("cl100k_base").count(text)
