@@ -58,7 +58,8 @@ def answer(
     rt: Runtime,
     who: Caller,
 ) -> PublicResponse:
-    """Answer a question from the caller's collection: cited and validated, or refused."""
+    """Answer a question from the caller's collection: cited and validated, or refused.
+    With `history` (earlier turns, oldest first) the question is a follow-up."""
     from citebound.retrieve import compile_filters
 
     collection, filters = rt.resolve_collection(who, body.collection, body.filters)
@@ -67,7 +68,11 @@ def answer(
     with rt.slot():
         state = ensure_recorded(
             rt.pipeline.run(
-                body.question, collection=collection, filters=filters, request_id=body.request_id
+                body.question,
+                collection=collection,
+                filters=filters,
+                request_id=body.request_id,
+                history=body.history,
             )
         )
     rt.metrics.observe_request(state)
@@ -84,6 +89,10 @@ def retrieve(
     """Ranked evidence for a question (retrieval, rerank, gate and neighbours)."""
     from citebound.retrieve import compile_filters
 
+    if body.history:
+        raise ContractError(
+            "history is for /v1/answer: /v1/retrieve searches the question as given"
+        )
     collection, filters = rt.resolve_collection(who, body.collection, body.filters)
     compile_filters(filters)
     with rt.slot():

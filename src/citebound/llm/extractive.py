@@ -247,7 +247,7 @@ class ExtractiveProvider:
         pieces = [f"{sentence} {citation_marker(anchor)}" for _, _, sentence, anchor in chosen]
         pattern = marker_pattern(bundle.citation_style)
         while max_tokens is not None and len(pieces) > 1:
-            if _count_tokens(_join(pieces, pattern)) <= max_tokens:
+            if _count_tokens(_join(pieces, pattern) or "") <= max_tokens:
                 break
             pieces.pop()
         return _join(pieces, pattern) or refusal_text
