@@ -147,7 +147,11 @@ def test_chat_request_errors_are_4xx(live_server: Callable[..., object]) -> None
             ),
             ({"model": "citebound", "messages": [{"role": "user", "content": " "}]}, 400, "empty"),
             ({"model": "citebound", "messages": []}, 422, "messages"),
-            ({"model": "citebound", "messages": [{"role": "user", "content": "q"}], "n": 2}, 422, "body.n"),
+            (
+                {"model": "citebound", "messages": [{"role": "user", "content": "q"}], "n": 2},
+                422,
+                "body.n",
+            ),
             (
                 {"model": "citebound", "messages": [{"role": "user", "content": "q"}], "tools": []},
                 422,

@@ -202,7 +202,10 @@ class ExtractiveProvider:
         `extra_terms` (a follow-up rewrite's carried entities) count as question terms.
         With `max_tokens`, trailing sentences are left out while the answer is longer (a
         single sentence is never cut: it comes back whole and the caller sees the length)."""
-        question = terms(bundle.user_question) | terms(extra_terms)
+        own = terms(bundle.user_question)
+        # Carried entities help rank, but a sentence must still share a word with the
+        # question itself: "How many litres does it hold?" must not quote every GB-7 line.
+        question = own | terms(extra_terms)
         if not question:
             return refusal_text
         forbidden = self._forbidden(bundle, refusal_text)
@@ -223,9 +226,10 @@ class ExtractiveProvider:
                     or _bare_table_row(sentence)
                 ):
                     continue
-                shared = len(question & terms(sentence))
+                words = terms(sentence)
+                shared = len(question & words)
                 score = shared / len(question)
-                if score > self.floor and shared >= needed:
+                if score > self.floor and shared >= needed and (own & words or not own):
                     scored.append((score, ev_index, s_index, sentence, evidence.citation_anchor))
         # Tie-break: score desc, then evidence order, then sentence order (fully deterministic).
         scored.sort(key=lambda t: (-t[0], t[1], t[2]))
