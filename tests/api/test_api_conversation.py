@@ -187,7 +187,7 @@ def test_responses_api(live_server: Callable[..., Any]) -> None:
         refused = client.responses.create(model="citebound", input=UNANSWERABLE)
         assert refused.output_text in _refusals(srv)
         assert [p.type for p in refused.output[0].content] == ["output_text", "refusal"]
-        with pytest.raises(openai.BadRequestError, match="instructions|system"):
+        with pytest.raises(openai.BadRequestError, match="system/developer messages"):
             client.responses.create(model="citebound", input=OIL, instructions="Be creative.")
         with pytest.raises(openai.BadRequestError, match="previous_response_id"):
             client.responses.create(model="citebound", input=HOLD, previous_response_id=r.id)
