@@ -40,7 +40,7 @@ def test_chat_answers_a_follow_up_from_the_conversation(
     assert [a.status.value for a in answers] == ["OK", "OK", "NO_EVIDENCE"]
     assert "ISO VG 220" in answers[0].answer
     assert "18 litres" in answers[1].answer and answers[1].citations
-    assert "follow-up searched as 'How many litres of it does it hold? GB-7'" in done.stderr
+    assert "follow-up searched as 'How many litres of it does it hold GB-7?'" in done.stderr
     assert "conversation forgotten" in done.stderr
     # Every turn was recorded once, the follow-up with the conversation template.
     sink = SQLiteAuditSink(tmp_path / "audit.sqlite")

@@ -17,7 +17,9 @@ Rules, in order (recorded in the trace as `followup_rewrite`):
    next to entities was tried on the sample corpus: "the seal interval for it?" after a torque
    question then retrieved and answered with torque sentences instead of refusing.)
 4. a term already in the question (case-insensitive) is skipped, duplicates too; at most
-   `rewrite_max_terms` terms are appended, separated by spaces.
+   `rewrite_max_terms` terms are appended to the last sentence, before its end punctuation
+   ("How many litres does it hold GB-7?"), so the query keeps its number of pieces: a
+   separate "GB-7" piece would cost one more embedding and dilute the aggregation.
 
 The answers of earlier turns never feed the rewrite: they are model output, not the user's words.
 """
@@ -209,6 +211,15 @@ def recent_turns(history: Sequence[ConversationTurn], policy: Policy) -> list[Co
     return list(history[-n4:]) if n4 else []
 
 
+_END = re.compile(r"^(.*?)([.?!]*)\s*$", re.DOTALL)
+
+
+def _append(query: str, terms: Sequence[str]) -> str:
+    m = _END.match(query)
+    assert m is not None  # the pattern matches any string
+    return f"{m.group(1).rstrip()} {' '.join(terms)}{m.group(2)}"
+
+
 def rewrite_query(
     query: str, question: str, history: Sequence[ConversationTurn], policy: Policy
 ) -> FollowupRewrite:
@@ -236,7 +247,7 @@ def rewrite_query(
             break
         if term.lower() not in present and term.lower() not in {c.lower() for c in carried}:
             carried.append(term)
-    rewritten = " ".join([query, *carried]) if carried else query
+    rewritten = _append(query, carried) if carried else query
     return FollowupRewrite(
         original=query, query=rewritten, carried=carried, rule=rule, turns_used=len(turns)
     )
