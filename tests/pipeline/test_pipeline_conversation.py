@@ -227,3 +227,9 @@ def test_rewrite_template_hash_is_pinned() -> None:
 
 
 REWRITE_SHA256 = "7618e69287d8ab86bac5e1340710d1f5bea55d02f121dda08eee6f74515df45a"
+
+
+def test_a_huge_n4_is_still_bounded(make_pipeline: Callable[..., Pipeline]) -> None:
+    pipe = make_pipeline(**{"limits.n4_recent_conv_max_pairs": 1000})
+    state = pipe.start(HOLD, history=[turn(f"q{i}?") for i in range(100)])
+    assert len(state.history) == 64 and state.history[-1].question == "q99?"

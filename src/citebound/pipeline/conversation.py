@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from pydantic import Field
 
 from citebound.contracts.base import Contract
-from citebound.contracts.conversation import ConversationTurn
+from citebound.contracts.conversation import MAX_HISTORY_TURNS, ConversationTurn
 from citebound.policy import Policy
 
 # Words that make a question depend on an earlier turn.
@@ -206,8 +206,9 @@ def refers_back(question: str) -> bool:
 
 
 def recent_turns(history: Sequence[ConversationTurn], policy: Policy) -> list[ConversationTurn]:
-    """The last N4 turn pairs (N4 = `retrieval.n4_recent_conv_max_pairs`; 0 = none)."""
-    n4 = policy.retrieval.n4_recent_conv_max_pairs
+    """The last N4 turn pairs (N4 = `retrieval.n4_recent_conv_max_pairs`; 0 = none), never
+    more than MAX_HISTORY_TURNS."""
+    n4 = min(policy.retrieval.n4_recent_conv_max_pairs, MAX_HISTORY_TURNS)
     return list(history[-n4:]) if n4 else []
 
 
