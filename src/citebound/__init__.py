@@ -29,6 +29,14 @@ from citebound.policy import Policy, load_policy
 
 if TYPE_CHECKING:
     from citebound.config import Config, load_config
+    from citebound.packs import (
+        AssembledPrompt,
+        PackCitation,
+        PackSpan,
+        RetrievalPack,
+        assemble_prompt,
+        retrieve_packs,
+    )
     from citebound.pipeline import Pipeline, PipelineContext, RequestState
 
 # The pipeline pulls in retrieval, assembly, the LLM layer and the audit store (~0.1 s of
@@ -39,6 +47,12 @@ _LAZY = {
     "Pipeline": "citebound.pipeline",
     "PipelineContext": "citebound.pipeline",
     "RequestState": "citebound.pipeline",
+    "AssembledPrompt": "citebound.packs",
+    "PackCitation": "citebound.packs",
+    "PackSpan": "citebound.packs",
+    "RetrievalPack": "citebound.packs",
+    "assemble_prompt": "citebound.packs",
+    "retrieve_packs": "citebound.packs",
 }
 
 
@@ -53,12 +67,15 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "AnswerBundle",
+    "AssembledPrompt",
     "AssemblyStatus",
     "CitationStyle",
     "CiteboundError",
     "Config",
     "ConfigError",
     "LLMExecutionResult",
+    "PackCitation",
+    "PackSpan",
     "Pipeline",
     "PipelineContext",
     "Policy",
@@ -67,10 +84,13 @@ __all__ = [
     "ReasonCode",
     "RequestState",
     "RetrievalBundle",
+    "RetrievalPack",
     "RetrievalRow",
     "SourceRef",
     "ValidationResult",
     "__version__",
+    "assemble_prompt",
     "load_config",
     "load_policy",
+    "retrieve_packs",
 ]

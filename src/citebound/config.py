@@ -34,6 +34,8 @@ Example file::
     llm_shape = false
     llm_gate = false
     llm_format = false
+    llm_condense = false
+    llm_header_mapping = false
     llm_rewrite = false             # follow-up retrieval rewrite by the LLM (docs/conversations.md)
 
     [audit]
@@ -109,6 +111,12 @@ class StageSwitches(Contract):
     llm_shape: bool = Field(default=False, description="A2 uses the LLM provider.")
     llm_gate: bool = Field(default=False, description="A3 semantic keep/drop uses the provider.")
     llm_format: bool = Field(default=False, description="A5 uses the provider.")
+    llm_condense: bool = Field(
+        default=False, description="A4 condenses S_CTX_MD with the provider (superprompt-v1)."
+    )
+    llm_header_mapping: bool = Field(
+        default=False, description="A0 maps unknown headers with the provider (seed 002 §5.1)."
+    )
     llm_rewrite: bool = Field(
         default=False,
         description="Follow-up questions are rewritten for retrieval by the provider (frozen "
@@ -206,10 +214,12 @@ class Config(Contract):
                 "n1_retr_max_candidates",
                 "n2_rerank_top_k",
                 "n3_final_selection_max",
-                "n4_recent_conv_max_pairs",
             )
         }
-        return base.evolve(retrieval=retrieval)
+        superprompt = base.superprompt.model_dump() | {
+            "n4_recent_conv_max_pairs": self.limits.n4_recent_conv_max_pairs
+        }
+        return base.evolve(retrieval=retrieval, superprompt=superprompt)
 
 
 # Environment variables: CITEBOUND_<KEY> for top-level keys, CITEBOUND_<SECTION>_<KEY> for sections.

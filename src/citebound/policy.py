@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import Field, ValidationError, model_validator
 
 from citebound.contracts.base import Contract, content_hash
-from citebound.contracts.enums import CitationStyle, PromptStyle
+from citebound.contracts.enums import CitationStyleInput, PromptStyle
 from citebound.errors import ConfigError
 
 TokenizerName = Literal["cl100k_base", "o200k_base", "llama3", "qwen3", "chars"]
@@ -56,12 +56,6 @@ class RetrievalPolicy(Contract):
     per_hit_neighbors: int = Field(default=0, ge=0, description="Neighbour chunks per hit.")
     mode: Literal["hybrid", "lexical", "dense"] = Field(default="hybrid", description="Index use.")
     lexical_weight: float = Field(default=0.4, ge=0, le=1, description="Lexical share in fusion.")
-    n4_recent_conv_max_pairs: int = Field(
-        default=8,
-        ge=0,
-        description="Most recent conversation turn pairs carried into a request (N4); 0 turns "
-        "conversations off (every question is single-shot).",
-    )
 
 
 class LLMPolicy(Contract):
@@ -78,7 +72,7 @@ class LLMPolicy(Contract):
 class ConversationPolicy(Contract):
     """Follow-up questions (seed 002 `recentConversation`; docs/conversations.md).
 
-    The last N4 turn pairs (`retrieval.n4_recent_conv_max_pairs`) go into a separate, fenced,
+    The last N4 turn pairs (`superprompt.n4_recent_conv_max_pairs`) go into a separate, fenced,
     never-citable block of the `qa_conversation_v1` template; a deterministic rewrite carries
     the entities of the last turns into the retrieval query.
     """
@@ -122,6 +116,31 @@ class ValidationPolicy(Contract):
     )
 
 
+class SuperPromptPolicy(Contract):
+    """Knobs of the `superprompt-v1` prompt contract (seed 002 §4-§5.8)."""
+
+    s_ctx_max_items: int = Field(
+        default=12,
+        ge=1,
+        description="Most lines per S_CTX_MD list (facts, constraints): a readability cap "
+        "(seed 002 §5.6), not fitted on data.",
+    )
+    a4_min_line_support: float = Field(
+        default=0.8,
+        gt=0,
+        le=1,
+        description="An LLM-condensed S_CTX line needs this share of its content words in one "
+        "selected attachment (and every number/code in the attachments), else the extractive "
+        "S_CTX replaces it. Chosen, not fitted: no labelled condenser outputs exist yet.",
+    )
+    n4_recent_conv_max_pairs: int = Field(
+        default=8,
+        ge=0,
+        description="N4: most recent turn pairs a request carries, for every prompt contract "
+        "(the Recent Conversation block and the follow-up rewrite); 0 = single-shot.",
+    )
+
+
 class Policy(Contract):
     """Frozen selection, prompt, execution and validation values (seed 000 snapshot first)."""
 
@@ -145,8 +164,16 @@ class Policy(Contract):
     allowed_knowledge_types: list[str] = Field(
         description="V5 domain integrity; ['*'] allows any type."
     )
-    citation_style: CitationStyle = Field(description="Anchor style.")
+    citation_style: CitationStyleInput = Field(description="Anchor style.")
     prompt_style: PromptStyle = Field(default=PromptStyle.QA, description="qa or summarize.")
+    prompt_contract: Literal["v1", "superprompt-v1"] = Field(
+        default="v1",
+        description="v1: the frozen five-section prompt (qa_v1 / summarize_v1); superprompt-v1: "
+        "seed 002's System_MD, Prompt_MD, S_CTX_MD, Attachments_MD (+ Recent Conversation).",
+    )
+    superprompt: SuperPromptPolicy = Field(
+        default_factory=SuperPromptPolicy, description="superprompt-v1 knobs."
+    )
     tokenizer: TokenizerName = Field(description="Token counter for every budget.")
     refusal: RefusalPolicy = Field(description="Refusal strings.")
     gate: GatePolicy = Field(description="Retrieval gate.")
@@ -168,8 +195,16 @@ class Policy(Contract):
 
     @property
     def fingerprint(self) -> str:
-        """`sha256:<hex>` of the canonical JSON of the policy."""
-        return content_hash(self)
+        """`sha256:<hex>` of the canonical JSON of the policy.
+
+        Fields added after V1 (`prompt_contract`, `superprompt`, `conversation`) are left out
+        while they hold their defaults, so a V1 policy keeps the fingerprint its audit records
+        carry."""
+        data = self.model_dump(mode="json")
+        for name in _OMIT_WHEN_DEFAULT:
+            if data[name] == _DEFAULTS[name]:
+                del data[name]
+        return content_hash(data)
 
     def evolve(self, **changes: object) -> Policy:
         """A validated copy with top-level fields replaced (unlike `model_copy(update=...)`).
@@ -186,7 +221,14 @@ class Policy(Contract):
         return "*" in self.allowed_knowledge_types or value in self.allowed_knowledge_types
 
 
-PRESETS = ("strict-v1", "hybridrag")
+_OMIT_WHEN_DEFAULT = ("prompt_contract", "superprompt", "conversation")
+_DEFAULTS = {
+    "prompt_contract": "v1",
+    "superprompt": SuperPromptPolicy().model_dump(mode="json"),
+    "conversation": ConversationPolicy().model_dump(mode="json"),
+}
+
+PRESETS = ("strict-v1", "hybridrag", "superprompt-v1")
 
 
 def _format_error(err: ValidationError, source: str) -> ConfigError:

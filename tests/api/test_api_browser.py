@@ -14,7 +14,7 @@ from api_helpers import PLANT_QUESTION, UNANSWERABLE
 from api_live import LiveServer
 
 from citebound.config import load_config
-from citebound.pipeline import STAGE_LABELS, STAGE_ORDER
+from citebound.pipeline import SEED_BUTTONS, STAGE_LABELS
 
 CHROMIUM = Path(os.environ.get("CITEBOUND_CHROMIUM", "/usr/bin/chromium"))
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -115,52 +115,59 @@ def test_unanswerable_question_shows_the_refusal(page: object, server: LiveServe
     shot(pg, "refusal")
 
 
-def test_step_through_all_stages(page: object) -> None:
+def test_step_through_the_eight_seed_buttons(page: object) -> None:
+    """Seed 002 manual mode: 8 buttons in the seed's order, each running its grouped stages
+    and showing what changed in the SuperPrompt."""
     pg = page
     pg.click("#mode-step")  # type: ignore[attr-defined]
     pg.fill("#question", PLANT_QUESTION)  # type: ignore[attr-defined]
     pg.click("#ask-btn")  # type: ignore[attr-defined]
-    pg.wait_for_selector(".stage-btn.next[data-stage='preprocessed']")  # type: ignore[attr-defined]
-    assert [
-        b.get_attribute("data-stage")
+    pg.wait_for_selector(".stage-btn.next[data-button='A0_PreProcessing']")  # type: ignore[attr-defined]
+    names = [
+        b.get_attribute("data-button")
         for b in pg.locator(".stage-btn").all()  # type: ignore[attr-defined]
-    ] == list(STAGE_ORDER)
+    ]
+    assert names == [name for name, _ in SEED_BUTTONS]
     assert pg.is_hidden("#result")  # type: ignore[attr-defined]
-    for i, stage in enumerate(STAGE_ORDER):
-        button = f".stage-btn[data-stage='{stage}']"
-        later = STAGE_ORDER[i + 1 :]
-        if later:  # stages after the next one cannot be pressed yet
-            assert pg.is_disabled(f".stage-btn[data-stage='{later[-1]}']")  # type: ignore[attr-defined]
+    for i, (name, stages) in enumerate(SEED_BUTTONS):
+        button = f".stage-btn[data-button='{name}']"
+        later = SEED_BUTTONS[i + 1 :]
+        if later:  # steps after the next one cannot be pressed yet
+            assert pg.is_disabled(f".stage-btn[data-button='{later[-1][0]}']")  # type: ignore[attr-defined]
         pg.click(button)  # type: ignore[attr-defined]
         pg.wait_for_selector(f"{button}.done")  # type: ignore[attr-defined]
-        title = pg.inner_text("#stage-view h3")  # type: ignore[attr-defined]
-        assert title == f"{i + 1} · {STAGE_LABELS[stage]}"
+        assert pg.inner_text(".seed-title") == f"{i + 1} · {name}"  # type: ignore[attr-defined]
+        title = pg.inner_text("#stage-view h3 >> nth=1")  # type: ignore[attr-defined]
+        assert title.endswith(STAGE_LABELS[stages[-1]])
         view = pg.inner_text("#stage-view")  # type: ignore[attr-defined]
-        if stage == "retrieval":
-            assert (
-                "kept" in view.lower() and pg.locator("#stage-view table.kept tbody tr").count() > 0
-            )  # type: ignore[attr-defined]
-            # Long lists are cut to the first rows, with a button to show all.
-            more = pg.locator("#stage-view button.more")  # type: ignore[attr-defined]
-            if more.count():
-                shown = pg.locator("#stage-view table.kept tbody tr").count()  # type: ignore[attr-defined]
-                more.first.click()
-                assert pg.locator("#stage-view table.kept tbody tr").count() > shown  # type: ignore[attr-defined]
+        changed = [
+            d.get_attribute("data-field")
+            for d in pg.locator(".seed-change").all()  # type: ignore[attr-defined]
+        ]
+        if name == "A0_PreProcessing":
+            assert {"stage", "body", "prompt_ready"} <= set(changed)
+        if name == "Retrieval":
+            assert "views_by_stage" in changed
+            assert pg.locator("#stage-view table.kept tbody tr").count() > 0  # type: ignore[attr-defined]
             shot(pg, "step-retrieval")
-        if stage == "assembled":
+        if name == "A4_Condenser":
+            assert pg.locator(".seed-parts .part").count() == 2  # type: ignore[attr-defined]
+            pg.click(".seed-parts .part[data-part='assembled']")  # type: ignore[attr-defined]
+            view = pg.inner_text("#stage-view")  # type: ignore[attr-defined]
             assert "dropped" in view.lower() and "DROP_" in view
             shot(pg, "step-assembled")
-        if stage == "prompt_built":
-            assert len(pg.inner_text(".prompt-hash")) == 64  # type: ignore[attr-defined]
-        if stage == "validated":
-            assert "Validator: PASSED" in view
+        if name == "Prompt_Builder":
+            assert pg.locator(".seed-parts .part").count() == len(stages)  # type: ignore[attr-defined]
+            assert "stage" not in changed  # the Prompt_Builder keeps `a5`
+            assert "PASSED" in view
             shot(pg, "step-validated")
     pg.wait_for_selector("#result:not([hidden])")  # type: ignore[attr-defined]
     assert pg.inner_text("#status-badge") == "Answered"  # type: ignore[attr-defined]
     assert "All stages ran" in pg.inner_text("#pipeline-hint")  # type: ignore[attr-defined]
-    # A finished stage can be reopened.
-    pg.click(".stage-btn[data-stage='a3']")  # type: ignore[attr-defined]
-    assert "A3 gate" in pg.inner_text("#stage-view h3")  # type: ignore[attr-defined]
+    # A finished step can be reopened.
+    pg.click(".stage-btn[data-button='A3_NLI_Gate']")  # type: ignore[attr-defined]
+    assert "A3_NLI_Gate" in pg.inner_text(".seed-title")  # type: ignore[attr-defined]
+    assert "A3 gate" in pg.inner_text("#stage-view")  # type: ignore[attr-defined]
     shot(pg, "step-done")
 
 
@@ -257,7 +264,7 @@ def test_two_turn_conversation_stays_on_screen(page: object) -> None:
     pg.wait_for_selector("#doc-viewer:not([hidden]) mark#highlight")  # type: ignore[attr-defined]
     pg.click("#doc-close")  # type: ignore[attr-defined]
     # The pipeline panel explains the last turn (auto mode, read-only).
-    assert pg.locator(".stage-btn.done").count() == len(STAGE_ORDER)  # type: ignore[attr-defined]
+    assert pg.locator(".stage-btn.done").count() == len(STAGE_LABELS)  # type: ignore[attr-defined]
     shot(pg, "conversation")
     pg.click("#new-chat")  # type: ignore[attr-defined]
     assert pg.is_hidden("#conversation") and pg.is_hidden("#result")  # type: ignore[attr-defined]

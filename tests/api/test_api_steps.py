@@ -25,6 +25,18 @@ def test_step_through_every_stage_in_order(client: TestClient) -> None:
     s = start.json()
     assert (s["stage"], s["next_stage"], s["views"]) == ("raw", "preprocessed", [])
     assert s["stage_order"] == list(STAGE_ORDER)
+    # Seed 002 §2.1: 8 buttons in the seed's order, grouping every registry stage once.
+    assert [b["name"] for b in s["buttons"]] == [
+        "A0_PreProcessing",
+        "A2_PromptShaper",
+        "Retrieval",
+        "ReRanker",
+        "A3_NLI_Gate",
+        "A4_Condenser",
+        "A5_Format_Enforcer",
+        "Prompt_Builder",
+    ]
+    assert [st for b in s["buttons"] for st in b["stages"]] == list(STAGE_ORDER)
     seen = []
     while s["next_stage"] is not None:
         expected = s["next_stage"]
@@ -32,6 +44,8 @@ def test_step_through_every_stage_in_order(client: TestClient) -> None:
         assert [v["stage"] for v in s["views"]] == [expected]
         seen.append(s["views"][0])
     assert [v["stage"] for v in seen] == list(STAGE_ORDER)
+    assert s["stage"] == "a5"  # the Prompt_Builder and what follows keep the seed's `a5`
+    assert json.loads(s["state"])["history_of_stages"][-2:] == ["a4", "a5"]
     by = {v["stage"]: v for v in seen}
     assert by["retrieval"]["kept"] and all(
         0 <= k["similarity"] <= 1 for k in by["retrieval"]["kept"]

@@ -95,7 +95,7 @@ CASES = {
     "numeric_summarize": (
         _unicode,
         "strict-v1",
-        {"citation_style": CitationStyle.NUMERIC, "prompt_style": PromptStyle.SUMMARIZE},
+        {"citation_style": CitationStyle.DECIMAL, "prompt_style": PromptStyle.SUMMARIZE},
     ),
     "superscript": (
         _fifty_rows,

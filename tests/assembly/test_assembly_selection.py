@@ -135,7 +135,7 @@ def test_sanitization_drops_chunks_empty_after_sanitize() -> None:
     [
         (CitationStyle.C, ["C0", "C1"], "[C0]"),
         (CitationStyle.S, ["S1", "S2"], "[S1]"),
-        (CitationStyle.NUMERIC, ["1", "2"], "[1]"),
+        (CitationStyle.DECIMAL, ["1", "2"], "[1]"),
         (CitationStyle.SUPERSCRIPT, ["¹", "²"], "[¹]"),
     ],
 )

@@ -48,7 +48,23 @@ def test_fingerprints_are_stable_and_distinct() -> None:
 
 
 def test_presets_are_package_files() -> None:
-    assert set(PRESETS) == {"strict-v1", "hybridrag"}
+    assert set(PRESETS) == {"strict-v1", "hybridrag", "superprompt-v1"}
+    for name in PRESETS:
+        assert load_policy(name).name == name
+
+
+def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
+    """Audit records carry the policy fingerprint; the fields added for superprompt-v1 are
+    left out while at their defaults, so strict-v1 keeps the fingerprint it had before."""
+    strict = load_policy("strict-v1")
+    assert strict.fingerprint == (
+        "sha256:18eccec40997ecdd6fd016bc35bfcead7df96ce3b3b7e41e1a885be619b35661"
+    )
+    sp = load_policy("superprompt-v1")
+    assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint
+    assert strict.evolve(prompt_contract="superprompt-v1").fingerprint != strict.fingerprint
+    tuned = strict.evolve(superprompt={"s_ctx_max_items": 3})
+    assert tuned.fingerprint != strict.fingerprint
 
 
 def _write(tmp_path: Path, text: str) -> Path:

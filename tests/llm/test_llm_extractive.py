@@ -32,7 +32,7 @@ def test_picks_the_matching_sentence_verbatim_with_its_marker() -> None:
     [
         (CitationStyle.C, "[C1]"),
         (CitationStyle.S, "[S2]"),
-        (CitationStyle.NUMERIC, "[2]"),
+        (CitationStyle.DECIMAL, "[2]"),
         (CitationStyle.SUPERSCRIPT, "[²]"),
     ],
 )

@@ -8,7 +8,14 @@ from typing import Any
 import pytest
 
 from citebound.errors import PipelineOrderError
-from citebound.pipeline import STAGE_ORDER, Pipeline, RequestState, check_invariants, next_stage
+from citebound.pipeline import (
+    SEED_STAGE,
+    STAGE_ORDER,
+    Pipeline,
+    RequestState,
+    check_invariants,
+    next_stage,
+)
 
 TORQUE = "What torque should the HP-220 impeller bolts be tightened to?"
 REFUSAL = "NO_EVIDENCE: The provided evidence does not contain sufficient information to answer this question."
@@ -40,7 +47,18 @@ def test_answerable_question_is_answered_with_citations(
 ) -> None:
     state = make_pipeline().run(TORQUE, request_id="r1")
     assert state.response is not None and state.response.status.value == "OK"
-    assert state.history_of_stages == list(STAGE_ORDER)
+    assert state.steps_done == list(STAGE_ORDER)
+    # Seed 002 §2.1 vocabulary; the Prompt_Builder and what follows it keep `a5`.
+    assert state.history_of_stages == [
+        "preprocessed",
+        "a2",
+        "retrieval",
+        "reranked",
+        "a3",
+        "a4",
+        "a5",
+    ]
+    assert state.stage == "a5"
     cited = {c.anchor for c in state.response.citations}
     assert cited and all(f"[{a}]" in state.response.answer for a in cited)
     texts = [
@@ -156,9 +174,12 @@ def test_step_mode_matches_auto_mode_and_round_trips_as_json(
     state = pipe.start(TORQUE, request_id="steps")
     seen = []
     while (stage := next_stage(state)) is not None:
+        before = state.history_of_stages
         state = pipe.step(RequestState.model_validate_json(state.model_dump_json()), stage=stage)
-        seen.append(state.stage)
-        assert state.history_of_stages == seen
+        seen.append(stage)
+        assert state.steps_done == seen
+        seed = SEED_STAGE[stage]
+        assert state.history_of_stages == ([*before, seed] if seed else before)
     assert seen == list(STAGE_ORDER)
     auto = make_pipeline().run(TORQUE, request_id="steps")
     state, auto = (s.evolve(config_fingerprint="") for s in (state, auto))
@@ -194,12 +215,18 @@ def test_invariant_checker_rejects_violations(make_pipeline: Callable[..., Pipel
     with pytest.raises(PipelineOrderError, match="modified"):
         check_invariants(
             s3,
-            edited.evolve(stage="reranked", history_of_stages=s4.history_of_stages),
+            edited.evolve(
+                stage="reranked",
+                history_of_stages=s4.history_of_stages,
+                steps_done=s4.steps_done,
+            ),
             "reranked",
             pipe.ctx,
         )
-    with pytest.raises(PipelineOrderError, match="history"):
+    with pytest.raises(PipelineOrderError, match="steps_done"):
         check_invariants(s3, s3, "reranked", pipe.ctx)
+    with pytest.raises(PipelineOrderError, match="seed 002 vocabulary"):
+        check_invariants(s3, s4.evolve(stage="retrieval"), "reranked", pipe.ctx)
     ghost = s4.evolve(final_selection_ids=["not-a-chunk"])
     with pytest.raises(PipelineOrderError, match="final_selection_ids"):
         check_invariants(s3, ghost, "reranked", pipe.ctx)

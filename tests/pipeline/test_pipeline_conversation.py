@@ -62,7 +62,7 @@ def test_rewrite_rules() -> None:
 def test_rewrite_respects_n4_and_the_term_cap() -> None:
     hist = [turn(f"What about unit X{i}?") for i in range(10)]
     off = POLICY.evolve(
-        retrieval=POLICY.retrieval.model_copy(update={"n4_recent_conv_max_pairs": 0})
+        superprompt=POLICY.superprompt.model_copy(update={"n4_recent_conv_max_pairs": 0})
     )
     assert rewrite_query("And it?", "And it?", hist, off).rule == "no_history"
     capped = POLICY.evolve(

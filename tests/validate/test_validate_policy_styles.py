@@ -19,8 +19,9 @@ T = "Torque the M8 cylinder head bolts to 25 Nm"
     [
         (CitationStyle.C, "[C0]", "[c0]", r"\[C\d+\]"),
         (CitationStyle.S, "[S1]", "[s1]", r"\[S\d+\]"),
-        (CitationStyle.NUMERIC, "[1]", "[C0]", r"\[\d+\]"),
+        (CitationStyle.DECIMAL, "[1]", "[C0]", r"\[\d+\]"),
         (CitationStyle.SUPERSCRIPT, "[¹]", "[1]", r"\[[⁰¹²³⁴⁵⁶⁷⁸⁹]+\]"),
+        (CitationStyle.FOOTNOTE, "[^1]", "[1]", r"\[\^\d+\]"),
     ],
 )
 def test_each_style_has_its_exact_marker(
@@ -36,7 +37,7 @@ def test_each_style_has_its_exact_marker(
 
 
 def test_numeric_style_keeps_list_numbering_as_text(hybrid: Policy) -> None:
-    b = make_answer_bundle(EVIDENCE, style=CitationStyle.NUMERIC)
+    b = make_answer_bundle(EVIDENCE, style=CitationStyle.DECIMAL)
     r = validate_text(b, f"Step (1): {T.lower()} [1].", hybrid)
     assert r.validation_status == "PASSED", r.message
     assert r.grounding_metrics.malformed_citation_count == 0
@@ -45,7 +46,7 @@ def test_numeric_style_keeps_list_numbering_as_text(hybrid: Policy) -> None:
 
 
 def test_numeric_style_invented_anchor(strict: Policy) -> None:
-    b = make_answer_bundle(EVIDENCE, style=CitationStyle.NUMERIC)
+    b = make_answer_bundle(EVIDENCE, style=CitationStyle.DECIMAL)
     r = validate_text(b, f"{T} [9].", strict)
     assert r.failure_reason == ReasonCode.INVALID_CITATION_REFERENCE
 
@@ -143,3 +144,34 @@ def test_an_answer_echoing_a_planted_instruction_fails(strict: Policy) -> None:
     ko = validate_text(b, planted + " [C0]", strict)
     assert ko.validation_status == "FAILED"
     assert ReasonCode.INJECTION_ECHO in ko.reason_codes
+
+
+def test_old_numeric_name_is_a_clear_error_for_input_and_reads_as_decimal_in_records(
+    strict: Policy,
+) -> None:
+    """`numeric` ([1]) was renamed `decimal`: seed 004's `numeric` means [¹]. A policy or a
+    bundle naming `numeric` fails with a message that says what to write instead; audit
+    records written before the rename still load (as `decimal`, what they meant)."""
+    from citebound.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"renamed 'decimal'.*'superscript'"):
+        strict.evolve(citation_style="numeric")
+    bundle = make_answer_bundle(EVIDENCE, style=CitationStyle.DECIMAL).model_dump()
+    with pytest.raises(ValueError, match="renamed 'decimal'"):
+        AnswerBundle.model_validate({**bundle, "citation_style": "numeric"})
+    with pytest.raises(ValueError, match="renamed 'decimal'"):
+        CitationStyle("numeric")
+    assert strict.evolve(citation_style="decimal").citation_style is CitationStyle.DECIMAL
+    from pydantic import TypeAdapter
+
+    from citebound.contracts.enums import StoredCitationStyle
+
+    assert TypeAdapter(StoredCitationStyle).validate_python("numeric") is CitationStyle.DECIMAL
+
+
+def test_footnote_style_rejects_other_styles_markers(strict: Policy) -> None:
+    b = make_answer_bundle(EVIDENCE, style=CitationStyle.FOOTNOTE)
+    assert validate_text(b, f"{T} [^9].", strict).failure_reason == (
+        ReasonCode.INVALID_CITATION_REFERENCE
+    )
+    assert validate_text(b, f"{T} [¹].", strict).failure_reason == ReasonCode.MALFORMED_CITATION

@@ -21,6 +21,7 @@ from citebound.api.runtime import ensure_recorded
 from citebound.audit import utc_now
 from citebound.contracts.api import (
     AnswerRequest,
+    AssemblePromptRequest,
     AssembleRequest,
     AssembleResponse,
     AuditView,
@@ -33,6 +34,7 @@ from citebound.contracts.api import (
 )
 from citebound.contracts.audit import FeedbackRecord
 from citebound.contracts.execution import ValidationResult
+from citebound.contracts.packs import AssembledPrompt
 from citebound.contracts.public import PublicResponse
 from citebound.contracts.retrieval import RetrievalBundle, display_path
 from citebound.errors import ContractError, NotFound
@@ -117,6 +119,47 @@ def assemble(
     with rt.slot():
         outcome = assemble_and_build(body.bundle, rt.ctx.policy, question=body.question)
     return AssembleResponse(answer_bundle=outcome.bundle, prompt=outcome.prompt)
+
+
+@router.post(
+    "/assemble-prompt",
+    response_model=AssembledPrompt,
+    responses=problems(400, 401, 403, 422),
+)
+def assemble_prompt(
+    body: AssemblePromptRequest,
+    rt: Runtime,
+    who: Caller,
+) -> AssembledPrompt:
+    """Seed 004: packs (yours, or retrieved from your collection) -> system + user prompt with
+    citation markers. No model call; JSON in camelCase."""
+    from citebound.packs import assemble_prompt as assemble
+    from citebound.packs import retrieve_packs
+    from citebound.retrieve import compile_filters
+
+    with rt.slot():
+        packs = body.packs
+        if packs is None:
+            collection, filters = rt.resolve_collection(who, body.collection, body.filters)
+            compile_filters(filters)
+            packs = retrieve_packs(
+                body.question,
+                limit=body.limit,
+                per_hit_neighbors=body.per_hit_neighbors,
+                expand=body.expand,
+                rank=body.rank,
+                retriever=rt.ctx.retriever,
+                collection=collection,
+                filters=filters,
+                policy=rt.ctx.policy,
+            )
+        return assemble(
+            body.question,
+            packs,
+            headroom_tokens=body.headroom_tokens,
+            style=body.style,
+            citation_style=body.citation_style,
+        )
 
 
 @router.post("/validate", response_model=ValidationResult, responses=problems(401, 422))

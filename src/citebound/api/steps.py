@@ -17,9 +17,9 @@ from citebound.api.deps import Caller, Runtime, problems
 from citebound.api.present import answer_view, stage_view
 from citebound.api.runtime import ApiRuntime, ensure_recorded
 from citebound.api.security import Principal
-from citebound.contracts.api import StepRequest, StepResponse
+from citebound.contracts.api import StepButton, StepRequest, StepResponse
 from citebound.errors import AccessDenied, ContractError, PipelineOrderError
-from citebound.pipeline import STAGE_LABELS, STAGE_ORDER, RequestState, next_stage
+from citebound.pipeline import SEED_BUTTONS, STAGE_LABELS, STAGE_ORDER, RequestState, next_stage
 
 router = APIRouter(prefix="/v1")
 
@@ -107,6 +107,7 @@ def steps(
         stage=state.stage,
         next_stage=None if done else next_stage(state),
         stage_order=list(STAGE_ORDER),
+        buttons=[StepButton(name=n, stages=list(st)) for n, st in SEED_BUTTONS],
         labels=dict(STAGE_LABELS),
         views=[stage_view(state, rec) for rec in state.stage_log[before:]],
         result=answer_view(state) if done else None,

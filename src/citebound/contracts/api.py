@@ -16,6 +16,7 @@ from citebound.contracts.assembly import AnswerBundle, PromptBuildResult
 from citebound.contracts.audit import AuditRecord, FeedbackRecord
 from citebound.contracts.base import Contract
 from citebound.contracts.conversation import MAX_HISTORY_TURNS, ConversationTurn
+from citebound.contracts.packs import PackCitationStyle, PackPromptStyle, RetrievalPack
 from citebound.contracts.public import PublicResponse
 from citebound.contracts.retrieval import FiltersApplied, RetrievalBundle
 
@@ -196,14 +197,27 @@ class StepRequest(Contract):
         return self
 
 
+class StepButton(Contract):
+    """One of seed 002's 8 manual-mode buttons and the registry stages it runs, in order."""
+
+    name: str = Field(description="Seed 002 name, e.g. A4_Condenser.")
+    stages: list[str] = Field(description="Registry stages this button runs (stage_order names).")
+
+
 class StepResponse(Contract):
     """The new state (opaque to clients: post it back unchanged) and what the stage did."""
 
     state: str = Field(description="RequestState as JSON text; post it back byte for byte.")
     state_token: str = Field(description="HMAC binding the state to this server and caller.")
-    stage: str = Field(description="Last completed stage (`raw` before any).")
+    stage: str = Field(
+        description="Last completed seed 002 stage (`raw` before any; stays `a5` after it)."
+    )
     next_stage: str | None = Field(description="Stage the next call runs; null when done.")
-    stage_order: list[str] = Field(description="Every stage, in order.")
+    stage_order: list[str] = Field(description="Every registry stage, in order.")
+    buttons: list[StepButton] = Field(
+        default_factory=list,
+        description="Seed 002's 8 manual-mode buttons, in order, grouping stage_order.",
+    )
     labels: dict[str, str] = Field(description="Human label per stage.")
     views: list[StageView] = Field(default_factory=list, description="Stages run in this call.")
     result: AnswerView | None = Field(default=None, description="When the request is complete.")
@@ -278,3 +292,42 @@ class Problem(Contract):
     detail: str = Field(description="What went wrong and what to do.")
     instance: str | None = Field(default=None, description="Request path.")
     errors: list[ProblemItem] = Field(default_factory=list, description="Field errors.")
+
+
+MAX_PACKS = 500  # bounded before work: one request cannot ask for an unbounded prompt
+
+
+class AssemblePromptRequest(Contract):
+    """`POST /v1/assemble-prompt` (seed 004): your packs, or packs retrieved from a collection.
+
+    JSON uses the seed's camelCase (`headroomTokens`, `citationStyle`, `perHitNeighbors`);
+    snake_case is accepted too.
+    """
+
+    question: str = Field(
+        min_length=1, max_length=MAX_QUESTION_CHARS, description="Question or instruction."
+    )
+    packs: list[RetrievalPack] | None = Field(
+        default=None,
+        max_length=MAX_PACKS,
+        description="Packs to assemble; when absent, they are retrieved for `question`.",
+    )
+    collection: str | None = Field(
+        default=None, pattern=COLLECTION_PATTERN, description="Collection to retrieve from."
+    )
+    filters: FiltersApplied | None = Field(default=None, description="Retrieval filters.")
+    limit: int = Field(default=5, ge=1, le=100, description="Packs to retrieve.")
+    per_hit_neighbors: int = Field(
+        default=0, ge=0, le=10, alias="perHitNeighbors", description="Neighbours per hit."
+    )
+    expand: Literal["neighbors"] | None = Field(default=None, description="Neighbour expansion.")
+    rank: Literal["hybrid", "bm25", "tfidf", "dense"] = Field(
+        default="hybrid", description="Ranking for retrieval (`tfidf` = `bm25`)."
+    )
+    headroom_tokens: int = Field(
+        default=300, ge=0, alias="headroomTokens", description="Context budget (estimated)."
+    )
+    style: PackPromptStyle = Field(default="qa", description="qa or summarize.")
+    citation_style: PackCitationStyle = Field(
+        default="numeric", alias="citationStyle", description="numeric [¹] or footnote [^1]."
+    )

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from citebound.contracts.base import Contract
-from citebound.contracts.enums import AssemblyStatus, BuildStatus, CitationStyle
+from citebound.contracts.enums import AssemblyStatus, BuildStatus, CitationStyleInput
 from citebound.contracts.retrieval import FiltersApplied, GateTrace, SourceRef
 
 
@@ -102,7 +102,7 @@ class AnswerBundle(Contract):
     reason_codes: list[str] = Field(default_factory=list, description="All failure reason codes.")
     messages: list[str] = Field(default_factory=list, description="Actionable explanations.")
     user_question: str = Field(default="", description="Question after whitespace normalization.")
-    citation_style: CitationStyle = Field(description="Anchor style of this bundle.")
+    citation_style: CitationStyleInput = Field(description="Anchor style of this bundle.")
     selected_evidence: list[SelectedEvidence] = Field(default_factory=list, description="Evidence.")
     anchor_map: dict[str, str] = Field(default_factory=dict, description="anchor -> chunk_id.")
     evidence_block_text: str = Field(default="", description="Exact evidence bytes in the prompt.")

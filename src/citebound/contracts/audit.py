@@ -17,9 +17,9 @@ from pydantic import Field, model_validator
 from citebound.contracts.base import Contract, content_hash
 from citebound.contracts.enums import (
     AssemblyStatus,
-    CitationStyle,
     GenerationStatus,
     PublicStatus,
+    StoredCitationStyle,
     ValidationStatus,
 )
 from citebound.contracts.execution import ValidationResult
@@ -94,7 +94,7 @@ class AuditRecord(Contract):
     policy_version: str = Field(description="Policy version.")
     policy_fingerprint: str = Field(description="`Policy.fingerprint` (sha256 of the policy).")
     validator_version: str | None = Field(default=None, description="R5 validator version.")
-    citation_style: CitationStyle | None = Field(default=None, description="Anchor style.")
+    citation_style: StoredCitationStyle | None = Field(default=None, description="Anchor style.")
     prompt_sha256: str | None = Field(default=None, description="sha256 of the prompt bytes.")
     template_id: str | None = Field(default=None, description="Prompt template id.")
     anchor_map: dict[str, str] = Field(default_factory=dict, description="anchor -> chunk_id.")

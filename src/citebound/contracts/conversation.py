@@ -14,7 +14,7 @@ from pydantic import Field
 from citebound.contracts.base import Contract
 
 # A sane cap on the number of turns one request may carry. Only the last N4 pairs
-# (`retrieval.n4_recent_conv_max_pairs`) are used; this bounds parsing work, not the policy.
+# (`superprompt.n4_recent_conv_max_pairs`) are used; this bounds parsing work, not the policy.
 MAX_HISTORY_TURNS = 64
 # Per-turn text caps, the same order as `contracts.api.MAX_QUESTION_CHARS`.
 MAX_TURN_QUESTION_CHARS = 8000

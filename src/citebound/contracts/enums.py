@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Annotated
+
+from pydantic import BeforeValidator
 
 
 class RetrievalStatus(StrEnum):
@@ -40,13 +43,48 @@ class PublicStatus(StrEnum):
     FAILED = "FAILED"
 
 
+# Seed 004 uses `numeric` for superscript markers ([¹]); the style this project called `numeric`
+# ([1]) was renamed `decimal` so the two meanings cannot be confused (docs/assemble_prompt.md).
+RENAMED_CITATION_STYLES = {
+    "numeric": "citation style 'numeric' was renamed 'decimal' (markers [1], [2], ...); "
+    "seed 004's 'numeric' means superscript markers [¹], which is style 'superscript' here. "
+    'Set citation_style = "decimal" to keep [1] markers.',
+}
+
+
 class CitationStyle(StrEnum):
-    """Anchor look: `C` -> [C0] (from 0), `S` -> [S1], `numeric` -> [1], `superscript` -> [¹]."""
+    """Anchor look: `C` -> [C0] (from 0), `S` -> [S1], `decimal` -> [1], `superscript` -> [¹],
+    `footnote` -> [^1]. The old name `numeric` (for [1]) is rejected with a message saying so."""
 
     C = "C"
     S = "S"
-    NUMERIC = "numeric"
+    DECIMAL = "decimal"
     SUPERSCRIPT = "superscript"
+    FOOTNOTE = "footnote"
+
+    @classmethod
+    def _missing_(cls, value: object) -> CitationStyle | None:
+        message = RENAMED_CITATION_STYLES.get(str(value))
+        if message is not None:
+            raise ValueError(message)
+        return None
+
+
+def _reject_renamed(value: object) -> object:
+    if isinstance(value, str) and value in RENAMED_CITATION_STYLES:
+        raise ValueError(RENAMED_CITATION_STYLES[value])
+    return value
+
+
+def _read_legacy(value: object) -> object:
+    # Records written before the rename said `numeric` for what is now `decimal` ([1]).
+    return CitationStyle.DECIMAL.value if value == "numeric" else value
+
+
+# A style given as input (policy, request): the old name `numeric` is an error that says why.
+CitationStyleInput = Annotated[CitationStyle, BeforeValidator(_reject_renamed)]
+# A style read back from stored data (audit records): the old name reads as `decimal`.
+StoredCitationStyle = Annotated[CitationStyle, BeforeValidator(_read_legacy)]
 
 
 class PromptStyle(StrEnum):

@@ -6,6 +6,8 @@ from citebound.pipeline.conversation import FollowupRewrite, rewrite_query
 from citebound.pipeline.preprocess import map_header, preprocess, retrieval_query
 from citebound.pipeline.stages import REGISTRY, STAGE_LABELS
 from citebound.pipeline.state import (
+    SEED_BUTTONS,
+    SEED_STAGE,
     STAGE_ORDER,
     MappingDecision,
     PromptBody,
@@ -16,6 +18,8 @@ from citebound.pipeline.state import (
 
 __all__ = [
     "REGISTRY",
+    "SEED_BUTTONS",
+    "SEED_STAGE",
     "STAGE_LABELS",
     "STAGE_ORDER",
     "FollowupRewrite",

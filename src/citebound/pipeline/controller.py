@@ -30,12 +30,12 @@ from citebound.errors import (
 )
 from citebound.pipeline.context import PipelineContext
 from citebound.pipeline.stages import REGISTRY, search_pieces
-from citebound.pipeline.state import STAGE_ORDER, RequestState, StageRecord
+from citebound.pipeline.state import SEED_STAGE, STAGE_ORDER, RequestState, StageRecord
 
 
 def next_stage(state: RequestState) -> str | None:
     """The stage that must run next, or None when the request is complete."""
-    done = len(state.history_of_stages)
+    done = len(state.steps_done)
     return STAGE_ORDER[done] if done < len(STAGE_ORDER) else None
 
 
@@ -47,8 +47,12 @@ def check_invariants(
     def bad(msg: str) -> PipelineOrderError:
         return PipelineOrderError(f"stage '{stage}' broke an invariant: {msg}", stage=stage)
 
-    if after.history_of_stages != [*before.history_of_stages, stage] or after.stage != stage:
-        raise bad("history_of_stages must grow by exactly this stage")
+    if after.steps_done != [*before.steps_done, stage]:
+        raise bad("steps_done must grow by exactly this stage")
+    seed = SEED_STAGE.get(stage)
+    history = [*before.history_of_stages, seed] if seed else before.history_of_stages
+    if after.history_of_stages != history or after.stage != (seed or before.stage):
+        raise bad("stage / history_of_stages must follow the seed 002 vocabulary")
     old_rows, new_rows = before.base_context_chunks, after.base_context_chunks
     # Stages only append rows, so the usual case is an equal prefix (list equality tries
     # identity first, in C); anything else gets the full check by chunk id.
@@ -63,7 +67,7 @@ def check_invariants(
                 raise bad("chunks were removed from base_context_chunks")
             if now.chunk_text != r.chunk_text:
                 raise bad("a chunk in base_context_chunks was modified")
-    run = set(after.history_of_stages)
+    run = set(after.steps_done)
     for view, view_ids in after.views_by_stage.items():
         if view not in run:
             raise bad(f"view '{view}' written before its stage ran")
@@ -101,7 +105,7 @@ class Pipeline:
         """A fresh state at stage `raw`.
 
         `history` holds the earlier turn pairs of a conversation, oldest first; only the last
-        N4 (`retrieval.n4_recent_conv_max_pairs`) are kept. `max_output_tokens` lowers the
+        N4 (`superprompt.n4_recent_conv_max_pairs`) are kept. `max_output_tokens` lowers the
         policy's output cap for this request (it never raises it).
         """
         from citebound.pipeline.conversation import recent_turns

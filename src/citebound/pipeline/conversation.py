@@ -206,9 +206,9 @@ def refers_back(question: str) -> bool:
 
 
 def recent_turns(history: Sequence[ConversationTurn], policy: Policy) -> list[ConversationTurn]:
-    """The last N4 turn pairs (N4 = `retrieval.n4_recent_conv_max_pairs`; 0 = none), never
-    more than MAX_HISTORY_TURNS."""
-    n4 = min(policy.retrieval.n4_recent_conv_max_pairs, MAX_HISTORY_TURNS)
+    """The last N4 turn pairs (N4 = `superprompt.n4_recent_conv_max_pairs`, set by
+    `[limits]`; 0 = none), never more than MAX_HISTORY_TURNS."""
+    n4 = min(policy.superprompt.n4_recent_conv_max_pairs, MAX_HISTORY_TURNS)
     return list(history[-n4:]) if n4 else []
 
 

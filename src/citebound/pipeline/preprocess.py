@@ -1,99 +1,36 @@
 """A0 preprocessing (seed 002 §5.1): structured prompt -> canonical body, deterministically.
 
 Header mapping ladder, first match wins:
-normalize -> exact -> alias -> tiny typo -> bilingual (EN/DE) -> keyword -> unknown.
+normalize -> exact -> alias -> tiny typo -> bilingual (EN/DE) -> templates -> keyword -> unknown.
+With `stages.llm_header_mapping` on, headers still unknown go to a tiny LLM chooser
+(`semantic_mapping`), accepted only at or above the schema's fixed confidence threshold.
 A plain question (no header that maps to a known key) becomes `task` unchanged.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
+from importlib import resources
+from typing import Any
 
 from citebound.pipeline.state import MappingDecision, PromptBody
 
-CANONICAL = (
-    "system",
-    "task",
-    "audience",
-    "tone",
-    "depth",
-    "context",
-    "purpose",
-    "format",
-    "text",
-    "constraints",
+# The mapping data lives in `prompt_schema.json` (seed 002 §5.1: canonical keys, MUST keys,
+# defaults, aliases, bilingual map, templates, keywords, typo tolerance, modes); changing the
+# ladder's vocabulary is a data change, not a code change.
+SCHEMA: dict[str, Any] = json.loads(
+    resources.files("citebound.pipeline").joinpath("prompt_schema.json").read_text("utf-8")
 )
-ALIASES = {
-    "question": "task",
-    "ask": "task",
-    "request": "task",
-    "query": "task",
-    "instruction": "task",
-    "background": "context",
-    "situation": "context",
-    "details": "context",
-    "goal": "purpose",
-    "objective": "purpose",
-    "why": "purpose",
-    "intent": "purpose",
-    "output": "format",
-    "outputformat": "format",
-    "answerformat": "format",
-    "style": "tone",
-    "role": "system",
-    "persona": "system",
-    "reader": "audience",
-    "readers": "audience",
-    "level": "depth",
-    "detail": "depth",
-    "detaillevel": "depth",
-    "input": "text",
-    "document": "text",
-    "rules": "constraints",
-    "limits": "constraints",
-    "requirements": "constraints",
-}
-BILINGUAL = {
-    "aufgabe": "task",
-    "frage": "task",
-    "auftrag": "task",
-    "kontext": "context",
-    "hintergrund": "context",
-    "zweck": "purpose",
-    "ziel": "purpose",
-    "absicht": "purpose",
-    "ausgabeformat": "format",
-    "zielgruppe": "audience",
-    "publikum": "audience",
-    "ton": "tone",
-    "tonfall": "tone",
-    "tiefe": "depth",
-    "detailgrad": "depth",
-    "rolle": "system",
-    "eingabe": "text",
-    "einschrankungen": "constraints",
-    "regeln": "constraints",
-}
-KEYWORDS = {
-    "format": "format",
-    "audience": "audience",
-    "context": "context",
-    "purpose": "purpose",
-    "task": "task",
-    "tone": "tone",
-    "depth": "depth",
-    "question": "task",
-    "constraint": "constraints",
-}
+CANONICAL: tuple[str, ...] = tuple(SCHEMA["canonical_keys"])
+ALIASES: dict[str, str] = SCHEMA["aliases"]
+BILINGUAL: dict[str, str] = SCHEMA["bilingual"]
+TEMPLATES: dict[str, str] = SCHEMA["templates"]
+KEYWORDS: dict[str, str] = SCHEMA["keywords"]
 # Defaults for MUST keys other than task (seed 002: fill defaults for the other MUST keys).
-DEFAULTS = {
-    "system": "documentation assistant",
-    "audience": "engineer",
-    "tone": "neutral",
-    "depth": "standard",
-    "format": "plain sentences with citations",
-}
+DEFAULTS: dict[str, str] = SCHEMA["defaults"]
+_TYPO = SCHEMA["typo_tolerance"]
 
 _HEADER = re.compile(r"^\s*([^\W\d_][\w \-/]{0,38}?)\s*:\s*(.*)$")
 
@@ -125,12 +62,14 @@ def map_header(header: str) -> MappingDecision:
         return MappingDecision(header=header, key=norm, step="exact")
     if norm in ALIASES:
         return MappingDecision(header=header, key=ALIASES[norm], step="alias")
-    if len(norm) >= 4:
+    if len(norm) >= _TYPO["min_length"]:
         for cand in sorted((*CANONICAL, *ALIASES)):
-            if len(cand) >= 4 and _edit_distance_at_most_one(norm, cand):
+            if len(cand) >= _TYPO["min_length"] and _edit_distance_at_most_one(norm, cand):
                 return MappingDecision(header=header, key=ALIASES.get(cand, cand), step="typo")
     if norm in BILINGUAL:
         return MappingDecision(header=header, key=BILINGUAL[norm], step="bilingual")
+    if norm in TEMPLATES:
+        return MappingDecision(header=header, key=TEMPLATES[norm], step="templates")
     words = [normalize_header(w) for w in re.split(r"[\s\-/]+", header)]
     for word in words:
         if word in KEYWORDS:
@@ -146,7 +85,13 @@ def preprocess(user_text: str) -> tuple[PromptBody, dict[str, str], list[Mapping
     for line in lines:
         m = _HEADER.match(line)
         decision = map_header(m.group(1)) if m else None
-        strong = decision is not None and decision.step in ("exact", "alias", "typo", "bilingual")
+        strong = decision is not None and decision.step in (
+            "exact",
+            "alias",
+            "typo",
+            "bilingual",
+            "templates",
+        )
         if m and decision is not None and (strong or structured):
             structured = structured or strong
             segments.append((decision, [m.group(2)]))
@@ -178,8 +123,12 @@ def preprocess(user_text: str) -> tuple[PromptBody, dict[str, str], list[Mapping
             f"{preamble}\n{values['context']}" if values.get("context") else preamble
         )
     body = PromptBody(**values)
-    ready = "\n".join(f"{k.upper()}: {getattr(body, k)}" for k in CANONICAL if getattr(body, k))
-    return body, unknown, decisions, ready
+    return body, unknown, decisions, compose_prompt_ready(body)
+
+
+def compose_prompt_ready(body: PromptBody) -> str:
+    """The A0 snapshot: one `KEY: value` line per filled canonical field."""
+    return "\n".join(f"{k.upper()}: {getattr(body, k)}" for k in CANONICAL if getattr(body, k))
 
 
 def retrieval_query(body: PromptBody) -> str:

@@ -14,32 +14,44 @@ from citebound.contracts.assembly import DropRecord
 from citebound.contracts.enums import AssemblyStatus, ReasonCode, RetrievalStatus
 from citebound.contracts.retrieval import RetrievalBundle
 from citebound.errors import StageError
+from citebound.pipeline import superprompt_stages
 from citebound.pipeline.chooser import ask_json, keep_drop_prompt, parse_keep
 from citebound.pipeline.context import PipelineContext
 from citebound.pipeline.conversation import FollowupRewrite
 from citebound.pipeline.preprocess import preprocess, retrieval_query
 from citebound.pipeline.shape import chooser_prompt, shape_deterministic, shape_from_mapping
-from citebound.pipeline.state import PromptBody, RequestState, StageRecord
+from citebound.pipeline.state import SEED_STAGE, PromptBody, RequestState, StageRecord
 from citebound.policy import Policy
 
 Stage = Callable[[RequestState, PipelineContext], RequestState]
 
 
 def _done(state: RequestState, name: str, record: StageRecord, **changes: object) -> RequestState:
+    seed = SEED_STAGE[name]
     return state.evolve(
-        stage=name,
-        history_of_stages=[*state.history_of_stages, name],
+        stage=seed or state.stage,
+        history_of_stages=[*state.history_of_stages, seed] if seed else state.history_of_stages,
+        steps_done=[*state.steps_done, name],
         stage_log=[*state.stage_log, record],
         **changes,
     )
 
 
 def a0_preprocess(state: RequestState, ctx: PipelineContext) -> RequestState:
+    from citebound.pipeline import semantic_headers
+
     body, unknown, decisions, ready = preprocess(state.user_text)
+    semantic: dict[str, object] = {"semantic_used": False, "normalized_map": {}}
+    if unknown and semantic_headers.enabled(ctx):
+        body, unknown, more, ready, semantic = semantic_headers.apply_semantic(
+            state.request_id, ctx, body, unknown
+        )
+        decisions = [*decisions, *more]
     extras = {
         **state.extras,
         "unknown_attributes": unknown,
         "decisions": [d.model_dump() for d in decisions],
+        **semantic,
     }
     note = f"{len(decisions)} headers mapped" if decisions else "plain question -> task"
     return _done(
@@ -315,23 +327,50 @@ def a4_condense(state: RequestState, ctx: PipelineContext) -> RequestState:
     )
     ids = [e.chunk_id for e in bundle.selected_evidence]
     dropped = [d for d in bundle.assembly_metrics.drops if d.chunk_id in removed]
-    record = StageRecord(
-        stage="a4", kept=ids, dropped=dropped, note=f"extractive; {len(ids)} chunks, N3={n3}"
-    )
+    s_ctx, extras = bundle.evidence_block_text, state.extras
+    note = f"extractive; {len(ids)} chunks, N3={n3}"
+    if superprompt_stages.is_superprompt(ctx):
+        s_ctx, ids, info = superprompt_stages.condense(state.evolve(answer_bundle=bundle), ctx)
+        extras = {
+            **extras,
+            "a4": info,
+            "llm_stage_calls": info.pop("calls", None) or state.extras.get("llm_stage_calls", []),
+        }
+        note = f"S_CTX_MD from {info['source']}; {len(ids)} chunks, N3={n3}"
+    record = StageRecord(stage="a4", kept=ids, dropped=dropped, note=note)
     return _done(
         state,
         "a4",
         record,
         answer_bundle=bundle,
         final_selection_ids=ids,
-        s_ctx_md=bundle.evidence_block_text,
+        s_ctx_md=s_ctx,
+        extras=extras,
         views_by_stage={**state.views_by_stage, "a4": ids},
     )
 
 
 def a5_format(state: RequestState, ctx: PipelineContext) -> RequestState:
-    """The prompt contract is frozen, so a requested format is recorded, not injected."""
+    """V1: the prompt contract is frozen, so a requested format is recorded, not injected.
+    superprompt-v1: the format decision changes the prompt's output rules."""
     assert state.body is not None
+    if superprompt_stages.is_superprompt(ctx):
+        fspec, calls = superprompt_stages.enforce_format(state, ctx)
+        enforcer = {
+            "normalized_format_spec": fspec.normalized_format_spec,
+            "requested_format": fspec.requested_format,
+            "applied": fspec.applied,
+            "hard_rules": fspec.hard_rules,
+            "example_shape": fspec.example_shape,
+            "note": fspec.note,
+            "spec": fspec.model_dump(),
+        }
+        return _done(
+            state,
+            "a5",
+            StageRecord(stage="a5", note=f"format {fspec.normalized_format_spec} ({fspec.source})"),
+            extras={**state.extras, "format_enforcer": enforcer, "llm_stage_calls": calls},
+        )
     asked = state.body.format
     spec = {
         "normalized_format_spec": "plain sentences, each ending with citation markers",
@@ -358,7 +397,9 @@ def prompt_built(state: RequestState, ctx: PipelineContext) -> RequestState:
     from citebound.prompt import build_prompt
 
     assert state.answer_bundle is not None
-    outcome = build_prompt(state.answer_bundle, ctx.policy, state.history)
+    if superprompt_stages.is_superprompt(ctx):
+        return superprompt_stages.build(state, ctx, _done)
+    outcome = build_prompt(state.answer_bundle, ctx.policy, conversation=state.history)
     ids = [e.chunk_id for e in outcome.bundle.selected_evidence]
     msgs = outcome.prompt.messages
     attachments = "\n\n".join(

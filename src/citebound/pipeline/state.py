@@ -36,6 +36,38 @@ STAGE_ORDER: tuple[str, ...] = (
     "packaged",
 )
 
+# Seed 002 §2.1: the vocabulary of `RequestState.stage` / `history_of_stages`. Registry stages
+# the seed does not name map to None: assembly (part of A4's budgeted selection) and the
+# stages the Prompt_Builder button runs (build, execute, validate, record, package; "the
+# Prompt_Builder does not introduce a new stage", so `stage` stays `a5`). Every registry stage,
+# named or not, is appended to `steps_done`, which drives the controller's order.
+SEED_STAGE: dict[str, str | None] = {
+    "preprocessed": "preprocessed",
+    "a2": "a2",
+    "retrieval": "retrieval",
+    "reranked": "reranked",
+    "a3": "a3",
+    "assembled": None,
+    "a4": "a4",
+    "a5": "a5",
+    "prompt_built": None,
+    "executed": None,
+    "validated": None,
+    "recorded": None,
+    "packaged": None,
+}
+# Seed 002 §2.1's 8 manual-mode buttons, in order, with the registry stages each one runs.
+SEED_BUTTONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("A0_PreProcessing", ("preprocessed",)),
+    ("A2_PromptShaper", ("a2",)),
+    ("Retrieval", ("retrieval",)),
+    ("ReRanker", ("reranked",)),
+    ("A3_NLI_Gate", ("a3",)),
+    ("A4_Condenser", ("assembled", "a4")),
+    ("A5_Format_Enforcer", ("a5",)),
+    ("Prompt_Builder", ("prompt_built", "executed", "validated", "recorded", "packaged")),
+)
+
 
 class PromptBody(Contract):
     """Canonical fields of the user's prompt (seed 002 §5.1)."""
@@ -57,7 +89,10 @@ class MappingDecision(Contract):
 
     header: str = Field(description="Header as written.")
     key: str | None = Field(description="Canonical key, None when unknown.")
-    step: str = Field(description="exact, alias, typo, bilingual, keyword or unknown.")
+    step: str = Field(
+        description="exact, alias, typo, bilingual, templates, keyword, unknown; semantic or "
+        "semantic_rejected for the optional LLM fallback."
+    )
 
 
 class Shape(Contract):
@@ -97,8 +132,16 @@ class RequestState(Contract):
     max_output_tokens: int | None = Field(
         default=None, ge=1, description="Caller's output cap; only ever lowers the policy's."
     )
-    stage: str = Field(default="raw", description="Last completed stage.")
-    history_of_stages: list[str] = Field(default_factory=list, description="Append-only.")
+    stage: str = Field(
+        default="raw", description="Last completed seed 002 stage (raw, preprocessed, ..., a5)."
+    )
+    history_of_stages: list[str] = Field(
+        default_factory=list, description="Seed 002 stages completed, append-only."
+    )
+    steps_done: list[str] = Field(
+        default_factory=list,
+        description="Every registry stage completed (STAGE_ORDER), append-only; drives the order.",
+    )
     body: PromptBody | None = Field(default=None, description="A0 canonical fields.")
     extras: dict[str, Any] = Field(default_factory=dict, description="Unknown headers, decisions.")
     prompt_ready: str = Field(default="", description="Snapshot of the canonical prompt.")

@@ -33,13 +33,15 @@ class CitationFormat:
             return f"S{n}"
         if self.style is CitationStyle.SUPERSCRIPT:
             return str(n).translate(_SUPERSCRIPT)
+        if self.style is CitationStyle.FOOTNOTE:
+            return f"^{n}"
         return str(n)
 
     def position(self, label: str) -> int | None:
         """Inverse of `label`; None when `label` is not a well-formed label of this style."""
         if not re.fullmatch(self.label_pattern, label):
             return None
-        digits = label.lstrip("CS").translate(_FROM_SUPERSCRIPT)
+        digits = label.lstrip("CS^").translate(_FROM_SUPERSCRIPT)
         if len(digits) > 1 and digits.startswith("0"):
             return None
         return int(digits) - self.first_index
@@ -62,7 +64,8 @@ class CitationFormat:
 _FORMATS = {
     CitationStyle.C: CitationFormat(CitationStyle.C, 0, r"C\d+"),
     CitationStyle.S: CitationFormat(CitationStyle.S, 1, r"S\d+"),
-    CitationStyle.NUMERIC: CitationFormat(CitationStyle.NUMERIC, 1, r"\d+"),
+    CitationStyle.DECIMAL: CitationFormat(CitationStyle.DECIMAL, 1, r"\d+"),
+    CitationStyle.FOOTNOTE: CitationFormat(CitationStyle.FOOTNOTE, 1, r"\^\d+"),
     CitationStyle.SUPERSCRIPT: CitationFormat(
         CitationStyle.SUPERSCRIPT, 1, "[" + SUPERSCRIPT_DIGITS + "]+"
     ),
@@ -70,5 +73,5 @@ _FORMATS = {
 
 
 def citation_format(style: CitationStyle | str) -> CitationFormat:
-    """The `CitationFormat` of a style (`C`, `S`, `numeric`, `superscript`)."""
+    """The `CitationFormat` of a style (`C`, `S`, `decimal`, `superscript`, `footnote`)."""
     return _FORMATS[CitationStyle(style)]

@@ -8,7 +8,7 @@ its sha256 and the system/user chat messages whose concatenation is exactly the 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from citebound.contracts.assembly import (
     AnswerBundle,
@@ -38,6 +38,9 @@ from citebound.prompt.template import (
     load_template,
 )
 from citebound.text.tokens import Tokenizer, get_tokenizer
+
+if TYPE_CHECKING:
+    from citebound.prompt.superprompt import SuperPromptInputs
 
 
 class BuildOutcome(NamedTuple):
@@ -233,9 +236,16 @@ def _conversation_pairs(
 
 
 def build_prompt(
-    bundle: AnswerBundle, policy: Policy, conversation: Sequence[ConversationTurn] = ()
+    bundle: AnswerBundle,
+    policy: Policy,
+    superprompt: SuperPromptInputs | None = None,
+    conversation: Sequence[ConversationTurn] = (),
 ) -> BuildOutcome:
     """Build the exact prompt for an AnswerBundle under `policy`.
+
+    `policy.prompt_contract` picks the contract: `v1` (the frozen five sections, below) or
+    `superprompt-v1` (prompt/superprompt.py), whose extra inputs (body, shape, S_CTX, format,
+    history) come from the pipeline; without them the bundle's question is the task.
 
     Returns NO_EVIDENCE with an empty prompt when the bundle is NO_EVIDENCE (seed 000 R2.7
     test 4), FAILED when the bundle failed or the prompt cannot fit, OK otherwise.
@@ -272,7 +282,13 @@ def build_prompt(
 
     problem = _precheck(bundle)
     if problem is not None:
+        if policy.prompt_contract == "superprompt-v1":
+            from citebound.prompt.superprompt import TEMPLATE_ID, load_superprompt_template
+
+            template = PromptTemplate(TEMPLATE_ID, "", load_superprompt_template()[1])
         return stop(*problem)
+    if policy.prompt_contract == "superprompt-v1":
+        return _build_superprompt(bundle, policy, superprompt, tok)
 
     evidence = list(bundle.selected_evidence)
     dropped: list[SelectedEvidence] = []
@@ -343,3 +359,20 @@ def build_prompt(
             conversation_turns_dropped=turns_dropped,
         ),
     )
+
+
+def _build_superprompt(
+    bundle: AnswerBundle, policy: Policy, inputs: SuperPromptInputs | None, tok: Tokenizer
+) -> BuildOutcome:
+    from citebound.prompt.superprompt import build_superprompt, default_inputs
+
+    outcome = build_superprompt(bundle, policy, inputs or default_inputs(bundle))
+    if outcome.dropped:
+        bundle = prefix_bundle(
+            bundle,
+            len(outcome.evidence),
+            reason_code=ReasonCode.DROP_PROMPT_BUDGET,
+            detail="dropped to fit max_total_prompt_tokens (PB4)",
+            tok=tok,
+        )
+    return BuildOutcome(bundle, outcome.result)

@@ -11,7 +11,7 @@ brackets missing). What counts as "looks like a citation":
 - a bare allowed anchor label outside brackets (`C0` or `c0` in a `C` answer whose bundle has
   `C0`). Bare labels that are not anchors of this bundle (`C4 explosive`) are ordinary words.
 
-For the `numeric` style, parentheses without a letter (`(1)`) are ordinary list numbering and
+For the `decimal` style, parentheses without a letter (`(1)`) are ordinary list numbering and
 are not flagged; bare numbers are ordinary numbers.
 """
 
