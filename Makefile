@@ -15,6 +15,8 @@ venv: $(STAMP)
 
 demo: $(STAMP)
 	$(VENV)/bin/citebound demo
+	@echo
+	@echo "Next: 'source $(VENV)/bin/activate' puts citebound on your PATH (or run $(VENV)/bin/citebound)."
 
 test: $(STAMP)
 	$(PY) -m pytest -q

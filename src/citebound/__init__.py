@@ -9,26 +9,24 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-
-from citebound.contracts import (
-    AnswerBundle,
-    AssemblyStatus,
-    CitationStyle,
-    LLMExecutionResult,
-    PromptBuildResult,
-    PublicResponse,
-    ReasonCode,
-    RetrievalBundle,
-    RetrievalRow,
-    SourceRef,
-    ValidationResult,
-)
-from citebound.errors import CiteboundError, ConfigError
-from citebound.policy import Policy, load_policy
+from citebound._version import __version__
 
 if TYPE_CHECKING:
     from citebound.config import Config, load_config
+    from citebound.contracts import (
+        AnswerBundle,
+        AssemblyStatus,
+        CitationStyle,
+        LLMExecutionResult,
+        PromptBuildResult,
+        PublicResponse,
+        ReasonCode,
+        RetrievalBundle,
+        RetrievalRow,
+        SourceRef,
+        ValidationResult,
+    )
+    from citebound.errors import CiteboundError, ConfigError
     from citebound.packs import (
         AssembledPrompt,
         PackCitation,
@@ -38,10 +36,32 @@ if TYPE_CHECKING:
         retrieve_packs,
     )
     from citebound.pipeline import Pipeline, PipelineContext, RequestState
+    from citebound.policy import Policy, load_policy
 
-# The pipeline pulls in retrieval, assembly, the LLM layer and the audit store (~0.1 s of
-# imports), so it is imported on first use: `import citebound` stays cheap for the CLI.
+# Every public name is imported on first use: the contracts alone (pydantic models) take ~0.3 s
+# to import and the pipeline pulls in retrieval, assembly, the LLM layer and the audit store, so
+# an eager `import citebound` made `citebound --version` 40x slower than a bare interpreter.
 _LAZY = {
+    **dict.fromkeys(
+        [
+            "AnswerBundle",
+            "AssemblyStatus",
+            "CitationStyle",
+            "LLMExecutionResult",
+            "PromptBuildResult",
+            "PublicResponse",
+            "ReasonCode",
+            "RetrievalBundle",
+            "RetrievalRow",
+            "SourceRef",
+            "ValidationResult",
+        ],
+        "citebound.contracts",
+    ),
+    "CiteboundError": "citebound.errors",
+    "ConfigError": "citebound.errors",
+    "Policy": "citebound.policy",
+    "load_policy": "citebound.policy",
     "Config": "citebound.config",
     "load_config": "citebound.config",
     "Pipeline": "citebound.pipeline",
@@ -63,6 +83,10 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 
 __all__ = [

@@ -103,7 +103,38 @@ class ValidationPolicy(Contract):
         default="fail", description="UNSUPPORTED_NEW_FACT fails (fail) or is only recorded (flag)."
     )
     min_sentence_support: float = Field(
-        default=0.0, ge=0, le=1, description="Lowest acceptable lexical support per sentence."
+        default=0.0,
+        ge=0,
+        le=1,
+        description="Lowest acceptable support score per cited sentence (validate/support.py).",
+    )
+    missing_name_penalty: float = Field(
+        default=0.0,
+        ge=0,
+        le=1,
+        description="Support lost per capitalised name or number word absent from the evidence.",
+    )
+    negation_span_cover: float = Field(
+        default=0.8,
+        gt=0,
+        le=1,
+        description="Share of a negated evidence span a plain sentence must repeat to flip it.",
+    )
+    nli_model_path: str | None = Field(
+        default=None,
+        description="Local ONNX NLI/fact-checking export (validate/nli.py); None = lexical only.",
+    )
+    nli_weight: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="Share of P(entailment) in a sentence's support score when a model is set.",
+    )
+    high_confidence_support: float = Field(
+        default=1.0,
+        ge=0,
+        le=1,
+        description="Confidence is high when every sentence's support reaches this, else medium.",
     )
     low_support_action: Literal["fail", "low_confidence"] = Field(
         default="fail", description="What happens below min_sentence_support."

@@ -330,3 +330,28 @@ def test_phone_layout_has_no_sideways_scroll(browser: object, server: LiveServer
     assert panel is not None and panel["width"] <= 390
     shot(pg, "phone-document")
     context.close()
+
+
+def test_api_docs_render_offline(browser: object, server: LiveServer) -> None:
+    # Every request that leaves loopback is aborted: /docs must render from local assets only.
+    context = browser.new_context()  # type: ignore[attr-defined]
+    outside: list[str] = []
+
+    def guard(route: object) -> None:
+        url = route.request.url  # type: ignore[attr-defined]
+        if url.startswith(server.url):
+            route.continue_()  # type: ignore[attr-defined]
+        else:
+            outside.append(url)
+            route.abort()  # type: ignore[attr-defined]
+
+    context.route("**/*", guard)
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.goto(server.url + "/docs")
+    pg.wait_for_selector("details summary .method")
+    text = pg.inner_text("#api")
+    assert "/v1/answer" in text and "/v1/chat/completions" in text and "PublicResponse" in text
+    context.close()
+    assert not outside and not errors, (outside, errors)

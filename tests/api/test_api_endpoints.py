@@ -24,8 +24,10 @@ def test_answer_is_cited_and_audited(client: TestClient) -> None:
         "token_usage",
         "latency_ms",
         "low_confidence",
+        "confidence",
         "failure_reason",
     }
+    assert body["confidence"] in ("high", "medium", "low")  # a level, never a score
     assert "similarity" not in r.text and "chunk_text" not in r.text
     rt = client.app.state.runtime  # type: ignore[attr-defined]
     records = [x for s in rt.ctx.sinks for x in s.find(body["request_id"])]
@@ -145,3 +147,17 @@ def test_metrics_count_statuses_refusals_and_stage_latency(client: TestClient) -
     for line in text.splitlines():
         if line and not line.startswith("#"):
             float(line.rsplit(" ", 1)[1])
+
+
+def test_docs_page_uses_only_local_assets(client: TestClient) -> None:
+    # FastAPI's Swagger UI pulled its code from a CDN (a blank page offline): /docs is ours.
+    import re
+
+    r = client.get("/docs")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
+    refs = re.findall(r'(?:src|href)="([^"]+)"', r.text)
+    assert refs and all(ref.startswith("/") for ref in refs), refs
+    for ref in refs:
+        assert client.get(ref).status_code == 200, ref
+    assert "http" not in client.get("/ui/docs.js").text
+    assert client.get("/redoc").status_code == 404

@@ -195,3 +195,25 @@ def test_chat_request_errors_are_4xx(live_server: Callable[..., object]) -> None
         assert (
             parts.status_code == 200 and "45 Nm" in parts.json()["choices"][0]["message"]["content"]
         )
+
+
+def test_unknown_collection_or_model_is_a_404_naming_the_existing_ones(
+    live_server: Callable[..., object],
+) -> None:
+    # The README once said model="citebound:plant" against `serve --demo` (collection "demo"):
+    # that returned HTTP 200 with an empty answer. A name that does not exist is a 404 now.
+    with live_server() as srv, _client(srv.url) as client:  # type: ignore[attr-defined]
+        with pytest.raises(openai.NotFoundError) as info:
+            client.chat.completions.create(
+                model="citebound:plnat", messages=[{"role": "user", "content": PLANT_QUESTION}]
+            )
+        detail = info.value.response.json()["error"]["message"]  # OpenAI's error body
+        assert "'plnat'" in detail and "citebound:plant" in detail and "secret" in detail
+        r = httpx.post(
+            f"{srv.url}/v1/answer",  # type: ignore[attr-defined]
+            json={"question": PLANT_QUESTION, "collection": "nope"},
+            timeout=60,
+        )
+        assert r.status_code == 404
+        assert r.headers["content-type"].startswith("application/problem+json")
+        assert "collections you can read: plant, secret" in r.json()["detail"]

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from audit_samples import EVIDENCE, OK_TEXT, PATHS, POLICY, QUESTION, record_for
 
 from citebound.audit import build_audit_record
+from citebound.contracts.audit import AuditRecord
 from citebound.contracts.base import sha256_hex
 from citebound.errors import ContractError
 from citebound.respond import package_failure
@@ -104,13 +108,52 @@ V1_HASHES = {
 }
 
 
+# Records exactly as citebound wrote them with schema version 2 (before the support check
+# added `unsupported_sentences`), dumped by that version's code from audit_samples.
+_V2 = {
+    row["path"]: AuditRecord.model_validate(row["record"])
+    for row in map(
+        json.loads, (Path(__file__).parent / "records_v2.jsonl").read_text().splitlines()
+    )
+}
+
+
 @pytest.mark.parametrize("path", PATHS)
 def test_version_1_records_keep_their_hashes(path: str) -> None:
-    new = record_for(path, store_evidence_text=(path == "ok"))
-    assert new.schema_version == 2 and new.reranker is None
-    old = new.model_copy(update={"schema_version": 1, "record_hash": V1_HASHES[path]})
+    v2 = _V2[path]
+    old = v2.model_copy(update={"schema_version": 1, "record_hash": V1_HASHES[path]})
+    old = old.model_copy(update={"reranker": None})
     assert old.hash_ok()  # the stored hash of a v1 record still verifies
-    assert new.record_hash != V1_HASHES[path]  # v2 hashes cover the new field
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_version_2_records_keep_their_hashes(path: str) -> None:
+    v2 = _V2[path]
+    assert v2.schema_version == 2 and v2.unsupported_sentences is None
+    assert v2.hash_ok()  # verified by today's code
+    new = record_for(path, store_evidence_text=(path == "ok"))
+    assert new.schema_version == 3
+    assert new.record_hash != v2.record_hash  # v3 hashes cover the new field
+
+
+def test_a_version_2_record_cannot_carry_the_support_findings() -> None:
+    from pydantic import ValidationError
+
+    data = _V2["rejected"].model_dump()
+    with pytest.raises(ValidationError, match="schema_version 2 record has no"):
+        AuditRecord.model_validate({**data, "unsupported_sentences": []})
+
+
+def test_unsupported_sentences_are_recorded_and_hashed() -> None:
+    from citebound.contracts.execution import UnsupportedSentence
+
+    plain = record_for("ok")
+    assert plain.unsupported_sentences == []
+    finding = UnsupportedSentence(
+        index=1, score=0.0, coverage=0.5, reason="negation", best_evidence_span="x"
+    )
+    changed = plain.model_copy(update={"unsupported_sentences": [finding]})
+    assert not changed.hash_ok()
 
 
 def test_a_version_1_record_cannot_carry_later_fields() -> None:

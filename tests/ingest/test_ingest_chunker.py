@@ -182,3 +182,36 @@ def test_short_lead_in_stays_with_an_oversized_code_block() -> None:
     check_invariants(parsed, chunks, config)
     assert chunks[0].text.startswith("### `events`\n\nHelp message:\n\n```")
     assert chunks[0].text.endswith("```") and chunks[-1].text == "After text."
+
+
+def test_chunks_start_at_a_sentence_start_in_hard_wrapped_prose() -> None:
+    # 120-column wrapping as in the F´ docs: the old line-based cut started chunks with
+    # "passed to the component, and ..." (the tail of a sentence from the line before).
+    sentence = (
+        "The command dispatcher forwards each command it receives to the component that owns "
+        "the opcode, the arguments are\npassed to the component, and the command dispatcher "
+        "waits for the command response before it reports status."
+    )
+    body = " ".join([sentence] * 12)
+    parsed = parse_md(f"# Dispatch\n\n{body}\n")
+    config = ChunkerConfig(chunk_tokens=80, overlap_tokens=0)
+    chunks = chunk_document(parsed, config)
+    check_invariants(parsed, chunks, config)
+    assert len(chunks) > 2
+    for c in chunks:
+        first = c.text.lstrip("# \n").split()[0]
+        assert first in ("The", "Dispatch"), c.text[:60]
+
+
+def test_metadata_blocks_are_not_chunked() -> None:
+    text = (
+        "\\page SvcTlmChanComponent Svc::TlmChan Component\n\n"
+        "<!-- generated: do not edit -->\n\n"
+        "- [Introduction](#intro)\n- [Design](#design)\n\n"
+        "# Svc::TlmChan\n\nThe TlmChan component stores telemetry channel values.\n"
+    )
+    parsed = parse_md(text)
+    chunks = chunk_document(parsed, ChunkerConfig(chunk_tokens=200, overlap_tokens=0))
+    joined = "\n".join(c.text for c in chunks)
+    assert "\\page" not in joined and "<!--" not in joined and "(#intro)" not in joined
+    assert "stores telemetry channel values" in joined

@@ -88,7 +88,7 @@ def test_ask_failure_exits_2(
         main, ["ask", TORQUE, "--store", str(demo_store.root), "--collection", "nope"], env=env
     )
     assert result.exit_code == 2
-    assert result.stderr.startswith("citebound: FAILED: STORE_UNAVAILABLE: collection 'nope'")
+    assert result.stderr.startswith("citebound: FAILED: STORE_UNAVAILABLE: no collection 'nope'")
     assert "ingest" in result.stderr
 
 
@@ -230,3 +230,38 @@ def test_audit_replay_reads_evidence_from_the_store(
         main, ["audit", "replay", rid, "--audit", str(audit), "--store", str(tmp_path / "none")]
     )
     assert no_store.exit_code == 2 and "not available" in no_store.stderr
+
+
+def test_sources_carry_the_file_path_and_step_shows_titles_and_scores(
+    demo_store: SqliteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = _ask(demo_store, tmp_path, TORQUE)
+    assert code == 0
+    sources = out.split("Sources:\n", 1)[1].splitlines()
+    assert sources and all(line.rstrip().endswith(".md)") for line in sources if line.strip())
+    code, out, _ = _ask(demo_store, tmp_path, TORQUE, "--json")
+    citations = json.loads(out)["citations"]
+    assert citations and all(c["source_path"].startswith("docs/") for c in citations)
+    code, out, _ = _ask(demo_store, tmp_path, TORQUE, "--step")
+    kept = [line for line in out.splitlines() if line.startswith("    kept    ")]
+    assert kept and all(" sim 0." in line or " sim 1." in line for line in kept)
+    assert any("Incident Report IR-2024-031 HP-220 Impeller Loosening > " in line for line in kept)
+
+
+def test_demo_never_prints_a_path_it_deletes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[str] = []
+    real_mkdtemp = __import__("tempfile").mkdtemp
+
+    def mkdtemp(*args: object, **kwargs: object) -> str:
+        made.append(real_mkdtemp(dir=tmp_path, prefix="citebound-demo-"))
+        return made[-1]
+
+    monkeypatch.setattr("tempfile.mkdtemp", mkdtemp)
+    result = CliRunner().invoke(main, ["demo"])
+    assert result.exit_code == 0, result.output
+    assert made and not Path(made[0]).exists()
+    assert made[0] not in result.output
+    assert "11 audit records written to the temporary store, now deleted" in result.stdout

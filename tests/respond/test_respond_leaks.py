@@ -39,11 +39,13 @@ PUBLIC_KEYS = {
     "token_usage",
     "latency_ms",
     "low_confidence",
+    "confidence",  # a level (high/medium/low), never a score
     "failure_reason",
     "anchor",
     "knowledge_id",
     "source_reference",
     "document",
+    "source_path",  # the file as ingested, relative to the folder given to ingest (issue #20)
     "heading_path",
     "page",
     "event_date",

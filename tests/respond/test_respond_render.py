@@ -13,6 +13,8 @@ def test_ok_text_shape() -> None:
         "Answer:\n"
         f"{OK_TEXT}\n"
         "\n"
+        "Confidence: high (weakest sentence's support)\n"
+        "\n"
         "Sources:\n"
         "- [C2] manual-2.pdf, Pump > Section 3, p. 4\n"
         "- [C0] manual-0.pdf, Pump > Section 1, p. 2\n"

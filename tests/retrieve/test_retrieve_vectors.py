@@ -9,6 +9,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+import citebound.index.quantized as quantized
 import citebound.index.vectors as vectors
 from citebound.errors import StoreError
 from citebound.index.quantized import Int8Scan, scan_model
@@ -195,3 +196,64 @@ def test_scan_model_is_a_valid_onnx_matmulinteger() -> None:
     xt = np.array([[1, -1], [2, 0], [3, 127], [-127, 5]], dtype=np.int8)
     want = q.astype(np.int32) @ xt.astype(np.int32)
     assert np.array_equal(session.run(None, {"q": q, "xt": xt})[0], want)
+
+
+def saturating_u8s8_dots(
+    q: npt.NDArray[np.int64], xt: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int64]:
+    """What AVX2's VPMADDUBSW + VPMADDWD compute: adjacent u8·s8 pairs summed into a saturating
+    int16, then summed exactly. Emulated in numpy so the argument is tested on every CPU."""
+    prods = q[:, None] * xt  # (dim, n)
+    pairs = np.clip(prods[0::2] + prods[1::2], -32768, 32767)
+    return pairs.sum(axis=0)
+
+
+def test_query_range_cannot_saturate_the_avx2_kernel() -> None:
+    # Worst cases of the shipped ranges: the emulated AVX2 kernel equals exact arithmetic.
+    top = quantized.QUERY_SHIFT + quantized.QUERY_LEVELS
+    low = quantized.QUERY_SHIFT - quantized.QUERY_LEVELS
+    assert 2 * top * quantized.ROW_LEVELS <= 32767 and low >= 0
+    rng = np.random.default_rng(21)
+    xt = np.concatenate(
+        [
+            np.full((DIM, 1), quantized.ROW_LEVELS),
+            np.full((DIM, 1), -quantized.ROW_LEVELS),
+            rng.integers(-quantized.ROW_LEVELS, quantized.ROW_LEVELS + 1, (DIM, 50)),
+        ],
+        axis=1,
+    ).astype(np.int64)
+    for q in (np.full(DIM, top), np.full(DIM, low), rng.integers(low, top + 1, DIM)):
+        assert np.array_equal(saturating_u8s8_dots(q.astype(np.int64), xt), q @ xt)
+    # The old range (query up to 255) is exactly what broke on AVX2-only CPUs.
+    full = np.full(DIM, 255, dtype=np.int64)
+    assert not np.array_equal(saturating_u8s8_dots(full, xt), full @ xt)
+
+
+def test_real_kernel_is_exact_at_the_extremes_on_this_cpu() -> None:
+    # Runs onnxruntime's kernel of *this* CPU (AVX2 without VNNI on the reference host) on the
+    # most extreme inputs the scan can produce; any saturation shows up as a mismatch.
+    scan = Int8Scan(unit_rows(1500, 22), threads=1)
+    top = quantized.QUERY_SHIFT + quantized.QUERY_LEVELS
+    xt = np.full((DIM, 2), quantized.ROW_LEVELS, dtype=np.int8)
+    xt[:, 1] = -quantized.ROW_LEVELS
+    q = np.full(DIM, top, dtype=np.uint8)
+    assert scan.int_dots(q, xt).tolist() == [top * 127 * DIM, -top * 127 * DIM]
+    scan.check_kernel()  # what every build runs; raises on a mismatch
+
+
+def test_a_wrong_kernel_makes_the_index_fall_back_to_the_exact_scan(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def off_by_one(
+        self: Int8Scan, q: npt.NDArray[np.uint8], xt: npt.NDArray[np.int8]
+    ) -> npt.NDArray[np.int32]:
+        return (q.astype(np.int32) @ xt.astype(np.int32)) + 1
+
+    monkeypatch.setattr(Int8Scan, "int_dots", off_by_one)
+    m = unit_rows(3000, 23)
+    with pytest.raises(quantized.KernelMismatchError):
+        Int8Scan(m)
+    index = VectorIndex(m, quantized_min_rows=1000)
+    assert index.int8 is None
+    assert "not exact on this CPU" in caplog.text
+    assert rows_of(index.search(m[42], 3))[0] == 42

@@ -1,4 +1,9 @@
-"""On real HaluEval items the support check beats chance and keeps false flags rare."""
+"""On real data the shipped support check catches hallucinations and passes real quotations.
+
+Measured on the HOLDOUT half (odd items) of HaluEval dev, which no knob was fitted on; the
+bounds sit a margin below the figures of benchmarks/bench_grounding.py (docs/validation.md),
+so they catch a broken check, not noise.
+"""
 
 from __future__ import annotations
 
@@ -7,27 +12,58 @@ from pathlib import Path
 
 import pytest
 
+from citebound.contracts.enums import ReasonCode
 from citebound.eval.grounding import (
     baseline_flags,
     cited,
-    load_halueval,
+    extractive_failures,
+    fprime_cases,
+    holdout_half,
+    load_split,
     score,
-    support_policy,
+    squad_cases,
     validator_flags,
 )
+from citebound.policy import load_policy
+
+STRICT = load_policy("strict-v1")
 
 
 @pytest.mark.data
-def test_support_check_beats_chance(shared_dataset: Callable[[str], Path]) -> None:
-    items = load_halueval(shared_dataset("halueval-dev"), limit=150)
-    policy = support_policy(1.0)
-    s = score(items, lambda item, answer: validator_flags(item, answer, policy))
-    assert s.tp + s.fn == 150
-    assert s.accuracy > 0.75, s
-    assert s.precision > 0.9, s
-    assert score(items, baseline_flags).accuracy > 0.5
+def test_default_preset_on_halueval_holdout(shared_dataset: Callable[[str], Path]) -> None:
+    folder = shared_dataset("halueval-dev")
+    qa = holdout_half(load_split(folder, "qa", limit=600))
+    s = score(qa, lambda item, answer: validator_flags(item, answer, STRICT))
+    assert s.caught > 0.75, s  # measured 0.82 on the full holdout half
+    assert s.passed > 0.97, s  # measured 0.99
+    assert score(qa, baseline_flags).balanced_accuracy > 0.5
+    summaries = holdout_half(load_split(folder, "summarization", limit=200))
+    ss = score(summaries, lambda item, answer: validator_flags(item, answer, STRICT))
+    assert ss.balanced_accuracy > 0.53, ss  # measured 0.59: lexical support is weak here
+
+
+# Failures that are the extractive provider's own (label-only sentences "Possible values
+# include:" -> EMPTY_ANSWER, `{0,1}` -> MALFORMED_CITATION), not the support check's.
+_SUPPORT_CODES = {ReasonCode.LOW_SUPPORT.value, ReasonCode.UNCITED_FACTUAL_STATEMENT.value}
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("preset", ["strict-v1", "hybridrag"])
+def test_extractive_answers_pass_the_support_check(
+    shared_dataset: Callable[[str], Path], preset: str
+) -> None:
+    policy = load_policy(preset)
+    for cases in (
+        squad_cases(shared_dataset("squad2-dev"), limit=400),
+        fprime_cases(shared_dataset("fprime-docs"), limit=400),
+    ):
+        answered, _, failures = extractive_failures(cases, policy)
+        assert answered > 250
+        bad = [(a, m) for _, a, m in failures if not m or any(c in m for c in _SUPPORT_CODES)]
+        assert bad == []
 
 
 def test_cited_form() -> None:
     assert cited("Delhi") == "Delhi [C0]."
     assert cited(" It was Mumbai. ") == "It was Mumbai [C0]."
+    assert cited("One. Two!") == "One [C0]. Two [C0]."

@@ -114,6 +114,7 @@ def test_all_reason_codes_are_reported_in_priority_order(
         "META_COMMENTARY",
         "UNCITED_FACTUAL_STATEMENT",
         "UNSUPPORTED_NEW_FACT",
+        "LOW_SUPPORT",
     ]
     assert r.failure_reason == "MALFORMED_CITATION"
     assert r.message.startswith("MALFORMED_CITATION: ")

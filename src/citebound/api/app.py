@@ -20,7 +20,7 @@ from fastapi import FastAPI
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
-from citebound import __version__
+from citebound._version import __version__
 from citebound.api import openai_compat, openai_responses, routes, steps
 from citebound.api.metrics import Metrics
 from citebound.api.problems import (
@@ -114,6 +114,10 @@ def create_app(config: Config, *, ctx: PipelineContext | None = None) -> FastAPI
         description="Answers only from your documents: cited and validated, or an exact "
         "refusal; every answer is audited. Errors are application/problem+json.",
         lifespan=lifespan,
+        # FastAPI's Swagger UI and ReDoc load their code from a CDN: blank pages offline. /docs
+        # is the bundled renderer below instead (plain JS over /openapi.json, no third party).
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.runtime = runtime
     install_problem_handlers(app)
@@ -129,6 +133,10 @@ def create_app(config: Config, *, ctx: PipelineContext | None = None) -> FastAPI
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:
         return FileResponse(index, media_type="text/html; charset=utf-8")
+
+    @app.get("/docs", include_in_schema=False)
+    def api_docs() -> FileResponse:
+        return FileResponse(static / "docs.html", media_type="text/html; charset=utf-8")
 
     @app.get("/favicon.ico", include_in_schema=False)
     def favicon() -> FileResponse:

@@ -49,15 +49,17 @@ def collection_of_model(rt: ApiRuntime, who: Principal, model: str) -> str | Non
     model, 400 for a malformed collection name, 403 (later) for one the caller may not read."""
     if model == DEFAULT_MODEL:
         return None
+    why = ""
     if model.startswith(MODEL_PREFIX):
         name = model[len(MODEL_PREFIX) :]
         if not re.fullmatch(COLLECTION_PATTERN, name):
             raise ContractError(f"model {model!r}: {name!r} is not a collection name")
         if name in rt.collections() or not who.may_read(name):
             return name  # an unreadable collection is the caller's 403, decided later
+        why = f" (there is no collection {name!r})"
     known = ", ".join([DEFAULT_MODEL, *model_names(rt, who)])
     raise NotFound(
-        f"The model {model!r} does not exist. Available models: {known} "
+        f"The model {model!r} does not exist{why}. Available models: {known} "
         f"({DEFAULT_MODEL!r} is your default collection)."
     )
 

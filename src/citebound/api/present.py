@@ -2,9 +2,10 @@
 
 Confidence indicators come from the validator's grounding metrics: for each cited source, the
 best lexical support (share of a sentence's content words found in the evidence it cites)
-among the answer sentences that cite it; for the answer, the lowest sentence support and the
-attribution coverage. Levels: high ≥ 0.75, medium ≥ 0.5, else low; a `low_confidence` flag
-from the validator always means low.
+among the answer sentences that cite it (levels: high ≥ 0.75, medium ≥ 0.5, else low); for the
+answer, the validator's level from the support score of the weakest sentence
+(`PublicResponse.confidence`) and the attribution coverage; a `low_confidence` flag from the
+validator always means low.
 """
 
 from __future__ import annotations
@@ -156,16 +157,15 @@ def confidence(state: RequestState) -> ConfidenceView:
         return ConfidenceView(level="none", attribution_coverage=0.0, explanation=why)
     m = v.grounding_metrics
     lowest = m.min_support
-    lvl: ConfidenceLevel = level(lowest if lowest is not None else 1.0)
+    # The validator's level (support score of the weakest sentence) when it set one.
+    lvl: ConfidenceLevel = response.confidence or level(lowest if lowest is not None else 1.0)
     if m.attribution_coverage < 1.0 and lvl == "high":
         lvl = "medium"
     if m.low_confidence or response.low_confidence:
         lvl = "low"
     explanation = f"{m.attribution_coverage:.0%} of factual sentences cite a source"
     if lowest is not None:
-        explanation += (
-            f"; the weakest sentence shares {lowest:.0%} of its content words with its source"
-        )
+        explanation += f"; the weakest sentence's support score is {lowest:.2f}"
     return ConfidenceView(
         level=lvl,
         attribution_coverage=m.attribution_coverage,

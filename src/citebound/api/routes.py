@@ -14,7 +14,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, status
 from fastapi.responses import PlainTextResponse
 
-from citebound import __version__
+from citebound._version import __version__
 from citebound.api.deps import Admin, Caller, Runtime, problems
 from citebound.api.metrics import CONTENT_TYPE
 from citebound.api.runtime import ensure_recorded

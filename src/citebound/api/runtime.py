@@ -32,6 +32,7 @@ from citebound.errors import (
     AuditError,
     ConfigError,
     ContractError,
+    NotFound,
     PipelineOrderError,
 )
 from citebound.pipeline import Pipeline, PipelineContext, RequestState
@@ -131,6 +132,16 @@ class ApiRuntime:
         if not principal.may_read(collection):
             raise AccessDenied(
                 f"key {principal.name!r} may not read collection {collection!r}", status=403
+            )
+        existing = self.collections()
+        if collection not in existing:
+            # 404, naming the collections this caller may read (never the others): a typo in
+            # `collection` or in an OpenAI `model` ("citebound:<collection>") is obvious.
+            visible = principal.visible(existing)
+            choices = ", ".join(visible) if visible else "none yet (ingest documents first)"
+            raise NotFound(
+                f"no collection {collection!r}; collections you can read: {choices} "
+                f"(OpenAI model names: {', '.join('citebound:' + c for c in visible) or '-'})"
             )
         if filters is not None and filters.collection is not None:
             filters = filters.model_copy(update={"collection": None})

@@ -154,7 +154,9 @@ def assemble(
         issues.append(
             Issue(
                 ReasonCode.QUESTION_TOO_LONG,
-                f"the question has {qt} tokens > max_question_tokens {policy.max_question_tokens}",
+                f"the question has {qt} tokens; the policy allows {policy.max_question_tokens} "
+                f"({policy.tokenizer} tokens, about {4 * policy.max_question_tokens:,} characters "
+                "of English): shorten the question or raise max_question_tokens in a policy file",
             )
         )
     if issues:

@@ -81,6 +81,7 @@ COLUMNS: tuple[Column, ...] = (
     _c("record_hash", "text"),
     # Added after schema version 1: appended, as ALTER TABLE / Delta add_columns append.
     _c("reranker", "text", True),
+    _c("unsupported_sentences", "json", True),
 )
 COLUMN_NAMES = tuple(c.name for c in COLUMNS)
 

@@ -84,7 +84,8 @@ class DeltaAuditSink:
         from deltalake.schema import PrimitiveType
 
         kinds = {c.name: c for c in COLUMNS}
-        if any(kinds[n].kind != "text" or not kinds[n].nullable for n in names):
+        # `json` columns are canonical JSON text too.
+        if any(kinds[n].kind not in ("text", "json") or not kinds[n].nullable for n in names):
             raise AuditError(f"cannot add columns {names} to {self.path}: not nullable text")
         table = DeltaTable(str(self.path))
         table.alter.add_columns(

@@ -93,4 +93,9 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
         ),
     ),
     (4, "reranker", ("ALTER TABLE audit_records ADD COLUMN reranker TEXT",)),
+    (
+        5,
+        "unsupported_sentences",
+        ("ALTER TABLE audit_records ADD COLUMN unsupported_sentences TEXT",),
+    ),
 )

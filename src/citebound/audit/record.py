@@ -118,6 +118,7 @@ def build_audit_record(
         attribution_coverage=metrics.attribution_coverage if metrics else None,
         min_support=metrics.min_support if metrics else None,
         low_confidence=metrics.low_confidence if metrics else False,
+        unsupported_sentences=list(metrics.unsupported_sentences) if metrics else None,
         validated_citations=list(validation.validated_citations) if validation else [],
         validated_answer_text=validation.validated_answer_text if passed and validation else None,
         raw_model_text=llm.raw_model_text if llm is not None and llm.attempts > 0 else None,

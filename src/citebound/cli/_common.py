@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from datetime import date
+from pathlib import Path
 from typing import NoReturn, TypeVar
 
 import click
@@ -59,7 +61,40 @@ def filters_from_options(
     the filters are compiled, so a bad date fails the request with a clear reason."""
     if not (equipment_id or knowledge_type or date_from or date_to):
         return None
+    for option, value in (("--date-from", date_from), ("--date-to", date_to)):
+        if value is not None:
+            check_date(option, value)
+    if date_from and date_to and date_from > date_to:
+        fail(f"--date-from {date_from} is after --date-to {date_to}: no document could match")
     date_range = DateRange(start=date_from, end=date_to) if (date_from or date_to) else None
     return FiltersApplied(
         equipment_id=equipment_id, knowledge_type=knowledge_type, date_range=date_range
     )
+
+
+def check_date(option: str, value: str) -> None:
+    """Exit 2 with one line unless `value` is a real calendar date written YYYY-MM-DD."""
+    try:
+        ok = len(value) == 10 and date.fromisoformat(value).isoformat() == value
+    except ValueError:
+        ok = False
+    if not ok:
+        fail(f"{option} {value!r} is not a date: use YYYY-MM-DD (e.g. 2024-03-31)")
+
+
+def require_store(store: Path) -> None:
+    """Exit 2 with one line unless `store` is an existing store directory.
+
+    Commands that only read (ask, retrieve, serve, documents) must never create a store: a
+    typo in --store would otherwise leave an empty folder and a confusing "no index" later.
+    """
+    if store.exists() and not store.is_dir():
+        fail(
+            f"--store {store} is a file, not a store directory: pass the folder that "
+            "`citebound ingest --store DIR` created (default ./.citebound)"
+        )
+    if not store.is_dir():
+        fail(
+            f"no citebound store at {store}: run `citebound ingest FOLDER --store {store} "
+            "--collection NAME` first, or pass the --store that ingest used"
+        )

@@ -18,8 +18,10 @@ from citebound.cli._common import (
     fail,
     filter_options,
     filters_from_options,
+    require_store,
 )
 from citebound.config import Config, load_config
+from citebound.contracts.retrieval import display_path
 from citebound.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -40,19 +42,57 @@ def config_from_options(config_file: str | None, **overrides: Any) -> Config:
         fail(str(err))
 
 
+# Chunks listed per stage by --step (the rest is counted).
+STEP_ROWS = 12
+# Characters of a chunk's title (document > heading) shown by --step.
+STEP_TITLE_CHARS = 72
+
+
+def _chunk_labels(state: Any) -> dict[str, str]:
+    """chunk_id -> `sim 0.83  Document > Heading, p. 2` from the retrieved rows."""
+    rows = list(state.base_context_chunks or [])
+    if state.retrieval_bundle is not None:
+        rows += state.retrieval_bundle.results
+    labels: dict[str, str] = {}
+    for row in rows:
+        if row.chunk_id in labels:
+            continue
+        src = row.source
+        if src is None:
+            title = row.knowledge_id
+        else:  # the document, then its last heading (the heading path repeats the title)
+            path = display_path(src.document, src.heading_path)
+            title = f"{src.document} > {path[-1]}" if path else src.document
+        if src is not None and src.page is not None:
+            title += f", p. {src.page}"
+        if len(title) > STEP_TITLE_CHARS:
+            title = title[: STEP_TITLE_CHARS - 1] + "…"
+        labels[row.chunk_id] = f"sim {row.similarity:.3f}  {title}"
+    bundle = state.answer_bundle  # later stages list anchors (C0, C1, ...)
+    for ev in bundle.selected_evidence if bundle is not None else []:
+        if ev.chunk_id in labels:
+            labels[ev.citation_anchor] = labels[ev.chunk_id]
+    return labels
+
+
 def _print_steps(state: Any) -> None:
+    """Each stage's note, then the chunks it kept and dropped with similarity and title."""
     from citebound.pipeline import STAGE_LABELS
 
+    labels = _chunk_labels(state)
     for rec in state.stage_log:
         click.echo(
             f"[{STAGE_LABELS.get(rec.stage, rec.stage)}] {rec.note}  ({rec.latency_ms:.1f} ms)"
         )
-        if rec.kept:
-            click.echo(f"    kept: {', '.join(rec.kept[:12])}{' …' if len(rec.kept) > 12 else ''}")
-        for d in rec.dropped[:12]:
-            click.echo(f"    dropped {d.chunk_id}: {d.reason_code} {d.detail}")
-        if len(rec.dropped) > 12:
-            click.echo(f"    … {len(rec.dropped) - 12} more dropped")
+        for cid in rec.kept[:STEP_ROWS]:
+            click.echo(f"    kept    {cid}  {labels.get(cid, '')}".rstrip())
+        if len(rec.kept) > STEP_ROWS:
+            click.echo(f"    … {len(rec.kept) - STEP_ROWS} more kept")
+        for d in rec.dropped[:STEP_ROWS]:
+            label = labels.get(d.chunk_id, "")
+            click.echo(f"    dropped {d.chunk_id}  {label}  {d.reason_code} {d.detail}".rstrip())
+        if len(rec.dropped) > STEP_ROWS:
+            click.echo(f"    … {len(rec.dropped) - STEP_ROWS} more dropped")
     click.echo("")
 
 
@@ -154,8 +194,7 @@ def ask_cmd(
 
     Exit codes: 0 answered, 3 refused (NO_EVIDENCE), 2 failed.
     """
-    from citebound.pipeline import Pipeline, PipelineContext
-    from citebound.respond import render_text
+    from citebound.cli._warm import prewarm
 
     if (question is None) == (questions_file is None):
         fail("give either a QUESTION or --questions FILE.jsonl")
@@ -171,6 +210,16 @@ def ask_cmd(
             "rerank.model_path": reranker,
         },
     )
+    require_store(config.store_path)
+    # The query embedder and the token counter load on two threads while the pipeline is
+    # imported below (see cli/_warm.py).
+    try:
+        prewarm(config.load_policy().tokenizer)
+    except ConfigError as err:
+        fail(str(err))
+    from citebound.pipeline import Pipeline, PipelineContext
+    from citebound.respond import render_text
+
     try:
         ctx = PipelineContext(config)
         # Every request reranks, so load the model now: a broken one is a usage error (exit 2)
@@ -242,7 +291,14 @@ def _why_not_answered(state: RequestState) -> str:
             f"the model refused: the {n} evidence chunk(s) that passed the gate do not answer the "
             "question (--step shows them)"
         )
-    parts = [resp.failure_reason or "", str(error.get("message", ""))]
+    message = str(error.get("message", ""))
+    bundle = state.answer_bundle
+    if not message and bundle is not None and bundle.messages:
+        message = bundle.messages[0]  # assembly refused, e.g. QUESTION_TOO_LONG and its limit
+    llm = state.llm_result
+    if not message and llm is not None and llm.message:  # e.g. the model server is down
+        message = f"{llm.failure_reason}: {llm.message}" if llm.failure_reason else llm.message
+    parts = [resp.failure_reason or "", message]
     return ": ".join(p for p in parts if p)
 
 

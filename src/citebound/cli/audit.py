@@ -23,15 +23,38 @@ _audit_option = click.option(
     "--audit",
     "audit_path",
     type=click.Path(path_type=Path),
-    default=DEFAULT_AUDIT_PATH,
-    show_default=True,
-    help="Audit store: a SQLite file, or a Delta table directory (*.delta or with _delta_log).",
+    default=None,
+    help="Audit store: a SQLite file, or a Delta table directory (*.delta or with _delta_log). "
+    f"Default: the store's ([audit] sqlite_path, else STORE/audit.sqlite; {DEFAULT_AUDIT_PATH}).",
 )
+_store_option = click.option(
+    "--store",
+    "store_dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Store directory whose audit to read, as for every other command (default ./.citebound).",
+)
+
+
+def _audit_path(audit_path: Path | None, store_dir: Path | None) -> Path:
+    """--audit if given, else the audit file of --store (or of the config's store)."""
+    if audit_path is not None:
+        return audit_path
+    from citebound.config import load_config
+
+    try:
+        config = load_config(None, overrides={"store": str(store_dir)} if store_dir else {})
+    except ConfigError as err:
+        fail(str(err))
+    return config.audit_sqlite_path
 
 
 def _open(path: Path) -> AuditSink:
     if not path.exists():
-        fail(f"no audit store at {path} (use --audit PATH)")
+        fail(
+            f"no audit store at {path}: nothing was asked with this store yet "
+            "(or pass --store DIR / --audit FILE)"
+        )
     try:
         return open_sink(path)
     except AuditError as err:
@@ -55,10 +78,11 @@ def audit_group() -> None:
 
 @audit_group.command("list")
 @_audit_option
+@_store_option
 @click.option("--limit", type=int, default=50, show_default=True, help="Newest N records.")
-def list_command(audit_path: Path, limit: int) -> None:
-    """One line per record: time, request_id, run_id, status, validation, reason."""
-    sink = _open(audit_path)
+def list_command(audit_path: Path | None, store_dir: Path | None, limit: int) -> None:
+    """One line per record: time, request_id, run_id, status, validation, reason, question."""
+    sink = _open(_audit_path(audit_path, store_dir))
     records = sink.records()[-limit:] if limit > 0 else sink.records()
     for r in records:
         cols = [
@@ -68,17 +92,28 @@ def list_command(audit_path: Path, limit: int) -> None:
             r.status.value,
             r.validation_status.value if r.validation_status else "-",
             r.failure_reason or "-",
+            _one_line(r.question, QUESTION_COLUMN_CHARS),
         ]
         click.echo("\t".join(cols))
     sink.close()
 
 
+# Characters of the question shown by `audit list` (`audit show` prints all of it).
+QUESTION_COLUMN_CHARS = 80
+
+
+def _one_line(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 @audit_group.command("show")
 @_audit_option
+@_store_option
 @click.argument("request_id")
-def show_command(audit_path: Path, request_id: str) -> None:
+def show_command(audit_path: Path | None, store_dir: Path | None, request_id: str) -> None:
     """Print the latest record of REQUEST_ID as JSON; exit 2 if its hash does not verify."""
-    sink = _open(audit_path)
+    sink = _open(_audit_path(audit_path, store_dir))
     record = _latest(sink, request_id)
     sink.close()
     click.echo(record.model_dump_json(indent=2))
@@ -88,11 +123,14 @@ def show_command(audit_path: Path, request_id: str) -> None:
 
 @audit_group.command("export")
 @_audit_option
+@_store_option
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "parquet"]), default="jsonl")
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False), default=None)
-def export_command(audit_path: Path, fmt: str, out: Path | None) -> None:
+def export_command(
+    audit_path: Path | None, store_dir: Path | None, fmt: str, out: Path | None
+) -> None:
     """Export every record (jsonl to stdout or --out; parquet needs --out)."""
-    sink = _open(audit_path)
+    sink = _open(_audit_path(audit_path, store_dir))
     records = sink.records()
     sink.close()
     if fmt == "jsonl":
@@ -156,25 +194,26 @@ def _store_texts(store_dir: Path, chunk_ids: list[str]) -> dict[str, str]:
     "--store",
     "store_dir",
     type=click.Path(path_type=Path, file_okay=False),
-    default=Path(".citebound"),
-    show_default=True,
-    help="Document store to read evidence from when the record has no evidence texts.",
+    default=None,
+    help="Store directory (default ./.citebound): its audit, and the documents to read evidence "
+    "from when the record has no evidence texts.",
 )
 def replay_command(
-    audit_path: Path,
+    audit_path: Path | None,
     request_id: str,
     policy_name: str | None,
     evidence_file: Path | None,
-    store_dir: Path,
+    store_dir: Path | None,
 ) -> None:
     """Re-validate the stored raw model text with the current validator; report changes.
 
     Evidence comes from the record (when stored), else --evidence, else the document store;
     every text is checked against the sha256 recorded at answer time.
     """
-    sink = _open(audit_path)
+    sink = _open(_audit_path(audit_path, store_dir))
     record = _latest(sink, request_id)
     sink.close()
+    store_dir = store_dir or Path(".citebound")
     chunk_texts: dict[str, str] | None = None
     if evidence_file is not None:
         try:

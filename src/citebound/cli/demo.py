@@ -6,6 +6,7 @@ Offline: the extractive provider answers, so no key and no network are needed.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 import tempfile
@@ -28,6 +29,33 @@ PDF_METADATA = {
 }
 
 
+def padded_sentences(question: str, answer: str) -> list[str]:
+    """Sentences of `answer` that do not help answer `question`.
+
+    A sentence helps when it shares a content term with the question, or when it is a step or
+    item of a list that a cited sentence ending in ":" introduced (same citation, in a row).
+    """
+    from citebound.llm.extractive import terms
+    from citebound.text import split_sentences
+
+    wanted = terms(question)
+    marker = re.compile(r"\s*\[([^\]\s]{1,6})\]")
+    out: list[str] = []
+    list_anchor: str | None = None
+    for sentence in split_sentences(answer, marker=marker.pattern):
+        anchors = marker.findall(sentence)
+        body = marker.sub("", sentence).strip()
+        anchor = anchors[-1] if anchors else None
+        helps = bool(wanted & terms(body)) or (list_anchor is not None and anchor == list_anchor)
+        if not helps:
+            out.append(sentence)
+        if body.endswith(":"):
+            list_anchor = anchor
+        elif anchor != list_anchor:
+            list_anchor = None
+    return out
+
+
 def _expectation_met(kind: str, expect: str | None, state: object) -> bool:
     resp = state.response  # type: ignore[attr-defined]
     bundle = state.answer_bundle  # type: ignore[attr-defined]
@@ -39,6 +67,9 @@ def _expectation_met(kind: str, expect: str | None, state: object) -> bool:
             if e.citation_anchor in cited
         ]
         want = (expect or "").lower()
+        question = bundle.user_question if bundle else ""
+        if resp.status.value == "OK" and padded_sentences(question, resp.answer):
+            return False  # an answer padded with sentences that do not help is not as expected
         return bool(resp.status.value == "OK" and any(want in t.lower() for t in texts))
     return bool(resp.status.value == "NO_EVIDENCE")
 
@@ -84,7 +115,8 @@ def demo_cmd(keep: Path | None, step: bool) -> None:
         store_dir = root / "store"
         click.echo(
             f"Ingested {report.files_seen} files into {report.chunks_written} chunks "
-            f"({len(report.skipped)} skipped) at {store_dir}\n"
+            f"({len(report.skipped)} skipped)"
+            + (f" at {store_dir}\n" if keep is not None else " in a temporary store\n")
         )
         config = load_config(
             env={},
@@ -111,9 +143,17 @@ def demo_cmd(keep: Path | None, step: bool) -> None:
             )
         audit = sum(len(s.records()) for s in ctx.sinks)
         ctx.close()
+        # The temporary store (and its audit) is deleted on exit: never print a path that
+        # will not exist when the user reads it.
+        where = (
+            f"written to {config.audit_sqlite_path}"
+            if keep is not None
+            else "written to the temporary store, now deleted (keep it with `citebound demo "
+            "--keep DIR`, then `citebound audit list --store DIR/store`)"
+        )
         click.echo(
             f"{met}/{len(DEMO_QUESTIONS)} questions behaved as expected; "
-            f"{audit} audit records written to {config.audit_sqlite_path}"
+            f"{audit} audit records {where}"
         )
         sys.exit(EXIT_OK if met == len(DEMO_QUESTIONS) else EXIT_FAILED)
     finally:

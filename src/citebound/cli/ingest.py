@@ -98,6 +98,27 @@ def ingest_command(
     click.echo(to_json(report) if as_json else render_report(report))
     if report.index_status == "failed":
         raise SystemExit(EXIT_FAILED)
+    if report.files_seen == 0 and report.files_deleted == 0 and not report.skipped:
+        fail(_nothing_found(paths, report.files_ignored))
+
+
+def _nothing_found(paths: tuple[Path, ...], ignored: int) -> str:
+    """One line for an ingest that found no document to read (exit 2, not a silent success)."""
+    from citebound.ingest.loaders import JSONL_SUFFIXES, LOADERS
+
+    where = ", ".join(str(p) for p in paths)
+    supported = " ".join(sorted([*LOADERS, *JSONL_SUFFIXES]))
+    if ignored:
+        kinds = sorted(
+            {f.suffix.lower() or f.name for p in paths if p.is_dir() for f in p.rglob("*")
+             if f.is_file() and not f.name.startswith(".")}
+            | {p.suffix.lower() or p.name for p in paths if p.is_file()}
+        )  # fmt: skip
+        return (
+            f"no supported document in {where}: {ignored} file(s) of unsupported type "
+            f"({' '.join(kinds[:8])}) ignored; supported: {supported}"
+        )
+    return f"no files in {where}: nothing to ingest (supported: {supported})"
 
 
 @click.group("documents")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from citebound.cli._common import fail
+from citebound.cli._common import fail, require_store
 
 
 @click.command("serve")
@@ -66,6 +66,8 @@ def serve_cmd(
         if demo:
             overrides["collection"] = "demo"
         config = config_from_options(config_file, **overrides)
+        if not demo:
+            require_store(config.store_path)
         try:
             from citebound.api.security import KeyRing
 

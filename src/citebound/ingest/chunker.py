@@ -6,13 +6,16 @@ Rules, in order:
    a new chunk, so every PDF chunk cites exactly one page.
    A section holding only headings is merged into the next one, so `# A` directly followed by
    `## B` gives one chunk with heading path (A, B).
-2. A section that fits `chunk_tokens` is one chunk. A longer one is cut into sentences (lines
-   count as boundaries) and packed into chunks of about equal size, never above chunk_tokens.
+2. A section that fits `chunk_tokens` is one chunk. A longer one is cut into sentences
+   (hard-wrapped lines are joined; list items, rows and other block starts are boundaries) and
+   packed into chunks of about equal size, never above chunk_tokens.
    A sentence longer than chunk_tokens is cut between words.
 3. Code blocks and table rows are atomic: never split, even when one alone exceeds
    chunk_tokens (that chunk is then larger than asked, and a short lead-in of at most a
    quarter chunk, such as a heading and "Usage:", stays with it).
 4. Consecutive chunks of one section share up to `overlap_tokens` of whole sentences/rows.
+5. Text blocks that are only metadata (Doxygen `\\page`, HTML comments, a table of contents)
+   are dropped before sectioning (`citebound.text.markup.is_metadata`).
 
 Every chunk satisfies ``chunk.text == document.text[chunk.char_start:chunk.char_end]``.
 
@@ -32,6 +35,7 @@ from citebound.contracts.base import sha256_hex
 from citebound.contracts.documents import Chunk
 from citebound.contracts.ingest import Block, ChunkerConfig, ParsedDocument
 from citebound.text import Tokenizer, get_tokenizer, split_sentences
+from citebound.text.markup import is_metadata, starts_block
 
 _WORD = re.compile(r"\S+\s*")
 
@@ -100,19 +104,39 @@ def _trim(text: str, u: _Unit, tok: Tokenizer) -> _Unit:
     return u if e == u.end else _Unit(s, e, tok.count(text[s:e]), u.page, u.path)
 
 
+def unwrap(span: str) -> str:
+    """`span` with each line break inside wrapped prose replaced by a space (same length).
+
+    A line break is kept where the next line starts a block of its own (list item, table
+    row, heading, quote, fence), so list items and rows stay units; everywhere else it is
+    the author's hard wrap and a sentence runs on. Keeping the length keeps offsets exact.
+    """
+    lines = span.split("\n")
+    out = [lines[0]]
+    for line in lines[1:]:
+        out.append(("\n" if starts_block(line) or not out[-1].strip() else " ") + line)
+    return "".join(out)
+
+
 def _sentences(text: str, blk: Block, tok: Tokenizer, limit: int) -> list[_Unit]:
-    """Sentence units of a text block with their offsets (found in order, so exact)."""
+    """Sentence units of a text block with their offsets (found in order, so exact).
+
+    Hard-wrapped lines are joined first (`unwrap`), so a chunk never starts in the middle of
+    a sentence that merely continued on the next line.
+    """
     out: list[_Unit] = []
-    cursor = blk.start
-    span = text[blk.start : blk.end]
+    cursor = 0
+    span = unwrap(text[blk.start : blk.end])
     for sentence in split_sentences(span):
-        at = text.find(sentence, cursor, blk.end)
-        if at < 0:  # cannot happen for stripped substrings; keep the block whole if it does
+        rel = span.find(sentence, cursor)
+        if rel < 0:  # cannot happen for stripped substrings; keep the block whole if it does
             return [_Unit(blk.start, blk.end, tok.count(span), blk.page, blk.heading_path)]
+        at = blk.start + rel
         end = at + len(sentence)
+        sentence = text[at:end]
         unit = _Unit(at, end, tok.count(sentence), blk.page, blk.heading_path)
         out.extend(_split_long(text, unit, limit, tok) if unit.tokens > limit else [unit])
-        cursor = end
+        cursor = rel + len(sentence)
     return out
 
 
@@ -189,7 +213,12 @@ def chunk_document(parsed: ParsedDocument, config: ChunkerConfig | None = None) 
     text = doc.text
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
-    for section in _sections(parsed.blocks):
+    # Doxygen directives, HTML comments and tables of contents are metadata, not evidence: a
+    # block of nothing else never starts, ends or makes a chunk.
+    blocks = tuple(
+        b for b in parsed.blocks if b.kind != "text" or not is_metadata(text[b.start : b.end])
+    )
+    for section in _sections(blocks):
         units = _units(text, section, tok, config.chunk_tokens)
         for group in _pack(units, config.chunk_tokens, config.overlap_tokens):
             start, end = group[0].start, group[-1].end

@@ -24,7 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from citebound.contracts.base import canonical_json
 from citebound.contracts.documents import Chunk, Document
@@ -45,7 +52,7 @@ from citebound.store.base import IngestStore
 from citebound.store.sqlite import check_collection_name
 
 # Bump when a loader or the chunker changes its output, so stores re-chunk unchanged files.
-INGEST_VERSION = "ingest-v2"  # v2: empty Markdown headings name no section
+INGEST_VERSION = "ingest-v3"  # v3: wrapped lines joined, metadata blocks dropped (#15)
 
 
 def settings_fingerprint(config: ChunkerConfig, sidecar: bytes) -> str:
@@ -143,6 +150,8 @@ def _progress(enabled: bool | None) -> Progress:
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
         TextColumn("{task.description}"),
         console=console,
         disable=not show,

@@ -15,6 +15,8 @@ Example:
     'extractive'
 """
 
+from typing import TYPE_CHECKING, Any
+
 from citebound.contracts.provider import ProviderReply, ProviderRequest
 from citebound.llm.base import Provider, parse_retry_after
 from citebound.llm.execute import backoff_delay, execute
@@ -25,8 +27,23 @@ from citebound.llm.extractive import (
     marker_pattern,
 )
 from citebound.llm.factory import PROVIDERS, make_provider
-from citebound.llm.ollama import OllamaProvider
-from citebound.llm.openai import OpenAIProvider
+
+if TYPE_CHECKING:
+    from citebound.llm.ollama import OllamaProvider
+    from citebound.llm.openai import OpenAIProvider
+
+# The HTTP providers import httpx; the default (extractive) path never needs it.
+_LAZY = {"OllamaProvider": "citebound.llm.ollama", "OpenAIProvider": "citebound.llm.openai"}
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'citebound.llm' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = [
     "EXTRACTIVE_MODEL",

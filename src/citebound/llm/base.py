@@ -27,17 +27,23 @@ import email.utils
 import json
 import math
 import time
-from typing import Any, Protocol, runtime_checkable
-
-import httpx
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from citebound.contracts.enums import ReasonCode
 from citebound.contracts.provider import ProviderReply, ProviderRequest
 from citebound.errors import ProviderError
 
+if TYPE_CHECKING:
+    import httpx
+
 __all__ = ["Provider", "parse_retry_after"]
 
 _ERROR_SNIPPET = 300
+# What to do when a provider's server does not answer at all (connection refused, DNS, reset).
+_START_HINT = {
+    "ollama": "start it with `ollama serve` (and `ollama pull MODEL`), or pass --base-url",
+    "openai": "is the server running? check --base-url (it must end in /v1 for most servers)",
+}
 
 
 @runtime_checkable
@@ -138,6 +144,8 @@ def post_json(
     The body is sent as `content=` so the bytes that leave the process are exactly the bytes
     the provider built; httpx does not re-encode them.
     """
+    import httpx  # here, not at module level: the extractive path never imports it
+
     try:
         response = client.post(
             url,
@@ -160,7 +168,8 @@ def post_json(
         ) from None
     except httpx.TransportError as err:
         raise ProviderError(
-            f"connection to {url} failed ({type(err).__name__}: {err})",
+            f"cannot connect to {provider} at {url} ({type(err).__name__}: {err}); "
+            + _START_HINT.get(provider, "is the server running? check --base-url"),
             reason_code=ReasonCode.LLM_CONNECTION_ERROR,
             provider=provider,
             transient=True,

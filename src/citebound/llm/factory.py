@@ -9,8 +9,6 @@ from urllib.parse import urlparse
 from citebound.errors import ConfigError
 from citebound.llm.base import Provider
 from citebound.llm.extractive import EXTRACTIVE_MODEL, ExtractiveProvider
-from citebound.llm.ollama import OLLAMA_BASE_URL, OllamaProvider
-from citebound.llm.openai import OPENAI_BASE_URL, OpenAIProvider
 
 __all__ = ["DEFAULT_API_KEY_ENV", "PROVIDERS", "make_provider"]
 
@@ -33,7 +31,7 @@ def make_provider(
         name: `extractive` (built in, offline), `openai` (any OpenAI-compatible server) or
             `ollama` (native API).
         model: Model name; required for `openai` and `ollama`. For `extractive` it may be
-            omitted or `extractive-v1`.
+            omitted or `extractive-v2`.
         base_url: Server root. Defaults: `https://api.openai.com/v1` for openai,
             `http://127.0.0.1:11434` for ollama.
         api_key_env: Name of the environment variable holding the API key (openai only).
@@ -44,7 +42,7 @@ def make_provider(
 
     Example:
         >>> make_provider("extractive").model
-        'extractive-v1'
+        'extractive-v2'
         >>> make_provider("ollama", model="llama3").url
         'http://127.0.0.1:11434/api/chat'
     """
@@ -64,8 +62,13 @@ def make_provider(
             f"the {name} provider needs --model (citebound never picks a model for you)",
             field="model",
         )
+    # The HTTP providers import httpx (~0.1 s): only a command that uses one pays for it.
     if name == "ollama":
+        from citebound.llm.ollama import OLLAMA_BASE_URL, OllamaProvider
+
         return OllamaProvider(model, base_url=base_url or OLLAMA_BASE_URL)
+    from citebound.llm.openai import OPENAI_BASE_URL, OpenAIProvider
+
     url = base_url or OPENAI_BASE_URL
     env = api_key_env or DEFAULT_API_KEY_ENV
     key = os.environ.get(env) or None

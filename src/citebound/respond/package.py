@@ -45,6 +45,7 @@ def public_citation(evidence: SelectedEvidence) -> PublicCitation:
         knowledge_id=evidence.knowledge_id,
         source_reference=evidence.source_reference,
         document=source.document if source is not None else None,
+        source_path=source.source_path if source is not None else None,
         heading_path=list(source.heading_path) if source is not None else [],
         page=source.page if source is not None else None,
         event_date=evidence.event_date,
@@ -125,6 +126,7 @@ def package_response(
         token_usage=usage,
         latency_ms=latency,
         low_confidence=validation.grounding_metrics.low_confidence,
+        confidence=validation.grounding_metrics.confidence,
     )
 
 

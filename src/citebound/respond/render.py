@@ -4,11 +4,13 @@
     Torque the bolts to 40 Nm [C0].
 
     Sources:
-    - [C0] manual.pdf, Pump > Maintenance, p. 4
+    - [C0] manual.pdf, Pump > Maintenance, p. 4 (docs/manual.pdf)
 
 Low confidence answers (seed 003 §7B) use the header
-`Answer (LOW CONFIDENCE — limited source coverage):`. Scores appear as `(score: 0.83)` only
-when asked for *and* the AnswerBundle is given: the JSON response never carries scores.
+`Answer (LOW CONFIDENCE — limited source coverage):`. An OK answer's confidence level (from
+the support score of its weakest sentence) follows the answer as `Confidence: high`. Scores
+appear as `(score: 0.83)` only when asked for *and* the AnswerBundle is given: the JSON
+response never carries scores.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ LOW_CONFIDENCE_HEADER = "Answer (LOW CONFIDENCE — limited source coverage):"
 
 
 def source_line(citation: PublicCitation, score: float | None = None) -> str:
-    """`- [C0] Document, Heading > Sub, p. 4` (+ ` (score: 0.83)` when a score is given)."""
+    """`- [C0] Document, Heading > Sub, p. 4 (docs/file.pdf)` (+ ` (score: 0.83)` if given)."""
     parts: list[str] = []
     if citation.document:
         parts.append(citation.document)
@@ -33,6 +35,8 @@ def source_line(citation: PublicCitation, score: float | None = None) -> str:
         parts.append(f"p. {citation.page}")
     where = ", ".join(parts) if parts else citation.source_reference
     line = f"- [{citation.anchor}] {where}"
+    if citation.source_path and citation.source_path != citation.document:
+        line += f" ({citation.source_path})"
     if score is not None:
         line += f" (score: {score:.2f})"
     return line
@@ -47,6 +51,8 @@ def render_text(
         return f"Answer:\n(no validated answer: FAILED, reason {reason})\n"
     header = LOW_CONFIDENCE_HEADER if response.low_confidence else "Answer:"
     lines = [header, response.answer.strip()]
+    if response.confidence is not None:
+        lines += ["", f"Confidence: {response.confidence} (weakest sentence's support)"]
     if response.citations:
         scores: dict[str, float] = {}
         if show_scores and bundle is not None:

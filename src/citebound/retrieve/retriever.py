@@ -143,9 +143,17 @@ class Retriever:
         directory = index_dir(Path(self.store.root), collection)
         manifest = read_manifest(directory)
         if manifest is None:
+            existing = sorted(self.store.collections())
+            if collection in existing:  # documents stored, but no index written yet
+                raise StoreError(
+                    f"collection '{collection}' has no index in {directory.parent}: "
+                    f"re-run `citebound ingest PATH --collection {collection}`"
+                )
+            choices = ", ".join(existing) if existing else "none yet"
             raise StoreError(
-                f"collection '{collection}' has no index in {directory.parent}: "
-                "ingest documents first (citebound ingest PATH --collection NAME)"
+                f"no collection '{collection}' in {Path(self.store.root)} (existing: {choices}): "
+                f"pass --collection NAME, or ingest documents first (citebound ingest PATH "
+                f"--collection {collection})"
             )
         current = self.store.index_version(collection)
         if manifest.store_version != current:

@@ -83,6 +83,7 @@ def write_tiny_cross_encoder(
     static_labels: bool = True,
     layout: Literal["flat", "onnx-subdir"] = "flat",
     max_position_embeddings: int | None = None,
+    label_weights: Sequence[float] | None = None,
 ) -> Path:
     """Write the tiny cross-encoder into directory `path` and return `path`.
 
@@ -93,6 +94,8 @@ def write_tiny_cross_encoder(
         static_labels: Let the label count be known from the graph (else only at run time).
         layout: "flat" = path/model.onnx; "onnx-subdir" = path/onnx/model.onnx (the Hub layout).
         max_position_embeddings: When set, written to config.json (as an export has it).
+        label_weights: Per-label multiplier of the overlap score (default all 1), e.g.
+            `(1, 0, 0)` for an NLI-like head whose first label grows with the overlap.
     """
     from onnx import TensorProto, helper, numpy_helper
 
@@ -103,7 +106,11 @@ def write_tiny_cross_encoder(
         emb[len(SPECIALS) + words.index(word), k] = 1.0
     inits = [
         numpy_helper.from_array(emb, "word_embeddings"),
-        numpy_helper.from_array(np.ones((len(CONTENT_WORDS), n_labels), np.float32), "head"),
+        numpy_helper.from_array(
+            np.ones((len(CONTENT_WORDS), 1), np.float32)
+            * np.asarray(label_weights or [1.0] * n_labels, np.float32)[None, :],
+            "head",
+        ),
         numpy_helper.from_array(np.array([1], np.int64), "axis1"),
         numpy_helper.from_array(np.array([2], np.int64), "axis2"),
     ]
@@ -192,4 +199,17 @@ def write_image_model(path: Path) -> Path:
     reduce = helper.make_node("ReduceSum", ["pixel_values"], ["logits"], keepdims=1)
     _save(helper.make_graph([reduce], "image", [pixels], [output]), Path(path) / "model.onnx")
     write_tokenizer(Path(path) / "tokenizer.json", CONTENT_WORDS)
+    return Path(path)
+
+
+def write_tiny_nli(
+    path: Path, labels: Sequence[str] = ("entailment", "neutral", "contradiction")
+) -> Path:
+    """A tiny NLI classifier export: logits (overlap, 0, 0, ...) over `labels`, so
+    P(entailment) = e^overlap / (e^overlap + n_labels - 1) with overlap as in the cross-encoder
+    (content words shared by premise and hypothesis, counted with multiplicity)."""
+    weights = [1.0] + [0.0] * (len(labels) - 1)
+    write_tiny_cross_encoder(path, n_labels=len(labels), label_weights=weights)
+    config = {"model_type": "bert", "id2label": {str(i): name for i, name in enumerate(labels)}}
+    (Path(path) / "config.json").write_text(json.dumps(config), "utf-8")
     return Path(path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from functools import lru_cache
 from typing import Protocol, runtime_checkable
 
@@ -56,9 +57,21 @@ class CharTokenizer:
         return len(text)
 
 
+_LOAD_LOCK = threading.Lock()
+
+
 @lru_cache(maxsize=8)
-def get_tokenizer(name: str) -> Tokenizer:
-    """Return a cached tokenizer by policy name: cl100k_base, o200k_base, llama3, qwen3, chars."""
+def _load_tokenizer(name: str) -> Tokenizer:
     if name == "chars":
         return CharTokenizer()
     return QuicktokTokenizer(name)
+
+
+def get_tokenizer(name: str) -> Tokenizer:
+    """Return a cached tokenizer by policy name: cl100k_base, o200k_base, llama3, qwen3, chars.
+
+    Thread-safe (one instance per name): loading a BPE table takes 0.3-0.8 s, so the CLI starts
+    it on a background thread (`citebound.cli._warm`) and the request waits for that load.
+    """
+    with _LOAD_LOCK:
+        return _load_tokenizer(name)

@@ -11,8 +11,11 @@ Definitions (documented in docs/validation.md):
 - **attribution_coverage** = cited factual sentences ÷ factual sentences. Uncited sentences fail
   (UNCITED_FACTUAL_STATEMENT) when coverage < `policy.validation.min_attribution_coverage`
   (1.0 in strict-v1: any uncited sentence fails). Tolerated ones set `low_confidence`.
-- **support** of a cited factual sentence = lexical overlap with the text of the anchors it
-  cites (`checks.lexical_support`).
+- **support** of a cited factual sentence = `support.sentence_support` against the text of the
+  anchors it cites: content-word coverage, minus a penalty per missing name or number word, 0
+  on a negation or antonym flip. Below `policy.validation.min_sentence_support` the sentence is
+  unsupported (LOW_SUPPORT, or `low_confidence` with `low_support_action = "low_confidence"`);
+  its index, score, reason and best evidence span go to `unsupported` (audit only).
 - **suspicious_new_ids**: identifiers of a cited sentence found neither in its cited evidence
   nor in the user question.
 """
@@ -23,11 +26,14 @@ import re
 from dataclasses import dataclass, field
 
 from citebound.contracts.enums import ReasonCode
+from citebound.contracts.execution import UnsupportedSentence
 from citebound.policy import Policy
 from citebound.text.injection import injection_cue
 from citebound.text.sentences import split_sentences
 from citebound.validate import checks
 from citebound.validate.markers import marker_pattern, scan_markers, strip_markers
+from citebound.validate.nli import load_nli
+from citebound.validate.support import SupportParams, sentence_support
 from citebound.validate.view import EvidenceView
 
 _ALNUM = re.compile(r"[^\W_]")
@@ -50,6 +56,7 @@ class Analysis:
     uncited: int = 0
     suspicious: list[str] = field(default_factory=list)
     support: list[float] = field(default_factory=list)
+    unsupported: list[UnsupportedSentence] = field(default_factory=list)
     low_confidence: bool = False
     problems: dict[ReasonCode, str] = field(default_factory=dict)
 
@@ -69,6 +76,15 @@ def is_factual(sentence_without_markers: str) -> bool:
         return False
     is_label = body.endswith(":") and len(body.split()) <= 6
     return not (is_label and not any(ch.isdigit() for ch in body))
+
+
+def _why(coverage: float, names: tuple[str, ...], flip: str) -> str:
+    if flip:
+        return flip
+    parts = [f"{coverage:.0%} of its content words in the cited evidence"]
+    if names:
+        parts.append(f"names/number words absent: {list(names)[:5]}")
+    return "; ".join(parts)
 
 
 def _unique(items: list[str]) -> list[str]:
@@ -123,6 +139,14 @@ def analyse(view: EvidenceView, text: str, policy: Policy, refusals: tuple[str, 
             f"the answer repeats an instruction aimed at a model: {cue!r}",
         )
 
+    vp = policy.validation
+    params = SupportParams(
+        min_sentence_support=vp.min_sentence_support,
+        missing_name_penalty=vp.missing_name_penalty,
+        negation_span_cover=vp.negation_span_cover,
+        nli_weight=vp.nli_weight,
+    )
+    nli = load_nli(vp.nli_model_path).entailment_probability if vp.nli_model_path else None
     for sentence in split_sentences(text, marker=marker):
         body = strip_markers(sentence, style)
         if not is_factual(body):
@@ -144,9 +168,22 @@ def analyse(view: EvidenceView, text: str, policy: Policy, refusals: tuple[str, 
             known = checks.present_in(ident, cited_text) or checks.present_in(ident, view.question)
             if not known and ident not in a.suspicious:
                 a.suspicious.append(ident)
-        a.support.append(checks.lexical_support(body, cited_text) if cited else 0.0)
+        if not cited:
+            a.support.append(0.0)
+            continue
+        s = sentence_support(body, cited_text, params, view.question, nli)
+        a.support.append(s.score)
+        if not s.supported(vp.min_sentence_support):
+            a.unsupported.append(
+                UnsupportedSentence(
+                    index=a.factual - 1,
+                    score=s.score,
+                    coverage=s.coverage,
+                    reason=_why(s.coverage, s.missing_names, s.polarity_flip),
+                    best_evidence_span=s.best_span,
+                )
+            )
 
-    vp = policy.validation
     if a.factual == 0:
         a.flag(ReasonCode.EMPTY_ANSWER, "the answer has no sentence with words or numbers")
     if a.uncited:
@@ -165,9 +202,13 @@ def analyse(view: EvidenceView, text: str, policy: Policy, refusals: tuple[str, 
         )
     if a.support and min(a.support) + _EPS < vp.min_sentence_support:
         if vp.low_support_action == "fail":
+            weak = ", ".join(
+                f"#{u.index + 1} ({u.score:.2f}: {u.reason})" for u in a.unsupported[:5]
+            )
             a.flag(
                 ReasonCode.LOW_SUPPORT,
-                f"lowest sentence support {min(a.support):.2f} < {vp.min_sentence_support:.2f}",
+                f"sentence(s) {weak or '?'} not supported by the evidence they cite "
+                f"(support < {vp.min_sentence_support:.2f})",
             )
         else:
             a.low_confidence = True

@@ -74,6 +74,8 @@ _SPACES = re.compile(r"\s+")
 _NON_WORD = re.compile(r"[^\w\s]|_")
 
 
+# Memoized: the evidence of a bundle is normalized once, not once per answer.
+@lru_cache(maxsize=256)
 def _normalize(text: str) -> str:
     text = text.casefold().replace("’", "'")
     return _SPACES.sub(" ", text).strip()
@@ -116,8 +118,11 @@ def find_meta(text: str, evidence: str = "") -> list[str]:
     A phrase the evidence itself uses ("the system prompt" in an LLM manual) is content.
     """
     norm = _normalize(text)
+    found = [p for p in _META_PHRASES if p in norm]
+    if not found:
+        return []  # the common case: no need to normalize the (long) evidence
     used = _normalize(evidence)
-    return [p for p in _META_PHRASES if p in norm and p not in used]
+    return [p for p in found if p not in used]
 
 
 def mentions_evidence_word(sentence: str, cited_text: str) -> bool:
@@ -129,6 +134,7 @@ def mentions_evidence_word(sentence: str, cited_text: str) -> bool:
 
 _TOKEN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._/:,-]*[A-Za-z0-9])?")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_DIGIT = re.compile(r"\d")
 
 
 def identifiers(text: str) -> list[str]:
@@ -145,9 +151,8 @@ def identifiers(text: str) -> list[str]:
         tok = m.group().strip(".,:/-")
         if not tok:
             continue
-        is_id = any(ch.isdigit() for ch in tok) or (
-            len(tok) >= 2 and tok.isupper() and any(ch.isalpha() for ch in tok)
-        )
+        # `isupper()` is true only when the token has a cased letter and no lowercase one.
+        is_id = _DIGIT.search(tok) is not None or (len(tok) >= 2 and tok.isupper())
         if is_id and tok not in out:
             out.append(tok)
     return out
@@ -191,11 +196,28 @@ STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _WORD = re.compile(r"[a-z0-9]+")
 
 
+# Memoized: evidence is mostly the same few thousand words; stemming dominated the cost.
+@lru_cache(maxsize=65_536)
 def stem(word: str) -> str:
-    """A tiny suffix stripper so `bolts`/`bolt` and `tightened`/`tighten` match."""
-    for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
-            return word[: -len(suffix)] + keep
+    """A tiny suffix stripper so `bolts`/`bolt`, `valves`/`valve`, `based`/`base` and
+    `tightened`/`tighten` match: plural and -ed/-ing endings go, then a final `e`.
+
+    >>> [stem(w) for w in ("valves", "valve", "based", "base", "boxes", "glass", "tightening")]
+    ['valv', 'valv', 'bas', 'bas', 'box', 'glass', 'tighten']
+    """
+    if word.endswith("ies") and len(word) >= 6:
+        return word[:-3] + "y"
+    for suffix in ("ing", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    else:
+        if word.endswith(("sses", "xes", "zes", "ches", "shes")) and len(word) >= 6:
+            word = word[:-2]
+        elif word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) >= 4:
+            word = word[:-1]
+    if word.endswith("e") and len(word) >= 4:
+        word = word[:-1]
     return word
 
 

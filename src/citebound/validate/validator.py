@@ -20,6 +20,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Literal
 
 from citebound.contracts.assembly import AnswerBundle
 from citebound.contracts.enums import (
@@ -33,7 +34,7 @@ from citebound.policy import Policy
 from citebound.validate.analysis import Analysis, analyse
 from citebound.validate.view import EvidenceView
 
-VALIDATOR_VERSION = "r5-v1"
+VALIDATOR_VERSION = "r5-v2"
 
 # failure_reason is the first code of this list that was found.
 PRIORITY: tuple[ReasonCode, ...] = (
@@ -52,6 +53,15 @@ PRIORITY: tuple[ReasonCode, ...] = (
     ReasonCode.UNSUPPORTED_NEW_FACT,
     ReasonCode.LOW_SUPPORT,
 )
+
+
+def _confidence(a: Analysis, policy: Policy) -> Literal["high", "medium", "low"]:
+    """Weakest sentence decides: below the floor (tolerated) low, at or above
+    `high_confidence_support` high, otherwise medium."""
+    if a.low_confidence:
+        return "low"
+    weakest = min(a.support) if a.support else 0.0
+    return "high" if weakest + 1e-9 >= policy.validation.high_confidence_support else "medium"
 
 
 def _metrics(a: Analysis | None, *, refusal: bool = False) -> GroundingMetrics:
@@ -77,6 +87,7 @@ def _metrics(a: Analysis | None, *, refusal: bool = False) -> GroundingMetrics:
         mean_support=sum(a.support) / len(a.support) if a.support else None,
         sentence_support=list(a.support),
         low_confidence=a.low_confidence,
+        unsupported_sentences=list(a.unsupported),
     )
 
 
@@ -175,6 +186,7 @@ def _validate(
     metrics = _metrics(a)
     if a.problems:
         return _failed(view, a.problems, metrics)
+    metrics = metrics.model_copy(update={"confidence": _confidence(a, policy)})
     return _passed(view, raw_text, GenerationStatus.OK, metrics, list(a.citations))
 
 

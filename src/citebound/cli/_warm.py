@@ -1,0 +1,58 @@
+"""Start loading the two slow native resources of a query while the CLI imports the rest.
+
+A cold `citebound ask` spends most of its time in three things that do not depend on each other:
+importing the pipeline (Python, holds the GIL), creating the onnxruntime session of the query
+embedder, and loading the BPE table of the token counter (both native code that releases the
+GIL). On two cores, running the last two on background threads while the main thread imports
+hides most of their time. The threads only fill the same process-wide caches the request uses
+(`default_embedder`, `get_tokenizer`, both behind a lock), so results are identical; an error
+there is ignored, and the request meets it again on the main thread and reports it as usual.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+
+def _quietly(load: Callable[[], object]) -> None:
+    try:
+        load()
+    except Exception:  # reported by the request itself, on the main thread
+        return
+
+
+def _embedder() -> None:
+    from citebound.index.embedder import default_embedder
+
+    default_embedder()
+
+
+def prewarm(tokenizer_name: str | None, *, embedder: bool = True) -> list[threading.Thread]:
+    """Start threads loading the default query embedder and `tokenizer_name`.
+
+    Returns the threads (tests join them); callers need not wait: the first real use blocks on
+    the same lock until the load is done.
+    """
+    jobs: list[Callable[[], None]] = []
+    if embedder:
+        jobs.append(_embedder)
+    if tokenizer_name:
+        name = tokenizer_name
+
+        def _tokenizer() -> None:
+            from citebound.text.tokens import get_tokenizer
+
+            get_tokenizer(name)
+
+        jobs.append(_tokenizer)
+    threads = [
+        # Not daemons: the interpreter joins them at exit. A daemon thread still inside
+        # onnxruntime's session set-up when an early error exits the process aborts it
+        # ("terminate called without an active exception", exit 134).
+        threading.Thread(target=_quietly, args=(job,), name=f"citebound-warm-{i}")
+        for i, job in enumerate(jobs)
+    ]
+    for t in threads:
+        t.start()
+    return threads

@@ -1,0 +1,212 @@
+"""What the extractive answerer may quote, and what kind of question it answers.
+
+Evidence text is Markdown (or text, HTML, PDF) as the author wrote it. A reader does not read
+`| SVC-COMQUEUE-008 | ... |`, `\\page SvcTlmChanComponent`, a table of contents or an HTML
+comment as a statement, so neither does the answerer:
+
+* metadata lines are never candidates: Doxygen directives (`\\page`, `\\section`, `@ref`...),
+  HTML comments and tags, images, table separators, table header rows and table-of-contents
+  items (a list item that is only a link);
+* a table row is rendered as readable text: `ID: cell; cell` (first cell, a colon, the other
+  filled cells joined by `; `);
+* list markers (`-`, `*`, `1.`) and emphasis (`**`, `__`) are dropped, a link keeps its text
+  only (`[Ports](ports.md)` -> `Ports`); code spans keep their backticks;
+* hard-wrapped lines are joined first (`paragraphs`), so a sentence is never a line fragment.
+
+Every rendered sentence only removes markup from the evidence; it never adds a word, number
+or code, so the validator's fact checks see nothing new.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "QuestionType",
+    "Unit",
+    "is_metadata",
+    "is_table_row",
+    "question_type",
+    "render_units",
+    "starts_block",
+]
+
+QuestionType = Literal[
+    "definition", "procedure", "quantity", "list", "yesno", "comparison", "reason", "other"
+]
+
+# Order matters: the first matching rule names the type (comparison before definition, so
+# "What is the difference between A and B?" is a comparison).
+_TYPE_RULES: tuple[tuple[QuestionType, re.Pattern[str]], ...] = (
+    (
+        "comparison",
+        re.compile(r"\b(difference|differences|differ|compare|compared|versus|vs\.?)\b"),
+    ),
+    (
+        "procedure",
+        re.compile(
+            r"^(how (do|can|should|would|does one|to)\b|what (are the )?steps\b|"
+            r"(what|which) (command|commands)\b)|\b(steps|procedure|instructions)\b"
+        ),
+    ),
+    (
+        "quantity",
+        re.compile(
+            r"^(how (many|much|often|long|large|big|fast|far|old)|what (is the )?"
+            r"(maximum|minimum|max|min|number|size|rate|frequency|limit|default|value|"
+            r"percentage|year|date|torque|interval|capacity)|when\b|in what year)"
+            r"|\b(how many|limit|maximum|minimum)\b"
+        ),
+    ),
+    ("reason", re.compile(r"^(why|what (is|was) the (reason|cause|root cause))\b")),
+    (
+        "list",
+        re.compile(
+            r"^(list|name|enumerate)\b|^(what|which) (kinds|types|sorts|are the \w+s\b)"
+            r"|\b(kinds|types) of\b|\bexist\b"
+        ),
+    ),
+    (
+        "definition",
+        re.compile(r"^(what (is|are|does) (a |an |the )?|define\b|describe\b|what's\b)"),
+    ),
+    (
+        "yesno",
+        re.compile(r"^(is|are|can|could|does|do|did|should|must|will|would|has|have|was|were)\b"),
+    ),
+)
+
+
+def question_type(question: str) -> QuestionType:
+    """The kind of answer `question` asks for (first matching rule; `other` when none)."""
+    q = " ".join(question.casefold().split())
+    for kind, pattern in _TYPE_RULES:
+        if pattern.search(q):
+            if kind == "definition" and _DEFINITION_TAIL.search(q) is None:
+                continue  # "What does X return when ..." is not "what is X"
+            return kind
+    return "other"
+
+
+# "What is X?" / "What are Xs?" / "What does X do?" / "What does X mean?"
+_DEFINITION_TAIL = re.compile(
+    r"^(what (is|are) (a |an |the )?[^,]{1,60}\??$|what does .{1,60} (do|mean|provide)\??$|"
+    r"define\b|describe\b|what's\b)"
+)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One quotable line of evidence after markup rendering."""
+
+    text: str  # rendered text: sentences are cut from it
+    kind: Literal["prose", "item", "row"]
+    line: int  # index among the evidence's paragraphs (order, adjacency of steps)
+    intro: bool  # ends with ":" (introduces the list or steps that follow)
+
+
+_DOXYGEN = re.compile(
+    r"^[\\@](page|section|subsection|subsubsection|ref|anchor|tableofcontents"
+    r"|mainpage|defgroup|ingroup|addtogroup|brief|file|image|copydoc)\b"
+)
+_HTML_LINE = re.compile(r"^<(!--|/?[a-zA-Z][\w-]*[\s/>]|/?[a-zA-Z][\w-]*$)")
+_TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_LIST_MARKER = re.compile(r"^(?:[-*+\u2013\u2022\u2023\u25e6\u25aa]|\d{1,3}[.)])\s+")
+# A pipe-table row written without the leading pipe (`REQ-1 | text | Test`).
+_BARE_ROW = re.compile(r"^[^|`]+\|[^|]*\|")
+_LINK = re.compile(r"!?\[([^\]\[]*)\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
+_IMAGE = re.compile(r"!\[[^\]\[]*\]\([^)]*\)")
+_REF_LINK = re.compile(r"\[([^\]\[]+)\]\[[^\]\[]*\]")
+_EMPHASIS = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_INLINE_TAG = re.compile(r"</?(?:br|b|i|em|strong|sup|sub|span|a|code|kbd|u)\b[^>]*>", re.I)
+_ANY_TAG = re.compile(r"</?[a-zA-Z][^>]*>")
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_ONLY_LINKS = re.compile(r"^(?:\s*(?:\[[^\]\[]*\]\([^)]*\))\s*[,;]?)+$")
+
+
+def _inline(text: str) -> str:
+    text = _HTML_COMMENT.sub(" ", text)
+    text = _IMAGE.sub(" ", text)
+    text = _LINK.sub(lambda m: m.group(1), text)
+    text = _REF_LINK.sub(lambda m: m.group(1), text)
+    text = _EMPHASIS.sub(lambda m: m.group(2), text)
+    text = _INLINE_TAG.sub(" ", text)
+    return " ".join(text.split())
+
+
+def _cells(line: str) -> list[str]:
+    inner = line.strip()
+    if inner.startswith("|"):
+        inner = inner[1:]
+    if inner.endswith("|"):
+        inner = inner[:-1]
+    return [_inline(c) for c in inner.split("|")]
+
+
+def _row_text(line: str) -> str:
+    filled = [c for c in _cells(line) if c]
+    if len(filled) < 2:
+        return ""  # a one-cell row (`| FPP Documentation |`) states nothing
+    return f"{filled[0]}: " + "; ".join(filled[1:])
+
+
+def render_units(lines: list[str]) -> list[Unit]:
+    """The quotable units of evidence `lines` (from `paragraphs`), metadata dropped."""
+    out: list[Unit] = []
+    fenced = False
+    in_comment = False
+    for i, raw in enumerate(lines):
+        line = raw.strip()
+        if line.startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if fenced or not line:
+            continue
+        if in_comment or line.startswith("<!--"):
+            in_comment = "-->" not in line
+            continue
+        if _DOXYGEN.match(line) or _TABLE_SEPARATOR.match(line):
+            continue
+        if _HTML_LINE.match(line) and not _inline(_ANY_TAG.sub(" ", line)):
+            continue  # tags only (`<a name="x"></a>`, `<div>`): layout, not text
+        if line.startswith("|") or _BARE_ROW.match(line):
+            nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
+            if _TABLE_SEPARATOR.match(nxt):
+                continue  # a header row names columns; it answers nothing
+            text = _row_text(line)
+            if text:
+                out.append(Unit(text, "row", i, False))
+            continue
+        marker = _LIST_MARKER.match(line)
+        body = line[marker.end() :] if marker else line
+        if marker and _ONLY_LINKS.match(body):
+            continue  # a table-of-contents entry
+        text = _inline(_ANY_TAG.sub(" ", body) if _HTML_LINE.match(body) else body)
+        if not text:
+            continue
+        out.append(Unit(text, "item" if marker else "prose", i, text.endswith(":")))
+    return out
+
+
+# A line that starts a block of its own: list item, heading, table row, quote, fence, markup.
+_BLOCK_START = re.compile(
+    r"\s*(?:[-*+\u2013\u2022\u2023\u25e6\u25aa]\s|\d{1,3}[.)]\s|#{1,6}(?:\s|$)|[|><]|```|~~~|[\\@]\w)"
+)
+
+
+def starts_block(line: str) -> bool:
+    """Whether `line` begins a list item, heading, row, quote, fence or directive."""
+    return _BLOCK_START.match(line) is not None or _BARE_ROW.match(line.strip()) is not None
+
+
+def is_table_row(line: str) -> bool:
+    """A pipe-table row, with or without the leading pipe."""
+    stripped = line.strip()
+    return stripped.startswith("|") or _BARE_ROW.match(stripped) is not None
+
+
+def is_metadata(block_text: str) -> bool:
+    """A block holding no quotable text: only directives, comments, tags or TOC entries."""
+    return bool(block_text.strip()) and not render_units(block_text.split("\n"))

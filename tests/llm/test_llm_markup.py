@@ -1,0 +1,51 @@
+"""Evidence as a reader sees it: metadata dropped, rows and items rendered (text/markup.py)."""
+
+from __future__ import annotations
+
+from citebound.text.markup import is_metadata, render_units, starts_block
+
+
+def texts(lines: list[str]) -> list[tuple[str, str]]:
+    return [(u.kind, u.text) for u in render_units(lines)]
+
+
+def test_rows_without_a_leading_pipe_render_as_text_and_headers_are_skipped() -> None:
+    lines = [
+        "Requirement | Description | Verification Method",
+        "----------- | ----------- | -------------------",
+        "ISF-CMDS-004 | The component shall cancel the sequence on a failed command. | Unit Test",
+    ]
+    assert texts(lines) == [
+        (
+            "row",
+            "ISF-CMDS-004: The component shall cancel the sequence on a failed command.; Unit Test",
+        )
+    ]
+
+
+def test_items_emphasis_links_and_tags() -> None:
+    lines = [
+        "– Guarded – port calls lock a **mutex** first.",
+        '<a name="File_Format"></a>',
+        "<p>Kept text inside a tag.</p>",
+        "1. Run [the build](build.md) twice.",
+        "![diagram](img/x.png)",
+    ]
+    assert texts(lines) == [
+        ("item", "Guarded – port calls lock a mutex first."),
+        ("prose", "Kept text inside a tag."),
+        ("item", "Run the build twice."),
+    ]
+
+
+def test_metadata_blocks() -> None:
+    assert is_metadata("\\page SvcTlmChan Telemetry\n\\section intro Introduction")
+    assert is_metadata("<!-- generated\nby a tool -->")
+    assert is_metadata("- [Intro](#intro)\n- [Design](#design)")
+    assert not is_metadata("- [Intro](#intro) explains the design.")
+    assert not is_metadata("The component stores values.")
+
+
+def test_block_starts_keep_their_line_break() -> None:
+    assert starts_block("- item") and starts_block("| a | b |") and starts_block("REQ | a | b")
+    assert starts_block("\\section x") and not starts_block("passed to the component, and")

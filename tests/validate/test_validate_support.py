@@ -1,0 +1,141 @@
+"""The sentence support check (issue #14): cited hallucinations fail, quotations pass."""
+
+from __future__ import annotations
+
+import pytest
+
+from citebound.contracts.enums import ReasonCode
+from citebound.policy import load_policy
+from citebound.testing.bundles import make_answer_bundle
+from citebound.validate import validate_text
+from citebound.validate.support import SupportParams, sentence_support
+
+MANUAL = (
+    "The chiller uses R-134a refrigerant. Inspect the relief valve every 6 months. "
+    "The condenser fan must not be started before the oil heater has run for 12 hours. "
+    "Pressure rises above 45 bar only when the inlet is blocked."
+)
+TABLE_ROW = (
+    "| SVC-COMQUEUE-008 | `Svc::ComQueue` shall implement a **retry** mechanism for failed "
+    "buffers. | Unit test |"
+)
+STRICT = load_policy("strict-v1")
+PARAMS = SupportParams(
+    min_sentence_support=STRICT.validation.min_sentence_support,
+    missing_name_penalty=STRICT.validation.missing_name_penalty,
+    negation_span_cover=STRICT.validation.negation_span_cover,
+)
+
+
+def _validate(text: str, evidence: str = MANUAL, question: str = "What does the manual say?"):
+    bundle = make_answer_bundle([evidence], question=question)
+    return validate_text(bundle, text, STRICT)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Mars has two moons [C0].",
+        "The relief valve never needs inspection [C0].",
+        "The condenser fan must be started before the oil heater has run for 12 hours [C0].",
+        "Pressure falls below 45 bar only when the inlet is blocked [C0].",
+        "The chiller uses R-134a refrigerant supplied by Honeywell [C0].",
+        "The chiller uses R-134a refrigerant. [C0] The pump never needs maintenance [C0].",
+    ],
+)
+def test_cited_hallucinations_fail(text: str) -> None:
+    r = _validate(text)
+    assert r.validation_status == "FAILED", text
+    assert ReasonCode.LOW_SUPPORT.value in r.reason_codes, r.message
+
+
+@pytest.mark.parametrize(
+    ("text", "evidence"),
+    [
+        ("Inspect the relief valve every 6 months. [C0]", MANUAL),
+        ("The chiller uses R-134a refrigerant [C0].", MANUAL),
+        ("Inspect the relief valves every 6 months [C0].", MANUAL),
+        (
+            "The condenser fan must not be started before the oil heater has run for 12 "
+            "hours [C0].",
+            MANUAL,
+        ),
+        # A table row rendered as text, markup stripped (issue #15's extractive answers).
+        (
+            "SVC-COMQUEUE-008: Svc::ComQueue shall implement a retry mechanism for failed "
+            "buffers [C0].",
+            TABLE_ROW,
+        ),
+        (
+            "SVC-COMQUEUE-008: `Svc::ComQueue` shall implement a **retry** mechanism [C0].",
+            TABLE_ROW,
+        ),
+        ("1000 units were recalled [C0].", "In total 1,000 units were recalled."),
+        ("No [C0].", "The pump has a single stage."),
+    ],
+)
+def test_quotations_and_close_paraphrases_pass(text: str, evidence: str) -> None:
+    r = _validate(text, evidence)
+    assert r.validation_status == "PASSED", r.message
+    assert r.grounding_metrics.unsupported_sentences == []
+
+
+def test_failing_sentence_index_and_best_span_are_in_the_metrics_not_the_message() -> None:
+    text = "The chiller uses R-134a refrigerant [C0]. The relief valve never needs inspection [C0]."
+    r = _validate(text)
+    assert r.failure_reason == ReasonCode.LOW_SUPPORT.value
+    [u] = r.grounding_metrics.unsupported_sentences
+    assert u.index == 1
+    assert u.score == 0.0
+    assert "negation" in u.reason
+    assert u.best_evidence_span == "Inspect the relief valve every 6 months."
+    assert "Inspect the relief valve" not in r.message  # evidence text stays out of messages
+    assert r.grounding_metrics.min_support == 0.0
+
+
+def test_signals() -> None:
+    s = sentence_support("The refrigerant is supplied by Honeywell.", MANUAL, PARAMS)
+    assert s.missing_names == ("Honeywell",)
+    assert s.score < PARAMS.min_sentence_support
+    flip = sentence_support("Pressure rises below 45 bar.", MANUAL, PARAMS)
+    assert "antonym" in flip.polarity_flip
+    plain = sentence_support("The chiller uses R-134a refrigerant.", MANUAL, PARAMS)
+    assert (plain.score, plain.coverage, plain.polarity_flip) == (1.0, 1.0, "")
+    assert plain.best_span == ""  # reported for unsupported sentences only
+    weak = sentence_support("The chiller uses ammonia refrigerant daily.", MANUAL, PARAMS)
+    assert weak.best_span == "The chiller uses R-134a refrigerant."
+
+
+def test_question_identifiers_count_as_known() -> None:
+    evidence = "Torque the M8 bolts to 25 Nm."
+    text = "For the X200, torque the M8 bolts to 25 Nm [C0]."
+    assert _validate(text, evidence, question="How do I torque the X200?").validation_status == (
+        "PASSED"
+    )
+    assert _validate(text, evidence, question="How do I torque it?").validation_status == "FAILED"
+
+
+def test_hybridrag_marks_unsupported_answers_low_confidence() -> None:
+    bundle = make_answer_bundle([MANUAL])
+    r = validate_text(bundle, "Mars has two moons [C0].", load_policy("hybridrag"))
+    assert r.validation_status == "PASSED"
+    assert r.grounding_metrics.low_confidence
+    assert r.grounding_metrics.unsupported_sentences[0].index == 0
+
+
+def test_confidence_comes_from_the_weakest_sentence() -> None:
+    quote = _validate("Inspect the relief valve every 6 months [C0].")
+    assert quote.grounding_metrics.confidence == "high"
+    # All content words but "stops" are in the evidence: above the 0.85 floor, below 1.0.
+    text = (
+        "The chiller uses R-134a refrigerant [C0]. Pressure rises above 45 bar only when the "
+        "blocked inlet also stops the condenser fan [C0]."
+    )
+    medium = _validate(text)
+    assert medium.validation_status == "PASSED", medium.message
+    assert medium.grounding_metrics.confidence == "medium"
+    low = validate_text(
+        make_answer_bundle([MANUAL]), "Mars has two moons [C0].", load_policy("hybridrag")
+    )
+    assert low.grounding_metrics.confidence == "low"
+    assert _validate("Mars has two moons [C0].").grounding_metrics.confidence is None  # FAILED
