@@ -242,7 +242,8 @@ class ExtractiveProvider:
             extra_terms=request.followup_terms,
             max_tokens=request.max_output_tokens,
         )
-        over = _count_tokens(text) > request.max_output_tokens
+        # The exact refusal is never "too long": only an answer can exceed the cap.
+        over = text != request.refusal_text and _count_tokens(text) > request.max_output_tokens
         return ProviderReply(
             text=text,
             finish_reason="length" if over else "stop",
