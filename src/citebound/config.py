@@ -36,6 +36,7 @@ Example file::
     llm_format = false
     llm_condense = false
     llm_header_mapping = false
+    llm_rewrite = false             # follow-up retrieval rewrite by the LLM (docs/conversations.md)
 
     [audit]
     sinks = ["sqlite"]              # sqlite | delta
@@ -120,6 +121,11 @@ class StageSwitches(Contract):
     )
     llm_header_mapping: bool = Field(
         default=False, description="A0 maps unknown headers with the provider (seed 002 §5.1)."
+    )
+    llm_rewrite: bool = Field(
+        default=False,
+        description="Follow-up questions are rewritten for retrieval by the provider (frozen "
+        "prompt, recorded) instead of the deterministic entity carry-over.",
     )
 
 

@@ -69,6 +69,33 @@ class LLMPolicy(Contract):
     timeout_s: float = Field(default=60.0, gt=0, description="Per-attempt timeout.")
 
 
+class ConversationPolicy(Contract):
+    """Follow-up questions (seed 002 `recentConversation`; docs/conversations.md).
+
+    The last N4 turn pairs (`superprompt.n4_recent_conv_max_pairs`) go into a separate, fenced,
+    never-citable block of the `qa_conversation_v1` template; a deterministic rewrite carries
+    the entities of the last turns into the retrieval query.
+    """
+
+    max_conversation_tokens: int = Field(
+        default=600,
+        ge=0,
+        description="Token cap of the Recent conversation block; the oldest pairs are left out "
+        "first. 600 keeps about 8 short engineering Q/A pairs inside strict-v1's 3,500-token "
+        "prompt budget next to 2,200 evidence tokens (sized on the sample corpus' answers).",
+    )
+    rewrite_turns: int = Field(
+        default=2,
+        ge=0,
+        description="Most recent user questions whose entities the retrieval rewrite may carry.",
+    )
+    rewrite_max_terms: int = Field(
+        default=6,
+        ge=0,
+        description="Most entity terms the rewrite appends to the retrieval query.",
+    )
+
+
 class ValidationPolicy(Contract):
     """Post-generation validation knobs (seed 001 R5, seed 003 §6-7, seed 000 P2.2)."""
 
@@ -138,7 +165,10 @@ class SuperPromptPolicy(Contract):
         "S_CTX replaces it. Chosen, not fitted: no labelled condenser outputs exist yet.",
     )
     n4_recent_conv_max_pairs: int = Field(
-        default=8, ge=0, description="N4: most turn pairs in the Recent Conversation block."
+        default=8,
+        ge=0,
+        description="N4: most recent turn pairs a request carries, for every prompt contract "
+        "(the Recent Conversation block and the follow-up rewrite); 0 = single-shot.",
     )
 
 
@@ -181,6 +211,9 @@ class Policy(Contract):
     retrieval: RetrievalPolicy = Field(default_factory=RetrievalPolicy, description="Retrieval.")
     llm: LLMPolicy = Field(default_factory=LLMPolicy, description="Execution.")
     validation: ValidationPolicy = Field(default_factory=ValidationPolicy, description="R5.")
+    conversation: ConversationPolicy = Field(
+        default_factory=ConversationPolicy, description="Follow-up questions."
+    )
 
     @model_validator(mode="after")
     def _budgets_fit(self) -> Policy:
@@ -195,8 +228,9 @@ class Policy(Contract):
     def fingerprint(self) -> str:
         """`sha256:<hex>` of the canonical JSON of the policy.
 
-        Fields added after V1 (`prompt_contract`, `superprompt`) are left out while they hold
-        their defaults, so a V1 policy keeps the fingerprint its audit records carry."""
+        Fields added after V1 (`prompt_contract`, `superprompt`, `conversation`) are left out
+        while they hold their defaults, so a V1 policy keeps the fingerprint its audit records
+        carry."""
         data = self.model_dump(mode="json")
         for name in _OMIT_WHEN_DEFAULT:
             if data[name] == _DEFAULTS[name]:
@@ -218,8 +252,12 @@ class Policy(Contract):
         return "*" in self.allowed_knowledge_types or value in self.allowed_knowledge_types
 
 
-_OMIT_WHEN_DEFAULT = ("prompt_contract", "superprompt")
-_DEFAULTS = {"prompt_contract": "v1", "superprompt": SuperPromptPolicy().model_dump(mode="json")}
+_OMIT_WHEN_DEFAULT = ("prompt_contract", "superprompt", "conversation")
+_DEFAULTS = {
+    "prompt_contract": "v1",
+    "superprompt": SuperPromptPolicy().model_dump(mode="json"),
+    "conversation": ConversationPolicy().model_dump(mode="json"),
+}
 
 PRESETS = ("strict-v1", "hybridrag", "superprompt-v1")
 

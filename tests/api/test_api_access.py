@@ -71,7 +71,7 @@ def test_reader_of_a_never_sees_b(keyed_client: TestClient) -> None:
         c.post(
             "/v1/chat/completions",
             json={
-                "model": "x",
+                "model": "citebound",
                 "stream": True,
                 "messages": [{"role": "user", "content": SECRET_QUESTION}],
             },

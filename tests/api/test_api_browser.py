@@ -85,7 +85,8 @@ def shot(pg: object, name: str) -> None:
 def ask(pg: object, question: str) -> None:
     pg.fill("#question", question)  # type: ignore[attr-defined]
     pg.click("#ask-btn")  # type: ignore[attr-defined]
-    pg.wait_for_selector("#result:not([hidden])")  # type: ignore[attr-defined]
+    # The answer streams in; the request is complete when the page is no longer busy.
+    pg.wait_for_selector("body:not(.busy) #result:not([hidden])")  # type: ignore[attr-defined]
 
 
 def test_answerable_question_shows_citations(page: object) -> None:
@@ -234,6 +235,101 @@ def test_page_asks_for_a_key_when_the_server_needs_one(
         assert pg.inner_text("#status-badge") == "Answered"
         shot(pg, "api-key")
         context.close()
+
+
+OIL = "What oil grade does the GB-7 gearbox use?"
+HOLD = "How many litres of it does it hold?"
+
+
+def test_two_turn_conversation_stays_on_screen(page: object) -> None:
+    pg = page
+    ask(pg, OIL)
+    assert pg.inner_text("#status-badge") == "Answered"  # type: ignore[attr-defined]
+    assert "ISO VG 220" in pg.inner_text("#answer")  # type: ignore[attr-defined]
+    ask(pg, HOLD)
+    assert pg.inner_text("#status-badge") == "Answered"  # type: ignore[attr-defined]
+    assert "18 litres" in pg.inner_text("#answer")  # type: ignore[attr-defined]
+    assert pg.inner_text("#current-question") == HOLD  # type: ignore[attr-defined]
+    # The first turn stays on screen, rendered, with its own citation chips.
+    turns = pg.locator("#turns .turn")  # type: ignore[attr-defined]
+    assert turns.count() == 1
+    assert OIL in turns.first.inner_text() and "ISO VG 220" in turns.first.inner_text()
+    assert pg.locator("#answer .chip").count() >= 1  # type: ignore[attr-defined]
+    # Every turn's chips open the source viewer.
+    pg.click("#turns .turn-answer .chip >> nth=0")  # type: ignore[attr-defined]
+    pg.wait_for_selector("#doc-viewer:not([hidden]) mark#highlight")  # type: ignore[attr-defined]
+    assert "GB-7" in pg.inner_text("#doc-title")  # type: ignore[attr-defined]
+    pg.click("#doc-close")  # type: ignore[attr-defined]
+    pg.click("#answer .chip >> nth=0")  # type: ignore[attr-defined]
+    pg.wait_for_selector("#doc-viewer:not([hidden]) mark#highlight")  # type: ignore[attr-defined]
+    pg.click("#doc-close")  # type: ignore[attr-defined]
+    # The pipeline panel explains the last turn (auto mode, read-only).
+    assert pg.locator(".stage-btn.done").count() == len(STAGE_LABELS)  # type: ignore[attr-defined]
+    shot(pg, "conversation")
+    pg.click("#new-chat")  # type: ignore[attr-defined]
+    assert pg.is_hidden("#conversation") and pg.is_hidden("#result")  # type: ignore[attr-defined]
+    ask(pg, HOLD)  # without the first turn the follow-up makes no sense: refused
+    assert pg.inner_text("#status-badge") == "Refused"  # type: ignore[attr-defined]
+
+
+def test_refusal_in_a_conversation(page: object, server: LiveServer) -> None:
+    pg = page
+    ask(pg, OIL)
+    ask(pg, UNANSWERABLE)
+    policy = server.app.state.runtime.ctx.policy
+    assert pg.inner_text("#status-badge") == "Refused"  # type: ignore[attr-defined]
+    assert pg.inner_text(".answer .refusal-text") in {  # type: ignore[attr-defined]
+        policy.refusal.no_evidence_text,
+        policy.refusal.model_text,
+    }
+    assert pg.locator("#answer .chip").count() == 0  # type: ignore[attr-defined]
+    assert pg.locator("#turns .turn").count() == 1  # type: ignore[attr-defined]
+    ask(pg, HOLD)  # the refusal is a turn too; the follow-up still finds GB-7
+    assert pg.locator("#turns .turn .refusal-text").count() == 1  # type: ignore[attr-defined]
+    assert "18 litres" in pg.inner_text("#answer")  # type: ignore[attr-defined]
+
+
+def test_markdown_is_rendered_without_raw_html(page: object) -> None:
+    pg = page
+    ask(pg, OIL)
+    hostile = "**Bold** and `code` <img src=x onerror=alert(1)> [C0]\n\n- one\n- two\n\n# Title"
+    pg.evaluate(  # type: ignore[attr-defined]
+        "(t) => { const a = document.querySelector('#answer'); a.replaceChildren("
+        "...renderMarkdown(t, ui.result.sources)); }",
+        hostile,
+    )
+    assert pg.locator("#answer strong").inner_text() == "Bold"  # type: ignore[attr-defined]
+    assert pg.locator("#answer code").first.inner_text() == "code"  # type: ignore[attr-defined]
+    assert pg.locator("#answer img").count() == 0  # type: ignore[attr-defined]
+    assert "<img src=x onerror=alert(1)>" in pg.inner_text("#answer")  # type: ignore[attr-defined]
+    assert pg.locator("#answer ul li").count() == 2  # type: ignore[attr-defined]
+    assert pg.locator("#answer .chip").count() == 1  # type: ignore[attr-defined]
+
+
+def test_phone_layout_has_no_sideways_scroll(browser: object, server: LiveServer) -> None:
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)  # type: ignore[attr-defined]
+    pg = context.new_page()
+    pg.goto(server.url + "/")
+    pg.wait_for_selector("#collection option[value='plant']", state="attached")
+    width = "() => document.documentElement.scrollWidth"
+    assert pg.evaluate(width) <= 390
+    ask(pg, OIL)
+    ask(pg, HOLD)
+    assert "18 litres" in pg.inner_text("#answer")
+    wide = pg.evaluate(
+        "() => [...document.querySelectorAll('*')].filter(e => e.getBoundingClientRect().right"
+        " > 390.5).map(e => e.tagName + '.' + e.className + '#' + e.id).slice(0, 12)"
+    )
+    assert pg.evaluate(width) <= 390, f"the page scrolls sideways at 390 px: {wide}"
+    box = pg.locator("#ask-btn").bounding_box()
+    assert box is not None and box["x"] + box["width"] <= 390
+    shot(pg, "phone-conversation")
+    pg.click("#answer .chip >> nth=0")
+    pg.wait_for_selector("#doc-viewer:not([hidden]) mark#highlight")
+    panel = pg.locator(".doc-panel").bounding_box()
+    assert panel is not None and panel["width"] <= 390
+    shot(pg, "phone-document")
+    context.close()
 
 
 def test_api_docs_render_offline(browser: object, server: LiveServer) -> None:

@@ -37,7 +37,7 @@ def test_invalid_model_answer_is_failed_everywhere(make_config: Callable[..., Co
         assert r["failure_reason"] == "INVALID_CITATION_REFERENCE"
         chat = c.post(
             "/v1/chat/completions",
-            json={"model": "m", "messages": [{"role": "user", "content": PLANT_QUESTION}]},
+            json={"model": "citebound", "messages": [{"role": "user", "content": PLANT_QUESTION}]},
         ).json()
         assert chat["choices"][0]["message"]["content"] == ""
         assert chat["choices"][0]["finish_reason"] == "content_filter"

@@ -22,7 +22,7 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 from citebound._version import __version__
-from citebound.api import openai_compat, routes, steps
+from citebound.api import openai_compat, openai_responses, routes, steps
 from citebound.api.metrics import Metrics
 from citebound.api.problems import (
     PROBLEM_JSON,
@@ -161,6 +161,7 @@ def create_app(config: Config, *, ctx: PipelineContext | None = None) -> FastAPI
     app.include_router(routes.router)
     app.include_router(steps.router)
     app.include_router(openai_compat.router)
+    app.include_router(openai_responses.router)
     app.include_router(routes.service)
 
     static = ui_dir()

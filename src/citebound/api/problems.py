@@ -13,6 +13,10 @@
 
 Request validation errors are 422 (400 when the body is not JSON at all), an oversized body is
 413, and an unexpected exception is a 500 problem whose detail never includes a traceback.
+
+On the OpenAI-compatible routes (`OPENAI_PATHS`) the same errors, with the same statuses, use
+OpenAI's body `{"error": {"message", "type", "param", "code"}}` instead, so OpenAI SDKs show
+the message (they do not read problem+json).
 """
 
 from __future__ import annotations
@@ -44,6 +48,19 @@ from citebound.errors import (
 log = logging.getLogger("citebound.api")
 
 PROBLEM_JSON = "application/problem+json"
+OPENAI_PATHS = ("/v1/chat/completions", "/v1/responses", "/v1/models")
+_OPENAI_TYPES = {
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    429: "rate_limit_error",
+}
+
+
+def openai_error_type(status: int) -> str:
+    """OpenAI's `error.type` for an HTTP status."""
+    return _OPENAI_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
+
 
 # Most specific class first; the first isinstance match wins.
 STATUS_BY_ERROR: tuple[tuple[type[CiteboundError], int, str], ...] = (
@@ -90,6 +107,15 @@ def problem(
     errors: list[ProblemItem] | None = None,
     headers: dict[str, str] | None = None,
 ) -> JSONResponse:
+    if instance is not None and instance.rstrip("/") in OPENAI_PATHS:
+        param = errors[0].loc.removeprefix("body.") if errors else None
+        error = {
+            "message": detail,
+            "type": openai_error_type(status),
+            "param": param,
+            "code": "model_not_found" if status == 404 and "model" in detail else None,
+        }
+        return JSONResponse({"error": error}, status_code=status, headers=headers)
     body = Problem(
         title=title, status=status, detail=detail, instance=instance, errors=errors or []
     )

@@ -60,16 +60,25 @@ def answer(
     rt: Runtime,
     who: Caller,
 ) -> PublicResponse:
-    """Answer a question from the caller's collection: cited and validated, or refused."""
+    """Answer a question from the caller's collection: cited and validated, or refused.
+    With `history` (earlier turns, oldest first) the question is a follow-up."""
     from citebound.retrieve import compile_filters
 
     rt.check_question(body.question)
+    rt.check_texts(
+        [body.question, *(t for turn in body.history for t in (turn.question, turn.answer))],
+        "the question and its history",
+    )
     collection, filters = rt.resolve_collection(who, body.collection, body.filters)
     compile_filters(filters)  # a bad date is the caller's 400, not a FAILED answer
     rt.require_new_request_id(body.request_id)
     with rt.slot():
         state = rt.pipeline.start(
-            body.question, collection=collection, filters=filters, request_id=body.request_id
+            body.question,
+            collection=collection,
+            filters=filters,
+            request_id=body.request_id,
+            history=body.history,
         )
         # Claim the id so two concurrent posts of one request_id make one model call.
         with rt.model_call(state.request_id, check_audit=False):
@@ -89,6 +98,10 @@ def retrieve(
     from citebound.retrieve import compile_filters
 
     rt.check_question(body.question)
+    if body.history:
+        raise ContractError(
+            "history is for /v1/answer: /v1/retrieve searches the question as given"
+        )
     collection, filters = rt.resolve_collection(who, body.collection, body.filters)
     compile_filters(filters)
     with rt.slot():

@@ -113,7 +113,11 @@ def steps(
         compile_filters(filters)
         rt.require_new_request_id(body.request_id)
         state = rt.pipeline.start(
-            body.question, collection=collection, filters=filters, request_id=body.request_id
+            body.question,
+            collection=collection,
+            filters=filters,
+            request_id=body.request_id,
+            history=body.history,
         )
     else:
         state = _restore(rt, who, body)

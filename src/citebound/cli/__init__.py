@@ -34,6 +34,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
     ),
     "audit": ("audit", "List, show, export and replay the audit records."),
     "batch": ("batch", "Answer, re-validate, evaluate or ingest in bulk on Apache Spark."),
+    "chat": ("chat", "Hold a conversation: follow-up questions, each cited and validated."),
     "config": ("ask", "Inspect the effective configuration."),
     "demo": ("demo", "Ingest the sample corpus and ask it fixed questions (offline)."),
     "documents": ("ingest", "List the documents of a collection."),

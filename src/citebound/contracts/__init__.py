@@ -12,6 +12,7 @@ from citebound.contracts.assembly import (
     Trace,
 )
 from citebound.contracts.base import Contract, canonical_json, content_hash, sha256_hex
+from citebound.contracts.conversation import ConversationTurn
 from citebound.contracts.documents import Chunk, Document
 from citebound.contracts.enums import (
     AssemblyStatus,
@@ -44,6 +45,7 @@ __all__ = [
     "Chunk",
     "CitationStyle",
     "Contract",
+    "ConversationTurn",
     "DateRange",
     "Document",
     "DropRecord",

@@ -15,6 +15,7 @@ from pydantic import Field, model_validator
 from citebound.contracts.assembly import AnswerBundle, PromptBuildResult
 from citebound.contracts.audit import AuditRecord, FeedbackRecord
 from citebound.contracts.base import Contract
+from citebound.contracts.conversation import MAX_HISTORY_TURNS, ConversationTurn
 from citebound.contracts.packs import PackCitationStyle, PackPromptStyle, RetrievalPack
 from citebound.contracts.public import PublicResponse
 from citebound.contracts.retrieval import FiltersApplied, RetrievalBundle
@@ -44,6 +45,12 @@ class AnswerRequest(Contract):
         default=None,
         pattern=REQUEST_ID_PATTERN,
         description="Your request id (must be new); generated when absent.",
+    )
+    history: list[ConversationTurn] = Field(
+        default_factory=list,
+        max_length=MAX_HISTORY_TURNS,
+        description="Earlier turns, oldest first, for a follow-up question (`/v1/answer` "
+        "only); the last N4 pairs are used, never as evidence.",
     )
 
 
@@ -164,6 +171,11 @@ class StepRequest(Contract):
     filters: FiltersApplied | None = Field(default=None, description="Start: filters.")
     request_id: str | None = Field(
         default=None, pattern=REQUEST_ID_PATTERN, description="Start: request id."
+    )
+    history: list[ConversationTurn] = Field(
+        default_factory=list,
+        max_length=MAX_HISTORY_TURNS,
+        description="Start: earlier turns, oldest first (a follow-up question).",
     )
     state: str | None = Field(
         default=None, description="Continue: the `state` string of the previous step response."

@@ -142,6 +142,9 @@ class PromptTokenCounts(Contract):
     evidence_tokens: int = Field(description="Evidence section, header included.")
     question_tokens: int = Field(description="Question section, header included.")
     output_tokens: int = Field(description="Output formatting instructions block.")
+    conversation_tokens: int = Field(
+        default=0, description="Recent conversation section, header included (0 without one)."
+    )
     reserved_output_tokens: int = Field(description="Reserved for the model's answer.")
     prompt_tokens: int = Field(description="Tokens of prompt_text as a whole.")
     total_prompt_tokens: int = Field(description="Sum of the blocks plus reserved output.")
@@ -163,3 +166,9 @@ class PromptBuildResult(Contract):
     tokenizer: str = Field(description="Tokenizer used.")
     allowed_anchors: list[str] = Field(default_factory=list, description="Anchors in the prompt.")
     dropped_chunk_ids: list[str] = Field(default_factory=list, description="PB4 budget drops.")
+    conversation_turns: int = Field(
+        default=0, ge=0, description="Earlier turn pairs in the Recent conversation block."
+    )
+    conversation_turns_dropped: int = Field(
+        default=0, ge=0, description="Older turn pairs left out to fit the conversation budget."
+    )

@@ -12,8 +12,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from citebound.contracts.api import COLLECTION_PATTERN
+from citebound.contracts.api import COLLECTION_PATTERN, AnswerView, StageView
 from citebound.contracts.base import Contract
+from citebound.contracts.conversation import MAX_HISTORY_TURNS
 from citebound.contracts.enums import PublicStatus
 from citebound.contracts.public import PublicCitation
 from citebound.contracts.retrieval import FiltersApplied
@@ -26,9 +27,15 @@ class ChatContentPart(Contract):
     text: str = Field(description="The text.")
 
 
+# Most messages one request may carry: every turn pair of the history plus system messages.
+# Only the last N4 pairs are used; this bounds parsing, the input-size policy bounds the text.
+MAX_MESSAGES = 2 * MAX_HISTORY_TURNS + 16
+
+
 class ChatInMessage(Contract):
     role: Literal["system", "developer", "user", "assistant", "tool"] = Field(
-        description="Message role; only the last `user` message is the question."
+        description="Message role. The last message must be `user` (the question); earlier "
+        "user/assistant pairs are the conversation; system messages: see `citebound`."
     )
     content: str | list[ChatContentPart] | None = Field(default=None, description="Content.")
     name: str | None = Field(default=None, description="Participant name (ignored).")
@@ -45,6 +52,16 @@ class CiteboundChatOptions(Contract):
         default=None, pattern=COLLECTION_PATTERN, description="Collection to search."
     )
     filters: FiltersApplied | None = Field(default=None, description="Metadata filters.")
+    system_message: Literal["reject", "ignore"] = Field(
+        default="reject",
+        description="A system/developer message cannot change citebound's frozen prompt: "
+        "`reject` (default) answers 400; `ignore` answers without it and records that it "
+        "was ignored.",
+    )
+    view: bool = Field(
+        default=False,
+        description="Add the web page's answer view (sources with support) to the result.",
+    )
 
 
 class ChatCompletionRequest(Contract):
@@ -53,13 +70,19 @@ class ChatCompletionRequest(Contract):
         max_length=200,
         description="Any name; `citebound:<collection>` selects a collection.",
     )
-    messages: list[ChatInMessage] = Field(min_length=1, description="The conversation.")
+    messages: list[ChatInMessage] = Field(
+        min_length=1, max_length=MAX_MESSAGES, description="The conversation."
+    )
     stream: bool = Field(default=False, description="Send the answer as server-sent events.")
     stream_options: ChatStreamOptions | None = Field(default=None, description="Streaming.")
     temperature: float | None = Field(default=None, description="Ignored: the policy fixes it.")
     top_p: float | None = Field(default=None, description="Ignored.")
-    max_tokens: int | None = Field(default=None, description="Ignored: the policy caps output.")
-    max_completion_tokens: int | None = Field(default=None, description="Ignored.")
+    max_tokens: int | None = Field(
+        default=None, ge=1, description="Lowers the policy's output cap (never raises it)."
+    )
+    max_completion_tokens: int | None = Field(
+        default=None, ge=1, description="Same as max_tokens (the lower of the two applies)."
+    )
     n: int | None = Field(default=None, ge=1, le=1, description="Only 1 choice.")
     seed: int | None = Field(default=None, description="Ignored (answers are deterministic).")
     stop: str | list[str] | None = Field(default=None, description="Ignored.")
@@ -71,10 +94,27 @@ class ChatCompletionRequest(Contract):
     citebound: CiteboundChatOptions | None = Field(default=None, description="Collection etc.")
 
 
+class UrlCitation(Contract):
+    start_index: int = Field(description="First character of the citation marker in content.")
+    end_index: int = Field(description="One past its last character.")
+    title: str = Field(description="Source: document > heading path, page.")
+    url: str = Field(description="The cited document: /v1/documents/{id}?chunk_id=...")
+
+
+class ChatAnnotation(Contract):
+    type: Literal["url_citation"] = Field(default="url_citation", description="Type.")
+    url_citation: UrlCitation = Field(description="Where a citation marker points.")
+
+
 class ChatOutMessage(Contract):
     role: Literal["assistant"] = Field(default="assistant", description="Always assistant.")
     content: str = Field(description="Validated answer, exact refusal, or empty when FAILED.")
-    refusal: str | None = Field(default=None, description="Unused (refusals are content).")
+    refusal: str | None = Field(
+        default=None, description="The exact refusal text when citebound refused (also content)."
+    )
+    annotations: list[ChatAnnotation] = Field(
+        default_factory=list, description="One url_citation per citation marker in content."
+    )
 
 
 class ChatChoice(Contract):
@@ -100,6 +140,12 @@ class CiteboundResult(Contract):
     citations: list[PublicCitation] = Field(default_factory=list, description="Cited sources.")
     failure_reason: str | None = Field(default=None, description="Reason code when FAILED.")
     low_confidence: bool = Field(default=False, description="Limited support.")
+    view: AnswerView | None = Field(
+        default=None, description="The web page's answer view, when `citebound.view` asked."
+    )
+    stages: list[StageView] | None = Field(
+        default=None, description="What each stage did, when `citebound.view` asked."
+    )
 
 
 class ChatCompletion(Contract):
@@ -115,6 +161,10 @@ class ChatCompletion(Contract):
 class ChatDelta(Contract):
     role: Literal["assistant"] | None = Field(default=None, description="First chunk only.")
     content: str | None = Field(default=None, description="Next piece of the answer.")
+    refusal: str | None = Field(default=None, description="The refusal, on the last chunk.")
+    annotations: list[ChatAnnotation] | None = Field(
+        default=None, description="Citations of the whole content, on the last chunk."
+    )
 
 
 class ChatChunkChoice(Contract):

@@ -32,6 +32,11 @@ class ProviderRequest(Contract):
         default=None,
         description="The evidence the prompt was built from; only offline providers read it.",
     )
+    followup_terms: str = Field(
+        default="",
+        description="Terms a follow-up rewrite carried from earlier turns; only offline "
+        "providers read them (a model reads the prompt's Recent conversation block).",
+    )
 
     @model_validator(mode="after")
     def _messages_match_hash(self) -> ProviderRequest:

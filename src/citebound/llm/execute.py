@@ -61,6 +61,8 @@ def execute(
     *,
     sleep: Sleep = time.sleep,
     clock: Clock = time.monotonic,
+    max_output_tokens: int | None = None,
+    followup_terms: str = "",
 ) -> LLMExecutionResult:
     """Run the frozen prompt through `provider` under `policy.llm`; never raises for a run.
 
@@ -72,6 +74,10 @@ def execute(
         policy: Supplies temperature, output cap, attempts, backoff and timeout.
         sleep: Called with the backoff delay between attempts (inject a fake in tests).
         clock: Monotonic clock for `llm_latency_ms`.
+        max_output_tokens: The caller's output cap; it lowers `policy.llm.max_output_tokens`
+            for this call and never raises it.
+        followup_terms: Terms a follow-up rewrite carried from earlier turns (offline
+            providers score evidence with them; model providers read the prompt only).
 
     Returns:
         An `LLMExecutionResult` with generation_status OK, NO_EVIDENCE or FAILED.
@@ -83,13 +89,18 @@ def execute(
         ('OK', 1)
     """
     params = policy.llm
+    cap = (
+        params.max_output_tokens
+        if max_output_tokens is None
+        else min(params.max_output_tokens, max_output_tokens)
+    )
     base = {
         "request_id": prompt.request_id,
         "provider": provider.name,
         "model_name": provider.model,
         "prompt_sha256": prompt.prompt_sha256,
         "temperature": params.temperature,
-        "max_output_tokens": params.max_output_tokens,
+        "max_output_tokens": cap,
     }
 
     def finish(
@@ -111,10 +122,11 @@ def execute(
             messages=(prompt.messages[0], prompt.messages[1]),
             prompt_sha256=prompt.prompt_sha256,
             temperature=params.temperature,
-            max_output_tokens=params.max_output_tokens,
+            max_output_tokens=cap,
             timeout_s=params.timeout_s,
             refusal_text=policy.refusal.model_text,
             answer_bundle=bundle,
+            followup_terms=followup_terms,
         )
     except ValidationError as err:
         return finish(

@@ -233,10 +233,17 @@ class ExtractiveProvider:
                 reason_code=ReasonCode.LLM_CONFIG,
                 provider=self.name,
             )
-        text = self.answer(bundle, request.refusal_text)
+        text = self.answer(
+            bundle,
+            request.refusal_text,
+            extra_terms=request.followup_terms,
+            max_tokens=request.max_output_tokens,
+        )
+        # The exact refusal is never "too long": only an answer can exceed the cap.
+        over = text != request.refusal_text and _count_tokens(text) > request.max_output_tokens
         return ProviderReply(
             text=text,
-            finish_reason="stop",
+            finish_reason="length" if over else "stop",
             response_id="extractive-" + sha256_hex(request.prompt_sha256 + "\n" + text)[:24],
             reported_model=self.model,
         )
@@ -280,9 +287,23 @@ class ExtractiveProvider:
                     )
         return out
 
-    def answer(self, bundle: AnswerBundle, refusal_text: str) -> str:
-        """The answer text for `bundle`, or exactly `refusal_text`."""
-        question = terms(bundle.user_question)
+    def answer(
+        self,
+        bundle: AnswerBundle,
+        refusal_text: str,
+        *,
+        extra_terms: str = "",
+        max_tokens: int | None = None,
+    ) -> str:
+        """The answer text for `bundle`, or exactly `refusal_text`.
+
+        `extra_terms` (a follow-up rewrite's carried entities) count as question terms, but a
+        sentence must still share a term with the question itself ("How many litres does it
+        hold?" must not quote every GB-7 line). With `max_tokens`, trailing sentences are left
+        out while the answer is longer (one sentence is never cut: the caller sees the length).
+        """
+        own = terms(bundle.user_question)
+        question = own | terms(extra_terms)
         if not question:
             return refusal_text
         # A one-letter term ("F" of "F´", "L" of "L and P") counts when matched but is never
@@ -304,6 +325,8 @@ class ExtractiveProvider:
             matched = len(c.shared) + len(c.context)
             if not c.shared or matched < needed or min(1.0, matched / len(core)) <= self.floor:
                 continue
+            if own and not (c.shared & own):
+                continue  # only carried terms matched
             coverage = (
                 sum(weight[t] for t in c.shared)
                 + _CONTEXT_WEIGHT * sum(weight[t] for t in c.context)
@@ -347,7 +370,12 @@ class ExtractiveProvider:
         # The lead's evidence first (its sentences in reading order), then the others by rank.
         chosen.sort(key=lambda c: (c.ev != lead.ev, c.ev, c.line, c.pos))
         pieces = [f"{c.text} {citation_marker(c.anchor)}" for c in chosen]
-        return _join(pieces, marker_pattern(bundle.citation_style)) or refusal_text
+        pattern = marker_pattern(bundle.citation_style)
+        while max_tokens is not None and len(pieces) > 1:
+            if _count_tokens(_join(pieces, pattern) or "") <= max_tokens:
+                break
+            pieces.pop()
+        return _join(pieces, pattern) or refusal_text
 
     def _steps(self, lead: _Candidate, cands: list[_Candidate]) -> list[_Candidate]:
         """The list items / table rows / steps that follow `lead` in its evidence, in order."""
@@ -524,3 +552,10 @@ def _join(pieces: list[str], marker: str) -> str | None:
         if split_sentences(text, marker=marker) == pieces:
             return text
     return None
+
+
+def _count_tokens(text: str) -> int:
+    """Output tokens as the default policy counts them (cl100k_base, offline)."""
+    from citebound.text.tokens import get_tokenizer
+
+    return get_tokenizer("cl100k_base").count(text)

@@ -2,6 +2,7 @@
 
 from citebound.pipeline.context import PipelineContext
 from citebound.pipeline.controller import Pipeline, check_invariants, next_stage
+from citebound.pipeline.conversation import FollowupRewrite, rewrite_query
 from citebound.pipeline.preprocess import map_header, preprocess, retrieval_query
 from citebound.pipeline.stages import REGISTRY, STAGE_LABELS
 from citebound.pipeline.state import (
@@ -21,6 +22,7 @@ __all__ = [
     "SEED_STAGE",
     "STAGE_LABELS",
     "STAGE_ORDER",
+    "FollowupRewrite",
     "MappingDecision",
     "Pipeline",
     "PipelineContext",
@@ -33,4 +35,5 @@ __all__ = [
     "next_stage",
     "preprocess",
     "retrieval_query",
+    "rewrite_query",
 ]

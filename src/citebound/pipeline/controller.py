@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
+from citebound.contracts.conversation import ConversationTurn
 from citebound.contracts.enums import PublicStatus, ReasonCode
 from citebound.contracts.public import PublicResponse, TokenUsage
 from citebound.contracts.retrieval import FiltersApplied
@@ -98,14 +99,25 @@ class Pipeline:
         filters: FiltersApplied | None = None,
         request_id: str | None = None,
         run_id: str | None = None,
+        history: Sequence[ConversationTurn] = (),
+        max_output_tokens: int | None = None,
     ) -> RequestState:
-        """A fresh state at stage `raw`."""
+        """A fresh state at stage `raw`.
+
+        `history` holds the earlier turn pairs of a conversation, oldest first; only the last
+        N4 (`superprompt.n4_recent_conv_max_pairs`) are kept. `max_output_tokens` lowers the
+        policy's output cap for this request (it never raises it).
+        """
+        from citebound.pipeline.conversation import recent_turns
+
         return RequestState(
             request_id=request_id or uuid.uuid4().hex,
             run_id=run_id,
             user_text=question,
             collection=collection or self.ctx.config.collection,
             filters=filters,
+            history=recent_turns(history, self.ctx.policy),
+            max_output_tokens=max_output_tokens,
             started_ns=time.perf_counter_ns(),
             policy_fingerprint=self.ctx.policy.fingerprint,
             config_fingerprint=self.ctx.config.fingerprint,

@@ -17,6 +17,7 @@ from citebound.errors import StageError
 from citebound.pipeline import superprompt_stages
 from citebound.pipeline.chooser import ask_json, keep_drop_prompt, parse_keep
 from citebound.pipeline.context import PipelineContext
+from citebound.pipeline.conversation import FollowupRewrite
 from citebound.pipeline.preprocess import preprocess, retrieval_query
 from citebound.pipeline.shape import chooser_prompt, shape_deterministic, shape_from_mapping
 from citebound.pipeline.state import SEED_STAGE, PromptBody, RequestState, StageRecord
@@ -82,13 +83,43 @@ def a2_shape(state: RequestState, ctx: PipelineContext) -> RequestState:
     )
 
 
-def search_pieces(body: PromptBody, policy: Policy) -> tuple[str, list[str]]:
+def search_pieces(
+    body: PromptBody, policy: Policy, query: str | None = None
+) -> tuple[str, list[str]]:
     """(retrieval query, its ≤ N0 pieces) of a preprocessed prompt: what the retrieval stage
-    searches and `Pipeline.prefetch` embeds ahead."""
+    searches and `Pipeline.prefetch` embeds ahead. `query` replaces the prompt's own query
+    (a follow-up rewrite)."""
     from citebound.retrieve import query_pieces
 
-    query = retrieval_query(body)
+    query = retrieval_query(body) if query is None else query
     return query, query_pieces(query, policy.retrieval.n0_query_pieces)
+
+
+def resolve_followup(state: RequestState, ctx: PipelineContext) -> FollowupRewrite:
+    """The retrieval query of this request: the deterministic follow-up rewrite, or the LLM
+    rewrite when `[stages] llm_rewrite` is on and there are earlier turns."""
+    from citebound.pipeline.conversation import parse_rewrite, rewrite_prompt, rewrite_query
+
+    assert state.body is not None
+    base = retrieval_query(state.body)
+    if not (ctx.config.stages.llm_rewrite and state.history):
+        return rewrite_query(base, state.body.task, state.history, ctx.policy)
+    data = ask_json(
+        ctx,
+        state.request_id,
+        rewrite_prompt(state.user_text, state.history),
+        stage="retrieval",
+        switch="llm_rewrite",
+    )
+    try:
+        query = parse_rewrite(data)
+    except ValueError as err:
+        raise StageError(
+            f"the follow-up rewrite reply is unusable: {err}",
+            stage="retrieval",
+            reason_code=ReasonCode.STAGE_DISABLED,
+        ) from None
+    return FollowupRewrite(original=base, query=query, rule="llm", turns_used=len(state.history))
 
 
 def retrieval(state: RequestState, ctx: PipelineContext) -> RequestState:
@@ -97,23 +128,32 @@ def retrieval(state: RequestState, ctx: PipelineContext) -> RequestState:
     assert state.body is not None
     started = time.perf_counter()
     pol = ctx.policy
-    query, pieces = search_pieces(state.body, pol)
+    rewrite = resolve_followup(state, ctx)
+    query, pieces = search_pieces(state.body, pol, rewrite.query)
     scored = ctx.retriever.search(pieces, state.collection, compile_filters(state.filters), pol)
     rows = ctx.retriever.rows_for(state.collection, scored[: pol.retrieval.n1_retr_max_candidates])
     ids = [r.chunk_id for r in rows]
     record = StageRecord(
         stage="retrieval",
         kept=ids,
-        note=f"{len(pieces)} query pieces, {len(ids)} candidates",
+        note=f"{len(pieces)} query pieces, {len(ids)} candidates"
+        + (
+            f"; follow-up ({rewrite.rule}) searched as {query!r}"
+            if query != rewrite.original
+            else ""
+        ),
         latency_ms=(time.perf_counter() - started) * 1000,
     )
+    extras = {**state.extras, "query": query, "query_pieces": pieces}
+    if state.history:
+        extras["followup_rewrite"] = rewrite.model_dump()
     return _done(
         state,
         "retrieval",
         record,
         base_context_chunks=rows,
         views_by_stage={**state.views_by_stage, "retrieval": ids},
-        extras={**state.extras, "query": query, "query_pieces": pieces},
+        extras=extras,
     )
 
 
@@ -359,7 +399,7 @@ def prompt_built(state: RequestState, ctx: PipelineContext) -> RequestState:
     assert state.answer_bundle is not None
     if superprompt_stages.is_superprompt(ctx):
         return superprompt_stages.build(state, ctx, _done)
-    outcome = build_prompt(state.answer_bundle, ctx.policy)
+    outcome = build_prompt(state.answer_bundle, ctx.policy, conversation=state.history)
     ids = [e.chunk_id for e in outcome.bundle.selected_evidence]
     msgs = outcome.prompt.messages
     attachments = "\n\n".join(
@@ -390,7 +430,15 @@ def executed(state: RequestState, ctx: PipelineContext) -> RequestState:
     from citebound.llm import execute
 
     assert state.prompt is not None and state.answer_bundle is not None
-    result = execute(state.prompt, state.answer_bundle, ctx.provider, ctx.policy)
+    carried = state.extras.get("followup_rewrite", {}).get("carried", [])
+    result = execute(
+        state.prompt,
+        state.answer_bundle,
+        ctx.provider,
+        ctx.policy,
+        max_output_tokens=state.max_output_tokens,
+        followup_terms=" ".join(carried),
+    )
     note = f"{result.generation_status.value} after {result.attempts} attempt(s)"
     if result.failure_reason:
         note += f" ({result.failure_reason})"

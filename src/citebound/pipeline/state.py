@@ -14,6 +14,7 @@ from pydantic import Field, TypeAdapter
 
 from citebound.contracts.assembly import AnswerBundle, DropRecord, PromptBuildResult
 from citebound.contracts.base import Contract
+from citebound.contracts.conversation import MAX_HISTORY_TURNS, ConversationTurn
 from citebound.contracts.execution import LLMExecutionResult, ValidationResult
 from citebound.contracts.public import PublicResponse
 from citebound.contracts.retrieval import FiltersApplied, RetrievalBundle, RetrievalRow
@@ -123,6 +124,14 @@ class RequestState(Contract):
     user_text: str = Field(description="Raw user prompt.")
     collection: str = Field(default="default", description="Collection searched.")
     filters: FiltersApplied | None = Field(default=None, description="Retrieval filters.")
+    history: list[ConversationTurn] = Field(
+        default_factory=list,
+        max_length=MAX_HISTORY_TURNS,
+        description="Earlier turn pairs (the last N4 at most); context only, never evidence.",
+    )
+    max_output_tokens: int | None = Field(
+        default=None, ge=1, description="Caller's output cap; only ever lowers the policy's."
+    )
     stage: str = Field(
         default="raw", description="Last completed seed 002 stage (raw, preprocessed, ..., a5)."
     )

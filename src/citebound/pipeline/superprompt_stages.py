@@ -210,8 +210,10 @@ def enforce_format(state: RequestState, ctx: PipelineContext) -> tuple[FormatSpe
 def superprompt_inputs(state: RequestState, ctx: PipelineContext) -> SuperPromptInputs:
     """What the Prompt_Builder renders beyond the bundle, read from the state.
 
-    Recent conversation: `extras["recent_conversation"]` as a list of {"user", "assistant"}
-    (the conversation history of a multi-turn request); only the last N4 pairs are rendered.
+    Recent conversation: the request's `history` (earlier turn pairs, e.g. from
+    `Pipeline.run(..., history=...)`, `/v1/answer` or the chat messages), else
+    `extras["recent_conversation"]` as a list of {"user", "assistant"}; only the last N4 pairs
+    are rendered.
     """
     assert state.body is not None
     shape = state.shape
@@ -219,7 +221,7 @@ def superprompt_inputs(state: RequestState, ctx: PipelineContext) -> SuperPrompt
     spec = (
         FormatSpec.model_validate(spec_data["spec"]) if spec_data and "spec" in spec_data else None
     )
-    history = [
+    history = [Turn(user=t.question, assistant=t.answer) for t in state.history] or [
         Turn(user=str(t.get("user", "")), assistant=str(t.get("assistant", "")))
         for t in state.extras.get("recent_conversation", [])
         if isinstance(t, dict)

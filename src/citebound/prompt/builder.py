@@ -7,6 +7,7 @@ its sha256 and the system/user chat messages whose concatenation is exactly the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from citebound.contracts.assembly import (
@@ -19,11 +20,15 @@ from citebound.contracts.assembly import (
     SelectedEvidence,
 )
 from citebound.contracts.base import sha256_hex
+from citebound.contracts.conversation import ConversationTurn
 from citebound.contracts.enums import AssemblyStatus, BuildStatus, ReasonCode
 from citebound.policy import Policy
 from citebound.prompt.anchors import citation_format
+from citebound.prompt.conversation import conversation_lines, render_conversation
 from citebound.prompt.evidence import render_block, render_entry, structure_conflict
 from citebound.prompt.template import (
+    CONVERSATION_HEADER,
+    CONVERSATION_TEMPLATES,
     HEADER_LINE,
     MESSAGE_SEPARATOR,
     SECTION_HEADERS,
@@ -58,36 +63,45 @@ def render_evidence(evidence: list[SelectedEvidence]) -> str:
 
 
 def _render(
-    template: PromptTemplate, policy: Policy, bundle: AnswerBundle, evidence: list[SelectedEvidence]
+    template: PromptTemplate,
+    policy: Policy,
+    bundle: AnswerBundle,
+    evidence: list[SelectedEvidence],
+    conversation: Sequence[tuple[str, str]] = (),
 ) -> str:
     fmt = citation_format(bundle.citation_style)
-    return template.render(
-        {
-            "refusal": policy.refusal.model_text,
-            "marker_example": fmt.marker(fmt.label(0)),
-            "evidence_block": render_evidence(evidence),
-            "question": bundle.user_question,
-            "allowed_markers": ", ".join(fmt.marker(e.citation_anchor) for e in evidence),
-        }
-    )
+    values = {
+        "refusal": policy.refusal.model_text,
+        "marker_example": fmt.marker(fmt.label(0)),
+        "evidence_block": render_evidence(evidence),
+        "question": bundle.user_question,
+        "allowed_markers": ", ".join(fmt.marker(e.citation_anchor) for e in evidence),
+    }
+    if "conversation_block" in template.variables:
+        values["conversation_block"] = render_conversation(conversation)
+    return template.render(values)
 
 
-def _section_tokens(prompt_text: str, tok: Tokenizer) -> list[int]:
+def _section_tokens(prompt_text: str, tok: Tokenizer, sections: tuple[str, ...]) -> dict[str, int]:
     lines = prompt_text.split("\n")
-    starts = [i for i, line in enumerate(lines) if line in SECTION_HEADERS]
+    starts = [i for i, line in enumerate(lines) if line in sections]
     bounds = [*starts, len(lines)]
-    return [
-        tok.count("\n".join(lines[bounds[i] : bounds[i + 1]]).strip("\n"))
+    return {
+        lines[starts[i]]: tok.count("\n".join(lines[bounds[i] : bounds[i + 1]]).strip("\n"))
         for i in range(len(starts))
-    ]
+    }
 
 
-def _counts(prompt_text: str, tok: Tokenizer, policy: Policy) -> PromptTokenCounts:
-    system, safety, evidence, question, output = _section_tokens(prompt_text, tok)
+def _counts(
+    prompt_text: str, tok: Tokenizer, policy: Policy, sections: tuple[str, ...] = SECTION_HEADERS
+) -> PromptTokenCounts:
+    by_header = _section_tokens(prompt_text, tok, sections)
+    system, safety, evidence, question, output = (by_header.get(h, 0) for h in SECTION_HEADERS)
+    conversation = by_header.get(CONVERSATION_HEADER, 0)
     prompt_tokens = tok.count(prompt_text)
     # PB4 formula; the whole-prompt count guards against non-additive BPE merges at joins.
     total = (
-        max(system + safety + evidence + question + output, prompt_tokens)
+        max(system + safety + evidence + question + output + conversation, prompt_tokens)
         + policy.reserved_output_tokens
     )
     return PromptTokenCounts(
@@ -96,6 +110,7 @@ def _counts(prompt_text: str, tok: Tokenizer, policy: Policy) -> PromptTokenCoun
         evidence_tokens=evidence,
         question_tokens=question,
         output_tokens=output,
+        conversation_tokens=conversation,
         reserved_output_tokens=policy.reserved_output_tokens,
         prompt_tokens=prompt_tokens,
         total_prompt_tokens=total,
@@ -206,8 +221,25 @@ def _precheck(bundle: AnswerBundle) -> tuple[BuildStatus, str, str] | None:
     return None
 
 
+def _conversation_pairs(
+    conversation: Sequence[ConversationTurn], policy: Policy, style: str, tok: Tokenizer
+) -> tuple[list[tuple[str, str]], int]:
+    """The turn pairs that fit `conversation.max_conversation_tokens` (newest kept; the
+    oldest are left out first) and how many were left out."""
+    pairs = conversation_lines(conversation, style)
+    cap = policy.conversation.max_conversation_tokens
+    dropped = 0
+    while pairs and tok.count(render_conversation(pairs)) > cap:
+        pairs.pop(0)
+        dropped += 1
+    return pairs, dropped
+
+
 def build_prompt(
-    bundle: AnswerBundle, policy: Policy, superprompt: SuperPromptInputs | None = None
+    bundle: AnswerBundle,
+    policy: Policy,
+    superprompt: SuperPromptInputs | None = None,
+    conversation: Sequence[ConversationTurn] = (),
 ) -> BuildOutcome:
     """Build the exact prompt for an AnswerBundle under `policy`.
 
@@ -218,12 +250,28 @@ def build_prompt(
     Returns NO_EVIDENCE with an empty prompt when the bundle is NO_EVIDENCE (seed 000 R2.7
     test 4), FAILED when the bundle failed or the prompt cannot fit, OK otherwise.
 
+    With earlier turns (`conversation`, already cut to the last N4 pairs) and a prompt style
+    that has a conversation variant, the prompt uses the frozen `qa_conversation_v1`
+    template: the turns go into its fenced RECENT CONVERSATION section, never into the
+    evidence, so they can never be cited. Older pairs are left out first to fit
+    `conversation.max_conversation_tokens`, and before any evidence is dropped for the total
+    budget. Without turns the V1 template is used, byte for byte as before.
+
     Example:
         >>> outcome = build_prompt(answer_bundle, load_policy("strict-v1"))  # doctest: +SKIP
         >>> outcome.prompt.prompt_sha256  # doctest: +SKIP
     """
-    template = load_template(policy.prompt_style)
     tok = get_tokenizer(policy.tokenizer)
+    pairs: list[tuple[str, str]] = []
+    turns_dropped = 0
+    conv_id = CONVERSATION_TEMPLATES.get(policy.prompt_style)
+    if conversation and conv_id is not None:
+        pairs, turns_dropped = _conversation_pairs(conversation, policy, bundle.citation_style, tok)
+    template = (
+        load_template(policy.prompt_style, conv_id.split("_", 1)[1])
+        if pairs and conv_id is not None
+        else load_template(policy.prompt_style)
+    )
 
     def stop(
         status: BuildStatus, reason: str, message: str, dropped: list[str] | None = None
@@ -245,8 +293,8 @@ def build_prompt(
     evidence = list(bundle.selected_evidence)
     dropped: list[SelectedEvidence] = []
     while True:
-        prompt_text = _render(template, policy, bundle, evidence)
-        counts = _counts(prompt_text, tok, policy)
+        prompt_text = _render(template, policy, bundle, evidence, pairs)
+        counts = _counts(prompt_text, tok, policy, template.sections)
         block_tokens = tok.count(render_evidence(evidence)) if evidence else 0
         fits = (
             counts.total_prompt_tokens <= policy.max_total_prompt_tokens
@@ -254,6 +302,10 @@ def build_prompt(
         )
         if fits or not evidence:
             break
+        if len(pairs) > 1 and block_tokens <= policy.max_evidence_tokens:
+            pairs.pop(0)  # evidence first: older conversation goes before any evidence
+            turns_dropped += 1
+            continue
         dropped.insert(0, evidence.pop())  # lowest ranked is last: rank_strict ordering
 
     if dropped:
@@ -280,7 +332,7 @@ def build_prompt(
             f"> max_total_prompt_tokens {policy.max_total_prompt_tokens}",
             dropped_ids,
         )
-    structure = check_structure(prompt_text)
+    structure = check_structure(prompt_text, template.sections)
     if structure is not None:
         return stop(BuildStatus.FAILED, ReasonCode.PROMPT_STRUCTURE, structure, dropped_ids)
     split = prompt_text.index(MESSAGE_SEPARATOR + USER_MESSAGE_START)
@@ -303,6 +355,8 @@ def build_prompt(
             tokenizer=policy.tokenizer,
             allowed_anchors=[fmt.marker(e.citation_anchor)[1:-1] for e in evidence],
             dropped_chunk_ids=dropped_ids,
+            conversation_turns=len(pairs),
+            conversation_turns_dropped=turns_dropped,
         ),
     )
 

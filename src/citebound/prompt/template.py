@@ -30,6 +30,22 @@ MESSAGE_SEPARATOR = "\n\n"
 VARIABLES = frozenset(
     {"refusal", "marker_example", "evidence_block", "question", "allowed_markers"}
 )
+# The conversation contract (`qa_conversation_v1`): V1's sections plus a fenced, never-citable
+# RECENT CONVERSATION section between the evidence and the question (seed 002 §5.8 order).
+CONVERSATION_HEADER = "=== RECENT CONVERSATION ==="
+CONVERSATION_SECTION_HEADERS: tuple[str, ...] = (
+    *SECTION_HEADERS[:3],
+    CONVERSATION_HEADER,
+    *SECTION_HEADERS[3:],
+)
+CONVERSATION_VARIABLES = VARIABLES | {"conversation_block"}
+# Template id -> (sections in order, placeholders). Templates not listed use V1's.
+TEMPLATE_SPECS: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {
+    "qa_conversation_v1": (CONVERSATION_SECTION_HEADERS, CONVERSATION_VARIABLES),
+}
+# Prompt style -> the template id of its conversation variant (styles without one put no
+# conversation into the prompt).
+CONVERSATION_TEMPLATES = {PromptStyle.QA: "qa_conversation_v1"}
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 HEADER_LINE = re.compile(r"^=== [A-Z][A-Z ]* ===$")
 
@@ -41,10 +57,12 @@ class PromptTemplate:
     template_id: str
     text: str
     sha256: str
+    sections: tuple[str, ...] = SECTION_HEADERS
+    variables: frozenset[str] = VARIABLES
 
     def render(self, values: dict[str, str]) -> str:
-        missing = VARIABLES - values.keys()
-        extra = values.keys() - VARIABLES
+        missing = self.variables - values.keys()
+        extra = values.keys() - self.variables
         if missing or extra:
             raise ContractError(
                 f"template variables: missing {sorted(missing)}, extra {sorted(extra)}"
@@ -52,26 +70,38 @@ class PromptTemplate:
         return _PLACEHOLDER.sub(lambda m: values[m.group(1)], self.text)
 
 
-def check_structure(prompt_text: str) -> str | None:
-    """Return None when the five section headers appear once each, in order; else a message."""
+def check_structure(prompt_text: str, sections: tuple[str, ...] = SECTION_HEADERS) -> str | None:
+    """Return None when the section headers (V1's five by default) appear once each, in
+    order; else a message."""
     headers = [line for line in prompt_text.split("\n") if HEADER_LINE.match(line)]
-    if tuple(headers) != SECTION_HEADERS:
-        return f"prompt sections are {headers}, expected {list(SECTION_HEADERS)}"
+    if tuple(headers) != sections:
+        return f"prompt sections are {headers}, expected {list(sections)}"
     return None
 
 
 @lru_cache(maxsize=8)
 def load_template(style: PromptStyle | str, version: str = "v1") -> PromptTemplate:
-    """Load the frozen template for a prompt style (`qa` or `summarize`)."""
+    """Load the frozen template for a prompt style (`qa` or `summarize`); `version`
+    `conversation_v1` gives the conversation variant (`qa_conversation_v1`)."""
     template_id = f"{PromptStyle(style).value}_{version}"
+    sections, variables = TEMPLATE_SPECS.get(template_id, (SECTION_HEADERS, VARIABLES))
     raw = resources.files("citebound.prompt").joinpath("templates", f"{template_id}.txt")
-    data = raw.read_bytes()
+    try:
+        data = raw.read_bytes()
+    except FileNotFoundError:
+        raise ContractError(f"no prompt template {template_id!r}") from None
     text = data.decode("utf-8")
     names = set(_PLACEHOLDER.findall(text))
-    if names != VARIABLES:
+    if names != variables:
         raise ContractError(
-            f"template {template_id} placeholders {sorted(names)} != {sorted(VARIABLES)}"
+            f"template {template_id} placeholders {sorted(names)} != {sorted(variables)}"
         )
-    if check_structure(text) is not None:
-        raise ContractError(f"template {template_id} does not have the five frozen sections")
-    return PromptTemplate(template_id=template_id, text=text, sha256=sha256_hex(data))
+    if check_structure(text, sections) is not None:
+        raise ContractError(f"template {template_id} does not have its frozen sections")
+    return PromptTemplate(
+        template_id=template_id,
+        text=text,
+        sha256=sha256_hex(data),
+        sections=sections,
+        variables=variables,
+    )

@@ -1,5 +1,6 @@
 // citebound web page: plain JS, no build step. Every text from the server is inserted with
-// textContent (never innerHTML), so document text cannot inject markup.
+// textContent or as DOM nodes built here (never innerHTML), so neither document text nor model
+// output can inject markup: the Markdown renderer below builds elements itself.
 "use strict";
 
 const $ = (sel) => document.querySelector(sel);
@@ -9,6 +10,8 @@ const ui = {
   views: {}, // stage -> StageView
   selected: null, // stage whose view is shown
   result: null, // AnswerView
+  question: null, // question of the shown result
+  turns: [], // earlier turns of the conversation: {question, view}
   busy: false,
 };
 
@@ -110,6 +113,7 @@ async function init() {
   $("#mode-auto").addEventListener("click", () => setMode("auto"));
   $("#mode-step").addEventListener("click", () => setMode("step"));
   $("#run-all").addEventListener("click", () => advance(true));
+  $("#new-chat").addEventListener("click", newConversation);
   $("#key-form").addEventListener("submit", (e) => {
     e.preventDefault();
     localStorage.setItem("citebound.key", $("#api-key").value.trim());
@@ -141,23 +145,171 @@ async function onAsk(event) {
   event.preventDefault();
   const question = $("#question").value.trim();
   if (!question || ui.busy) return;
+  archiveCurrentTurn();
   ui.step = null;
   ui.views = {};
   ui.selected = null;
   ui.result = null;
+  ui.question = question;
   $("#result").hidden = true;
   showError("");
   setBusy(true);
   try {
-    const body = { question, to_end: ui.mode === "auto" };
-    const collection = $("#collection").value;
-    if (collection) body.collection = collection;
-    accept(await api("/v1/steps", { method: "POST", body }));
+    if (ui.mode === "auto") {
+      await askStreaming(question);
+    } else {
+      const body = { question, to_end: false, history: historyTurns() };
+      const collection = $("#collection").value;
+      if (collection) body.collection = collection;
+      accept(await api("/v1/steps", { method: "POST", body }));
+    }
+    $("#question").value = "";
   } catch (err) {
     showError(err.message);
   } finally {
     setBusy(false);
   }
+}
+
+// --- the conversation ------------------------------------------------------------------------
+
+function historyTurns() {
+  return ui.turns.map((t) => ({ question: t.question, answer: t.view.response.answer }));
+}
+
+// The shown answer becomes an earlier turn when the next question is asked.
+function archiveCurrentTurn() {
+  if (!ui.result || !ui.question) return;
+  const turn = { question: ui.question, view: ui.result };
+  ui.turns.push(turn);
+  $("#turns").append(turnNode(turn));
+  $("#conversation").hidden = false;
+  $("#new-chat").hidden = false;
+}
+
+function newConversation() {
+  ui.turns = [];
+  ui.result = null;
+  ui.question = null;
+  $("#turns").replaceChildren();
+  $("#conversation").hidden = true;
+  $("#new-chat").hidden = true;
+  $("#result").hidden = true;
+  $("#pipeline").hidden = true;
+  showError("");
+  $("#question").focus();
+}
+
+function turnNode(turn) {
+  const r = turn.view.response;
+  const [label, cls] = STATUS[r.status] || [r.status, ""];
+  const answer = el("div", { class: `turn-answer md ${cls}` });
+  if (r.status === "OK") answer.append(...renderMarkdown(r.answer, turn.view.sources));
+  else if (r.status === "NO_EVIDENCE") answer.append(el("p", { class: "refusal-text", text: r.answer }));
+  else answer.append(el("p", { text: `No answer: ${r.failure_reason || "failed"}` }));
+  const sources = turn.view.sources.map((s) =>
+    el("button", { type: "button", class: `chip ${s.confidence}`, text: s.anchor, title: s.source_reference, "data-anchor": s.anchor, onclick: () => openDocument(s) }),
+  );
+  return el(
+    "li",
+    { class: "turn" },
+    el("div", { class: "turn-q" }, el("span", { class: "who", text: "You" }), el("p", { text: turn.question })),
+    el(
+      "div",
+      { class: "turn-a" },
+      el("span", { class: `badge ${cls}`, text: label }),
+      answer,
+      sources.length ? el("div", { class: "turn-sources" }, el("span", { class: "muted small", text: "Sources: " }), sources) : null,
+    ),
+  );
+}
+
+// Auto mode: the answer streams in from the OpenAI-compatible endpoint (the whole conversation
+// in `messages`); the last event carries the answer view and what each stage did.
+async function askStreaming(question) {
+  const messages = [];
+  for (const t of ui.turns) {
+    messages.push({ role: "user", content: t.question });
+    messages.push({ role: "assistant", content: t.view.response.answer });
+  }
+  messages.push({ role: "user", content: question });
+  const options = { view: true };
+  const collection = $("#collection").value;
+  if (collection) options.collection = collection;
+  const headers = { Accept: "text/event-stream", "Content-Type": "application/json" };
+  const key = localStorage.getItem("citebound.key");
+  if (key) headers.Authorization = `Bearer ${key}`;
+  const resp = await fetch("/v1/chat/completions", {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ model: "citebound", messages, stream: true, citebound: options }),
+  });
+  if (!resp.ok) {
+    let data = null;
+    try {
+      data = await resp.json();
+    } catch (_) {
+      data = null;
+    }
+    const err = new Error((data && data.error && data.error.message) || `HTTP ${resp.status}`);
+    err.status = resp.status;
+    throw err;
+  }
+  startStreamingView(question);
+  const answer = $("#answer");
+  const reader = resp.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  let text = "";
+  let result = null;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true });
+    let cut;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const frame = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      if (!frame.startsWith("data: ")) continue;
+      const data = frame.slice(6);
+      if (data === "[DONE]") continue;
+      const event = JSON.parse(data);
+      const delta = event.choices && event.choices[0] ? event.choices[0].delta : null;
+      if (delta && delta.content) {
+        text += delta.content;
+        answer.textContent = text;
+      }
+      if (event.citebound) result = event.citebound;
+    }
+  }
+  if (!result || !result.view) throw new Error("the answer stream ended early");
+  const stages = result.stages || [];
+  accept({
+    state: null,
+    state_token: null,
+    stage: stages.length ? stages[stages.length - 1].stage : null,
+    next_stage: null,
+    stage_order: stages.map((v) => v.stage),
+    labels: Object.fromEntries(stages.map((v) => [v.stage, v.label])),
+    views: stages,
+    result: result.view,
+  });
+}
+
+function startStreamingView(question) {
+  $("#current-question").textContent = question;
+  const badge = $("#status-badge");
+  badge.textContent = "Answering…";
+  badge.className = "badge";
+  $("#confidence").replaceChildren();
+  const answer = $("#answer");
+  answer.replaceChildren();
+  answer.className = "answer streaming";
+  $("#answer-meta").textContent = "";
+  $("#sources").replaceChildren();
+  $("#sources-empty").hidden = true;
+  for (const b of document.querySelectorAll("#feedback button")) b.disabled = true;
+  $("#result").hidden = false;
 }
 
 async function advance(toEnd) {
@@ -361,11 +513,12 @@ function renderResult(view) {
   } else {
     conf.title = "";
   }
+  $("#current-question").textContent = ui.question || "";
   const answer = $("#answer");
   answer.replaceChildren();
-  answer.className = `answer ${cls}`;
+  answer.className = `answer md ${cls}`;
   if (r.status === "OK") {
-    answer.append(...withChips(r.answer, view.sources));
+    answer.append(...renderMarkdown(r.answer, view.sources));
     if (r.low_confidence) answer.prepend(el("div", { class: "low", text: "LOW CONFIDENCE — limited source coverage" }));
   } else if (r.status === "NO_EVIDENCE") {
     answer.append(
@@ -384,30 +537,6 @@ function renderResult(view) {
   $("#feedback-status").textContent = "";
   $("#feedback-comment").value = "";
   $("#result").hidden = false;
-}
-
-function withChips(text, sources) {
-  const byAnchor = Object.fromEntries(sources.map((s) => [s.anchor, s]));
-  const out = [];
-  let last = 0;
-  for (const m of text.matchAll(/\[([^\]\s]{1,12})\]/g)) {
-    const src = byAnchor[m[1]];
-    if (!src) continue;
-    out.push(document.createTextNode(text.slice(last, m.index)));
-    out.push(
-      el("button", {
-        type: "button",
-        class: `chip ${src.confidence}`,
-        text: src.anchor,
-        title: src.source_reference,
-        "data-anchor": src.anchor,
-        onclick: () => openDocument(src),
-      }),
-    );
-    last = m.index + m[0].length;
-  }
-  out.push(document.createTextNode(text.slice(last)));
-  return out;
 }
 
 function renderSources(sources) {
@@ -458,6 +587,95 @@ async function sendFeedback(verdict) {
     status.textContent = `Not recorded: ${err.message}`;
     status.className = "feedback-status fail";
   }
+}
+
+// --- safe Markdown ---------------------------------------------------------------------------
+// A small subset (paragraphs, line breaks, headings, lists, code fences, `code`, **bold**,
+// *italic*) rendered as DOM nodes built here. Raw HTML in an answer stays visible text; links
+// are not followed (a model could invent them); citation markers become chips.
+
+const INLINE = /(`[^`\n]+`)|(\*\*[^*\n]+\*\*)|(\*[^*\s][^*\n]*\*)|(\[[^\]\s]{1,12}\])/g;
+
+function inlineNodes(text, byAnchor) {
+  const out = [];
+  let last = 0;
+  for (const m of text.matchAll(INLINE)) {
+    if (m.index > last) out.push(document.createTextNode(text.slice(last, m.index)));
+    const tok = m[0];
+    if (m[1]) out.push(el("code", { text: tok.slice(1, -1) }));
+    else if (m[2]) out.push(el("strong", {}, ...inlineNodes(tok.slice(2, -2), byAnchor)));
+    else if (m[3]) out.push(el("em", {}, ...inlineNodes(tok.slice(1, -1), byAnchor)));
+    else {
+      const src = byAnchor[tok.slice(1, -1)];
+      out.push(
+        src
+          ? el("button", {
+              type: "button",
+              class: `chip ${src.confidence}`,
+              text: src.anchor,
+              title: src.source_reference,
+              "data-anchor": src.anchor,
+              onclick: () => openDocument(src),
+            })
+          : document.createTextNode(tok),
+      );
+    }
+    last = m.index + tok.length;
+  }
+  if (last < text.length) out.push(document.createTextNode(text.slice(last)));
+  return out;
+}
+
+function renderMarkdown(text, sources) {
+  const byAnchor = Object.fromEntries((sources || []).map((s) => [s.anchor, s]));
+  const blocks = [];
+  let para = [];
+  let list = null;
+  const flush = () => {
+    if (para.length) {
+      const p = el("p");
+      para.forEach((line, i) => {
+        if (i) p.append(el("br"));
+        p.append(...inlineNodes(line, byAnchor));
+      });
+      blocks.push(p);
+      para = [];
+    }
+    list = null;
+  };
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if (line.startsWith("```")) {
+      flush();
+      const code = [];
+      for (i++; i < lines.length && !lines[i].startsWith("```"); i++) code.push(lines[i]);
+      blocks.push(el("pre", {}, el("code", { text: code.join("\n") })));
+      continue;
+    }
+    const heading = /^(#{1,6})\s+(.*)$/.exec(line);
+    const bullet = /^\s*[-*+]\s+(.*)$/.exec(line);
+    const numbered = /^\s*\d+[.)]\s+(.*)$/.exec(line);
+    if (!line.trim()) {
+      flush();
+    } else if (heading) {
+      flush();
+      blocks.push(el("h4", { class: "md-h" }, ...inlineNodes(heading[2], byAnchor)));
+    } else if (bullet || numbered) {
+      const tag = bullet ? "ul" : "ol";
+      if (para.length) flush();
+      if (!list || list.tagName.toLowerCase() !== tag) {
+        list = el(tag);
+        blocks.push(list);
+      }
+      list.append(el("li", {}, ...inlineNodes((bullet || numbered)[1], byAnchor)));
+    } else {
+      if (list) list = null;
+      para.push(line);
+    }
+  }
+  flush();
+  return blocks;
 }
 
 // --- the document view -----------------------------------------------------------------------

@@ -1,0 +1,117 @@
+"""`citebound chat`: an interactive conversation; each question may follow up the earlier ones.
+
+Every turn is a full request (gate, validation, audit record) whose earlier turns (the last N4
+pairs) go into the prompt's fenced Recent conversation block and the follow-up retrieval
+rewrite. Lines starting with `/` are commands: `/reset` forgets the conversation, `/exit`
+ends it (so does end of input).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from citebound.cli._common import EXIT_OK, fail, filter_options, filters_from_options
+from citebound.errors import ConfigError
+
+HELP = "Commands: /reset forgets the conversation, /exit ends it (or end of input, Ctrl-D)."
+
+
+@click.command("chat")
+@click.option(
+    "--config",
+    "config_file",
+    default=None,
+    help="citebound.toml (default: ./citebound.toml if present).",
+)
+@click.option("--store", default=None, help="Store directory (default ./.citebound).")
+@click.option("--collection", default=None, help="Collection to search.")
+@click.option("--provider", type=click.Choice(["extractive", "openai", "ollama"]), default=None)
+@click.option("--model", default=None, help="Model name for openai/ollama.")
+@click.option("--base-url", default=None, help="Server URL for openai/ollama.")
+@click.option("--policy", default=None, help="Policy preset or file.")
+@click.option("--json", "as_json", is_flag=True, help="Print one PublicResponse JSON per turn.")
+@filter_options
+def chat_cmd(
+    config_file: str | None,
+    store: str | None,
+    collection: str | None,
+    provider: str | None,
+    model: str | None,
+    base_url: str | None,
+    policy: str | None,
+    as_json: bool,
+    equipment_id: str | None,
+    knowledge_type: str | None,
+    date_from: str | None,
+    date_to: str | None,
+) -> None:
+    """Ask questions one per line; follow-up questions ("And how often?") use the earlier turns.
+
+    Answers are cited and validated, or refused, exactly as with `citebound ask`; the earlier
+    turns are context only and never evidence. Exit code 0 when the input ends.
+    """
+    from citebound.cli.ask import config_from_options
+    from citebound.contracts.conversation import ConversationTurn
+    from citebound.pipeline import Pipeline, PipelineContext
+    from citebound.respond import render_text
+
+    config = config_from_options(
+        config_file,
+        store=store,
+        collection=collection,
+        policy=policy,
+        **{"provider.name": provider, "provider.model": model, "provider.base_url": base_url},
+    )
+    try:
+        ctx = PipelineContext(config)
+        _ = ctx.reranker
+    except ConfigError as err:
+        fail(str(err))
+    pipe = Pipeline(ctx)
+    filters = filters_from_options(equipment_id, knowledge_type, date_from, date_to)
+    interactive = sys.stdin.isatty()
+    history: list[ConversationTurn] = []
+    if interactive:
+        click.echo(f"citebound chat ({config.collection}). {HELP}", err=True)
+    try:
+        while True:
+            if interactive:
+                click.echo("you> ", nl=False, err=True)
+            line = sys.stdin.readline()
+            if not line:
+                break
+            question = line.strip()
+            if not question:
+                continue
+            if question in ("/exit", "/quit"):
+                break
+            if question == "/reset":
+                history = []
+                click.echo("citebound: conversation forgotten", err=True)
+                continue
+            if question.startswith("/"):
+                click.echo(f"citebound: unknown command {question!r}. {HELP}", err=True)
+                continue
+            state = pipe.run(question, filters=filters, history=history)
+            resp = state.response
+            assert resp is not None
+            rewrite = state.extras.get("followup_rewrite", {})
+            if rewrite.get("query") and rewrite["query"] != rewrite.get("original"):
+                click.echo(f"citebound: follow-up searched as {rewrite['query']!r}", err=True)
+            if as_json:
+                click.echo(resp.model_dump_json())
+            else:
+                click.echo(render_text(resp, bundle=state.answer_bundle))
+                click.echo("")
+            if resp.status.value == "FAILED":
+                reason = state.extras.get("error", {}).get("message") or resp.failure_reason
+                click.echo(f"citebound: FAILED: {reason}", err=True)
+            history.append(ConversationTurn(question=question, answer=resp.answer))
+    finally:
+        ctx.close()
+    sys.exit(EXIT_OK)
+
+
+COMMANDS = [chat_cmd]

@@ -1,0 +1,234 @@
+"""Follow-up questions through the whole pipeline on the real sample corpus, and the rules of
+the deterministic retrieval rewrite."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from citebound.contracts.conversation import ConversationTurn
+from citebound.pipeline import Pipeline
+from citebound.pipeline.conversation import entities, is_entity, rewrite_query
+from citebound.policy import load_policy
+from citebound.testing import ScriptedLLMServer
+
+OIL = "What oil grade does the GB-7 gearbox use?"
+HOLD = "How many litres of it does it hold?"
+POLICY = load_policy("strict-v1")
+
+
+def turn(q: str, a: str = "") -> ConversationTurn:
+    return ConversationTurn(question=q, answer=a)
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [("HP-220", True), ("GB7", True), ("TlmChan", True), ("ESD", True), ("Pump", False),
+     ("pump", False), ("45", False), ("A", False)],
+)  # fmt: skip
+def test_entities_are_identifier_like_words(word: str, expected: bool) -> None:
+    assert is_entity(word) is expected
+
+
+def test_rewrite_rules() -> None:
+    hist = [turn("What does TlmChan do in F Prime?"), turn("What torque for the HP-220 bolts?")]
+    ref = rewrite_query(
+        "How often does it send them?", "How often does it send them?", hist, POLICY
+    )
+    # newest question first, then the one before; order of appearance within each
+    assert ref.rule == "followup:reference" and ref.carried == ["HP-220", "TlmChan"]
+    assert ref.query == "How often does it send them HP-220 TlmChan?"
+    alone = rewrite_query(
+        "What is the GB-7 oil grade?", "What is the GB-7 oil grade?", hist, POLICY
+    )
+    assert (alone.rule, alone.query, alone.carried) == ("standalone", alone.original, [])
+    bare = rewrite_query("What is the torque?", "What is the torque?", hist, POLICY)
+    assert bare.rule == "followup:no_entity" and bare.carried[0] == "HP-220"
+    none = rewrite_query("How often?", "How often?", [], POLICY)
+    assert (none.rule, none.query) == ("no_history", "How often?")
+    # no entity in the earlier questions: their content words are carried
+    words = rewrite_query(
+        "And the seal?", "And the seal?", [turn("Which pump needs grease?")], POLICY
+    )
+    assert words.carried == ["pump", "needs", "grease"]
+    # a term the question already has is not repeated
+    again = rewrite_query("Is it the HP-220?", "Is it the HP-220?", hist, POLICY)
+    assert "HP-220" not in again.carried
+    assert entities("HP-220 and TlmChan and HP-220") == ["HP-220", "TlmChan"]
+
+
+def test_rewrite_respects_n4_and_the_term_cap() -> None:
+    hist = [turn(f"What about unit X{i}?") for i in range(10)]
+    off = POLICY.evolve(
+        superprompt=POLICY.superprompt.model_copy(update={"n4_recent_conv_max_pairs": 0})
+    )
+    assert rewrite_query("And it?", "And it?", hist, off).rule == "no_history"
+    capped = POLICY.evolve(
+        conversation=POLICY.conversation.model_copy(
+            update={"rewrite_turns": 5, "rewrite_max_terms": 2}
+        )
+    )
+    r = rewrite_query("And it?", "And it?", hist, capped)
+    assert r.carried == ["X9", "X8"]
+
+
+def test_follow_up_is_answered_with_citations_and_traced(
+    make_pipeline: Callable[..., Pipeline],
+) -> None:
+    pipe = make_pipeline()
+    first = pipe.run(OIL)
+    assert first.response is not None and first.response.status.value == "OK"
+    alone = pipe.run(HOLD)
+    assert alone.response is not None and alone.response.status.value == "NO_EVIDENCE"
+    follow = pipe.run(HOLD, history=[turn(OIL, first.response.answer)])
+    r = follow.response
+    assert r is not None and r.status.value == "OK", follow.stage_log[-1].note
+    assert "18 litres" in r.answer and r.citations
+    rewrite = follow.extras["followup_rewrite"]
+    assert rewrite["carried"] == ["GB-7"] and rewrite["rule"] == "followup:reference"
+    assert follow.extras["query"] == "How many litres of it does it hold GB-7?"
+    note = next(s.note for s in follow.stage_log if s.stage == "retrieval")
+    assert "follow-up" in note
+    assert follow.prompt is not None and follow.prompt.template_id == "qa_conversation_v1"
+    assert "User: " + OIL in follow.prompt.prompt_text
+    # No history: the request is exactly the single-shot one.
+    again = pipe.run(OIL, history=[])
+    assert again.prompt is not None and first.prompt is not None
+    assert again.prompt.prompt_sha256 == first.prompt.prompt_sha256
+    assert "followup_rewrite" not in again.extras
+
+
+def test_follow_up_without_evidence_is_refused_before_any_model_call(
+    make_pipeline: Callable[..., Pipeline],
+) -> None:
+    with ScriptedLLMServer() as server:
+        pipe = make_pipeline(
+            **{
+                "provider.name": "openai",
+                "provider.model": "m",
+                "provider.base_url": server.base_url,
+            }
+        )
+        # The sample corpus has no F Prime documents: the carried entity finds nothing either.
+        state = pipe.run(
+            "How often does it send them?",
+            history=[turn("What does the TlmChan component store?", "NO_EVIDENCE: ...")],
+        )
+        assert state.response is not None and state.response.status.value == "NO_EVIDENCE"
+        assert state.llm_result is not None and state.llm_result.attempts == 0
+        assert server.requests == []
+        assert state.extras["followup_rewrite"]["carried"] == ["TlmChan"]
+        assert state.retrieval_bundle is not None and not state.retrieval_bundle.gate.passed
+
+
+def test_n4_keeps_only_the_last_pairs(make_pipeline: Callable[..., Pipeline]) -> None:
+    pipe = make_pipeline(**{"limits.n4_recent_conv_max_pairs": 2})
+    hist = [turn(f"Old question {i}?", f"Old answer {i}.") for i in range(5)] + [turn(OIL)]
+    state = pipe.start(HOLD, history=hist)
+    assert [t.question for t in state.history] == ["Old question 4?", OIL]
+    off = make_pipeline(**{"limits.n4_recent_conv_max_pairs": 0}).run(HOLD, history=hist)
+    assert off.history == [] and off.response is not None
+    assert off.response.status.value == "NO_EVIDENCE"  # single-shot: nothing is carried
+
+
+def test_max_output_tokens_only_lowers_the_cap(make_pipeline: Callable[..., Pipeline]) -> None:
+    pipe = make_pipeline()
+    full = pipe.run(OIL)
+    tiny = pipe.run(OIL, max_output_tokens=5)
+    high = pipe.run(OIL, max_output_tokens=10**6)
+    assert full.llm_result is not None and tiny.llm_result is not None
+    assert high.llm_result is not None
+    assert tiny.llm_result.max_output_tokens == 5
+    assert high.llm_result.max_output_tokens == full.llm_result.max_output_tokens == 800
+    assert full.response is not None and high.response is not None
+    assert high.response.answer == full.response.answer
+    # The one answer sentence does not fit 5 tokens and is never cut: the request FAILS.
+    assert tiny.response is not None and tiny.response.status.value == "FAILED"
+    assert tiny.response.answer == ""
+
+
+@pytest.fixture
+def llm() -> Iterator[ScriptedLLMServer]:
+    with ScriptedLLMServer() as s:
+        yield s
+
+
+@pytest.mark.integration
+def test_llm_rewrite_stage_is_recorded_and_exact(
+    make_pipeline: Callable[..., Pipeline], llm: ScriptedLLMServer
+) -> None:
+    llm.reply(json.dumps({"query": "GB-7 gearbox oil capacity litres"}))
+    llm.reply("The oil capacity of the GB-7 gearbox is 18 litres. [C0]")
+    pipe = make_pipeline(
+        **{
+            "provider.name": "openai",
+            "provider.model": "m",
+            "provider.base_url": llm.base_url,
+            "stages.llm_rewrite": True,
+        }
+    )
+    state = pipe.run(HOLD, history=[turn(OIL, "ISO VG 220 [C0]")])
+    rw = state.extras["followup_rewrite"]
+    assert rw["rule"] == "llm" and rw["query"] == "GB-7 gearbox oil capacity litres"
+    sent = llm.requests[0].messages()[1]["content"]
+    assert "- " + OIL in sent and sent.rstrip().endswith(HOLD)
+    assert "ISO VG 220" not in sent  # earlier answers never feed the rewrite
+    answer = llm.requests[1].messages()[1]["content"]
+    assert "=== RECENT CONVERSATION ===" in answer
+    assert state.response is not None and state.response.status.value == "OK"
+
+
+@pytest.mark.integration
+def test_llm_rewrite_with_a_bad_reply_fails_closed(
+    make_pipeline: Callable[..., Pipeline], llm: ScriptedLLMServer
+) -> None:
+    llm.reply('{"query": ""}')
+    pipe = make_pipeline(
+        **{
+            "provider.name": "openai",
+            "provider.model": "m",
+            "provider.base_url": llm.base_url,
+            "stages.llm_rewrite": True,
+        }
+    )
+    state = pipe.run(HOLD, history=[turn(OIL)])
+    assert state.response is not None and state.response.status.value == "FAILED"
+    assert state.response.failure_reason == "STAGE_DISABLED"
+    assert len(llm.requests) == 1
+    # Without earlier turns the LLM rewrite is never called.
+    llm.reply(
+        "NO_EVIDENCE: The provided evidence does not contain sufficient information to answer this question."
+    )
+    make_pipeline(
+        **{
+            "provider.name": "openai",
+            "provider.model": "m",
+            "provider.base_url": llm.base_url,
+            "stages.llm_rewrite": True,
+        }
+    ).run(OIL)
+    assert "EARLIER QUESTIONS" not in llm.requests[-1].messages()[1]["content"]
+
+
+def test_rewrite_template_hash_is_pinned() -> None:
+    from importlib import resources
+
+    from citebound.contracts.base import sha256_hex
+
+    data = (
+        resources.files("citebound.prompt")
+        .joinpath("templates", "followup_rewrite_v1.txt")
+        .read_bytes()
+    )
+    assert sha256_hex(data) == REWRITE_SHA256
+
+
+REWRITE_SHA256 = "7618e69287d8ab86bac5e1340710d1f5bea55d02f121dda08eee6f74515df45a"
+
+
+def test_a_huge_n4_is_still_bounded(make_pipeline: Callable[..., Pipeline]) -> None:
+    pipe = make_pipeline(**{"limits.n4_recent_conv_max_pairs": 1000})
+    state = pipe.start(HOLD, history=[turn(f"q{i}?") for i in range(100)])
+    assert len(state.history) == 64 and state.history[-1].question == "q99?"
