@@ -139,3 +139,12 @@ def test_confidence_comes_from_the_weakest_sentence() -> None:
     )
     assert low.grounding_metrics.confidence == "low"
     assert _validate("Mars has two moons [C0].").grounding_metrics.confidence is None  # FAILED
+
+
+def test_a_quote_of_a_linked_table_row_is_a_quotation() -> None:
+    """Quoted text keeps a link's text and drops its target (`[x](../a.md)` reads `x`)."""
+    from citebound.validate.support import is_quotation
+
+    evidence = "`bufferSendIn` | [`Fw::BufferSend`](../../Fw/Buffer/docs/sdd.md) | guarded input"
+    assert is_quotation("`bufferSendIn` | `Fw::BufferSend` | guarded input", evidence)
+    assert not is_quotation("`bufferSendIn` | `Fw::BufferGet` | guarded input", evidence)

@@ -116,10 +116,15 @@ def _spans(evidence: str) -> tuple[tuple[str, frozenset[str]], ...]:
     return tuple((s, content_words(s)) for s in split_sentences(text) if s.strip())
 
 
+# A Markdown link's target: `[text](../path.md)` reads as `text` when quoted.
+_LINK_TARGET = re.compile(r"\]\([^)\s]*\)")
+
+
 @lru_cache(maxsize=4096)
 def _word_sequence(text: str) -> str:
-    """Lowercase words joined by single spaces, padded: markup and punctuation gone."""
-    return " " + " ".join(_ALL_WORDS.findall(text.casefold())) + " "
+    """Lowercase words joined by single spaces, padded: markup, link targets and punctuation
+    gone."""
+    return " " + " ".join(_ALL_WORDS.findall(_LINK_TARGET.sub("]", text).casefold())) + " "
 
 
 def is_quotation(sentence: str, evidence: str) -> bool:
