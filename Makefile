@@ -2,18 +2,25 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
+# `make demo` installs only what the demo and `serve --demo` need (no Spark, PostgreSQL server,
+# browser driver or test tools); `make test` / `make check` add everything else (`.[all]`).
+DEMO_STAMP := $(VENV)/.installed-demo
 
 .PHONY: venv demo test check lint format typecheck bench clean schemas
 
-$(STAMP): pyproject.toml
+$(DEMO_STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -e '.[demo]'
+	touch $(DEMO_STAMP)
+
+$(STAMP): $(DEMO_STAMP)
 	$(PIP) install -q -e '.[all]'
 	touch $(STAMP)
 
 venv: $(STAMP)
 
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(VENV)/bin/citebound demo
 	@echo
 	@echo "Next: 'source $(VENV)/bin/activate' puts citebound on your PATH (or run $(VENV)/bin/citebound)."
