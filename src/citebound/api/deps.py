@@ -46,3 +46,10 @@ Admin = Annotated[Principal, Depends(require_admin)]
 def problems(*codes: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI `responses` entries for problem+json errors."""
     return {code: {"model": Problem, "content": {"application/problem+json": {}}} for code in codes}
+
+
+def openai_errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses` entries for the OpenAI routes' error body (`{"error": {...}}`)."""
+    from citebound.contracts.chat import OpenAIError
+
+    return {code: {"model": OpenAIError} for code in codes}

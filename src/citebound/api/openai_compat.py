@@ -33,7 +33,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 
-from citebound.api.deps import Caller, Runtime, problems
+from citebound.api.deps import Caller, Runtime, openai_errors
 from citebound.api.limits import message_texts
 from citebound.api.openai_common import (
     MODEL_PREFIX,
@@ -216,7 +216,7 @@ def sse_response(frames: Iterator[str]) -> StreamingResponse:
     "/chat/completions",
     response_model=ChatCompletion,
     responses={
-        **problems(400, 401, 403, 404, 422),
+        **openai_errors(400, 401, 403, 404, 409, 413, 422, 503),
         200: {"content": {"text/event-stream": {}}, "description": "JSON, or SSE when stream"},
     },
 )
@@ -276,7 +276,7 @@ def chat_completions(
     )
 
 
-@router.get("/models", response_model=ModelList, responses=problems(401))
+@router.get("/models", response_model=ModelList, responses=openai_errors(401))
 def models(
     rt: Runtime,
     who: Caller,

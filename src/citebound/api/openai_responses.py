@@ -21,7 +21,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
-from citebound.api.deps import Caller, Runtime, problems
+from citebound.api.deps import Caller, Runtime, openai_errors
 from citebound.api.openai_common import citations_in, conversation_of, is_refusal, usage_of
 from citebound.api.openai_compat import lower_cap, run_conversation, sse_response, word_pieces
 from citebound.api.runtime import ApiRuntime
@@ -133,7 +133,7 @@ def stream_response(final: ResponseObject) -> Iterator[str]:
     "/responses",
     response_model=ResponseObject,
     responses={
-        **problems(400, 401, 403, 404, 422),
+        **openai_errors(400, 401, 403, 404, 409, 413, 422, 503),
         200: {"content": {"text/event-stream": {}}, "description": "JSON, or SSE when stream"},
     },
 )

@@ -198,3 +198,19 @@ class ModelCard(Contract):
 class ModelList(Contract):
     object: Literal["list"] = Field(default="list", description="Type.")
     data: list[ModelCard] = Field(description="One model per readable collection.")
+
+
+class OpenAIErrorDetail(Contract):
+    """OpenAI's error object, so SDKs show the message (`openai.NotFoundError: ...`)."""
+
+    message: str = Field(description="What went wrong and what to do.")
+    type: str = Field(description="OpenAI's error type, e.g. invalid_request_error.")
+    param: str | None = Field(default=None, description="The request field at fault, if any.")
+    code: str | None = Field(default=None, description="e.g. model_not_found.")
+
+
+class OpenAIError(Contract):
+    """The error body of the OpenAI-compatible routes (`/v1/chat/completions`,
+    `/v1/responses`, `/v1/models`); every other route answers problem+json."""
+
+    error: OpenAIErrorDetail = Field(description="The error.")
