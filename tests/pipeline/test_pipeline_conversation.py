@@ -100,6 +100,21 @@ def test_follow_up_is_answered_with_citations_and_traced(
     assert "followup_rewrite" not in again.extras
 
 
+def test_a_carried_entity_never_answers_an_unrelated_question(
+    make_pipeline: Callable[..., Pipeline],
+) -> None:
+    """The rewrite carries GB-7 into a question that names no entity; GB-7's manual then
+    passes the gate, but no sentence answers the question's own terms, so it is refused
+    (it used to quote "Synthetic oils may only be used after written approval")."""
+    pipe = make_pipeline()
+    first = pipe.run(OIL)
+    assert first.response is not None
+    q = "What is the boiling point of the diesel fuel used by the backup generator?"
+    follow = pipe.run(q, history=[turn(OIL, first.response.answer)])
+    assert follow.extras["followup_rewrite"]["carried"] == ["GB-7"]
+    assert follow.response is not None and follow.response.status.value == "NO_EVIDENCE"
+
+
 def test_follow_up_without_evidence_is_refused_before_any_model_call(
     make_pipeline: Callable[..., Pipeline],
 ) -> None:

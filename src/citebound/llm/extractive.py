@@ -317,13 +317,17 @@ class ExtractiveProvider:
         # `min_matches`, so one shared word ("painted") does not answer "Who painted the Mona
         # Lisa?". SQuAD tune split (gate 0.76): answerable refused 7.8% -> 4.8%, out-of-corpus
         # refused 99.0% -> 98.8% against requiring min(min_matches, terms) (docs/answers.md).
-        needed = min(self.min_matches, max(1, len(core) - 1))
+        # Carried terms (a follow-up's entities) rank sentences but never lower the bar: the
+        # thresholds count the question's own terms, as for the same question asked alone, so
+        # "the boiling point of the diesel fuel?" after a GB-7 question is still refused.
+        bar = frozenset(t for t in own if len(t) > 1 or t.isdigit()) or own or core
+        needed = min(self.min_matches, max(1, len(bar) - 1))
         scored: list[tuple[float, _Candidate]] = []
         for c in cands:
             # The section a sentence sits in says what it is about ("CmdSequencer" in the
             # heading): such terms count toward a match, at half weight, never alone.
-            matched = len(c.shared) + len(c.context)
-            if not c.shared or matched < needed or min(1.0, matched / len(core)) <= self.floor:
+            matched = len(c.shared & bar) + len(c.context & bar)
+            if not c.shared or matched < needed or min(1.0, matched / len(bar)) <= self.floor:
                 continue
             if own and not (c.shared & own):
                 continue  # only carried terms matched
