@@ -284,3 +284,28 @@ def test_feedback_on_another_collections_refusal_is_404(keyed_client: TestClient
     ].replace("m6-nope", "ID")
     assert c.post("/v1/feedback", json=body, headers=auth("admin")).status_code == 201
     assert KEYS["admin"][2] == ["*"]
+
+
+@pytest.mark.parametrize(
+    ("switch", "stage"),
+    [
+        ("llm_header_mapping", "preprocessed"),
+        ("llm_shape", "a2"),
+        ("llm_rewrite", "retrieval"),
+        ("llm_gate", "a3"),
+        ("llm_condense", "a4"),
+        ("llm_format", "a5"),
+    ],
+)
+def test_every_llm_switch_makes_its_stage_a_recorded_model_call(switch: str, stage: str) -> None:
+    """Step mode records a request in the call that reaches a model: every `[stages] llm_*`
+    switch must name its stage, or a caller could stop stepping after an unaudited call."""
+    from types import SimpleNamespace
+
+    from citebound.api.steps import model_stages
+    from citebound.config import StageSwitches
+
+    off = SimpleNamespace(config=SimpleNamespace(stages=StageSwitches()))
+    on = SimpleNamespace(config=SimpleNamespace(stages=StageSwitches(**{switch: True})))
+    assert model_stages(off) == {"executed"}  # type: ignore[arg-type]
+    assert model_stages(on) == {"executed", stage}  # type: ignore[arg-type]

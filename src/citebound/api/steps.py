@@ -27,7 +27,14 @@ from citebound.api.runtime import ApiRuntime, ensure_recorded
 from citebound.api.security import Principal
 from citebound.contracts.api import StepButton, StepRequest, StepResponse
 from citebound.errors import AccessDenied, ContractError, PipelineOrderError
-from citebound.pipeline import SEED_BUTTONS, STAGE_LABELS, STAGE_ORDER, RequestState, next_stage
+from citebound.pipeline import (
+    SEED_BUTTONS,
+    STAGE_LABELS,
+    STAGE_ORDER,
+    PipelineContext,
+    RequestState,
+    next_stage,
+)
 
 router = APIRouter(prefix="/v1")
 
@@ -57,10 +64,21 @@ def _restore(rt: ApiRuntime, who: Principal, body: StepRequest) -> RequestState:
     return state
 
 
-def _model_stages(rt: ApiRuntime) -> frozenset[str]:
-    """Stages that may call a model under the server's config."""
-    switches = rt.ctx.config.stages
-    optional = {"a2": switches.llm_shape, "a3": switches.llm_gate, "a5": switches.llm_format}
+def model_stages(ctx: PipelineContext) -> frozenset[str]:
+    """Registry stages that may call a model under `ctx`'s config: every `[stages] llm_*`
+    switch names the stage it runs in, so a step that reaches a model is always recorded in
+    the same call (A0 header mapping, the follow-up rewrite and the A4 condenser included)."""
+    from citebound.pipeline.semantic_headers import enabled as header_mapping_on
+
+    switches = ctx.config.stages
+    optional = {
+        "preprocessed": header_mapping_on(ctx),
+        "a2": switches.llm_shape,
+        "retrieval": switches.llm_rewrite,
+        "a3": switches.llm_gate,
+        "a4": switches.llm_condense,
+        "a5": switches.llm_format,
+    }
     return frozenset({"executed", *(s for s, on in optional.items() if on)})
 
 
@@ -68,7 +86,7 @@ def _run_one(rt: ApiRuntime, state: RequestState, stage: str | None) -> RequestS
     upcoming = next_stage(state)
     if stage is not None and stage != upcoming:
         raise PipelineOrderError(f"stage {stage!r} cannot run now: the next stage is {upcoming!r}")
-    if upcoming in _model_stages(rt):
+    if upcoming in model_stages(rt.ctx):
         # Model call, validation and the audit record in one call; the id is claimed first.
         with rt.model_call(state.request_id):
             while not _is_done(state):
