@@ -92,7 +92,11 @@ def run_conversation(
 
     rt.check_question(conv.question)  # one input size policy (api.limits), before any work
     rt.check_texts(
-        [conv.question, *(t for turn in conv.history for t in (turn.question, turn.answer))],
+        [
+            conv.question,
+            *(t for turn in conv.history for t in (turn.question, turn.answer)),
+            *conv.system,  # ignored or rejected, but still caller text (/v1/responses too)
+        ],
         "the conversation",
     )
     named = collection or collection_of_model(rt, who, model)
