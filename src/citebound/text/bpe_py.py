@@ -7,9 +7,11 @@ counts in tens of ms with the same algorithm, given the rank table (100,256 entr
 
 - pre-tokenisation: quicktok's cl100k grammar (tiktoken's pattern with possessive quantifiers,
   `'(?i:[sdmt]|ll|ve|re)|[^\\r\\n\\p{L}\\p{N}]?+\\p{L}++|\\p{N}{1,3}+|...`) as a Python 3.11
-  `re` pattern. The letter/number/space classes are built from quicktok's own `uniclass.bin`,
-  and the contraction letters fold ASCII case only, as quicktok does, so the pieces are
-  quicktok's by construction;
+  `re` pattern over ASCII. Other characters are first replaced by a stand-in of their class
+  (letter, number, space, other: `ClassMap`, from quicktok's own `uniclass.bin`), and the
+  original text is cut where the stand-in text is cut: the grammar only ever tests the class of
+  a non-ASCII character, and it folds the contraction letters' case in ASCII only, as quicktok
+  does, so the pieces are quicktok's by construction;
 - merging: tiktoken's byte-pair merge (a piece that is itself a token counts 1; otherwise merge
   the adjacent pair whose concatenation has the lowest rank, leftmost first, until none is a
   token);
@@ -23,13 +25,13 @@ first `PY_COUNT_BUDGET_CHARS` characters of a process, then loads quicktok.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import marshal
 import os
 import re
 import struct
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 from citebound.cache_dir import cache_root
@@ -52,34 +54,66 @@ def _ranges(blob: bytes, at: int) -> tuple[list[tuple[int, int]], int]:
     return [(vals[2 * i], vals[2 * i + 1]) for i in range(n)], at + 4 + 8 * n
 
 
-def _char_class(ranges: list[tuple[int, int]]) -> str:
-    def esc(cp: int) -> str:
-        return f"\\U{cp:08x}"
-
-    return "".join(esc(lo) if lo == hi else f"{esc(lo)}-{esc(hi)}" for lo, hi in ranges)
+Ranges = list[tuple[int, int]]
 
 
-ASTRAL = 0x10000
-
-
-def _clip(ranges: list[tuple[int, int]], limit: int) -> list[tuple[int, int]]:
-    return [(lo, min(hi, limit - 1)) for lo, hi in ranges if lo < limit]
-
-
-def pattern(data_dir: Path, *, astral: bool = True) -> re.Pattern[str]:
-    """quicktok's cl100k pre-tokeniser as a Python regular expression.
-
-    With `astral=False` the classes stop at U+FFFF, which is only correct for text without
-    characters beyond the BMP but runs ~10x faster: `re` keeps BMP ranges as a bitmap and scans
-    the astral ones one by one on every failed class test.
-    """
+def read_classes(data_dir: Path) -> tuple[Ranges, Ranges, Ranges]:
+    """quicktok's \\p{L}, \\p{N} and \\s code point ranges (sorted, disjoint)."""
     blob = (data_dir / "uniclass.bin").read_bytes()
     letters, at = _ranges(blob, 0)
     numbers, at = _ranges(blob, at)
     spaces, _ = _ranges(blob, at)
-    if not astral:
-        letters, numbers, spaces = (_clip(r, ASTRAL) for r in (letters, numbers, spaces))
-    L, N, S = _char_class(letters), _char_class(numbers), _char_class(spaces)
+    return letters, numbers, spaces
+
+
+def _ascii_class(ranges: Ranges) -> str:
+    return "".join(
+        re.escape(chr(lo))
+        if lo == min(hi, 127)
+        else f"{re.escape(chr(lo))}-{re.escape(chr(min(hi, 127)))}"
+        for lo, hi in ranges
+        if lo < 128
+    )
+
+
+# What every non-ASCII character becomes before the pattern runs: a character of the same class
+# whose identity the grammar never tests (only ASCII letters of contractions, ' ', \\r, \\n and
+# the apostrophe are tested one by one).
+LETTER, NUMBER, SPACE, OTHER = "A", "0", "\t", "!"
+
+
+class ClassMap(dict[int, int]):
+    """A `str.translate` table: ASCII stays, any other character becomes its class's stand-in.
+
+    Filled lazily (a binary search over quicktok's ranges per new character), so a process pays
+    only for the characters it meets.
+    """
+
+    def __init__(self, letters: Ranges, numbers: Ranges, spaces: Ranges) -> None:
+        super().__init__((c, c) for c in range(128))
+        self._classes = [
+            ([lo for lo, _ in r], [hi for _, hi in r], ord(stand_in))
+            for r, stand_in in ((letters, LETTER), (numbers, NUMBER), (spaces, SPACE))
+        ]
+
+    def __missing__(self, cp: int) -> int:
+        stand_in = ord(OTHER)
+        for lows, highs, rep in self._classes:
+            i = bisect.bisect_right(lows, cp) - 1
+            if i >= 0 and cp <= highs[i]:
+                stand_in = rep
+                break
+        self[cp] = stand_in
+        return stand_in
+
+
+def pattern(letters: Ranges, numbers: Ranges, spaces: Ranges) -> re.Pattern[str]:
+    """quicktok's cl100k pre-tokeniser for ASCII text (what `ClassMap` makes of any text)."""
+    L, N, S = _ascii_class(letters), _ascii_class(numbers), _ascii_class(spaces)
+    # The stand-ins must be in their class and must not be a character the grammar tests.
+    ok = all(re.fullmatch(f"[{c}]", x) for x, c in ((LETTER, L), (NUMBER, N), (SPACE, S)))
+    if not ok or re.fullmatch(f"[{L}{N}{S}'sdmtlver\\r\\n ]", OTHER):
+        raise ValueError("quicktok's character classes changed: the stand-ins no longer fit")
     return re.compile(
         "'(?:[sdmtSDMT]|[lL][lL]|[vV][eE]|[rR][eE])"
         f"|[^\\r\\n{L}{N}]?+[{L}]++"
@@ -167,25 +201,31 @@ class PyCl100k:
     name = ENCODING
 
     def __init__(self, data_dir: Path | None = None) -> None:
-        self._dir = data_dir or _data_dir()
-        self._ranks = load_ranks(self._dir)
-        self._bmp = pattern(self._dir, astral=False).findall
-        self._full: Callable[[str], list[str]] | None = None
+        directory = data_dir or _data_dir()
+        self._ranks = load_ranks(directory)
+        classes = read_classes(directory)
+        self._findall = pattern(*classes).findall
+        self._classes = ClassMap(*classes)
         # Pieces that are not one token, with their counts: the same evidence is counted as an
         # entry, in its block and in the whole prompt.
         self._merged: dict[bytes, int] = {}
 
-    def _pieces(self, text: str) -> list[str]:
-        if text.isascii() or max(text) < "\U00010000":
-            return self._bmp(text)
-        if self._full is None:
-            self._full = pattern(self._dir).findall
-        return self._full(text)
+    def pieces(self, text: str) -> list[str]:
+        """The pre-tokens of `text`, in order; they tile the text."""
+        if text.isascii():
+            return self._findall(text)
+        # Run the ASCII pattern on the class stand-ins, cut the original at the same places
+        # (one character each way, and every character starts or continues a piece).
+        out, at = [], 0
+        for part in self._findall(text.translate(self._classes)):
+            out.append(text[at : at + len(part)])
+            at += len(part)
+        return out
 
     def count(self, text: str) -> int:
         ranks, merged = self._ranks, self._merged
         total = 0
-        for piece in self._pieces(text):
+        for piece in self.pieces(text):
             raw = piece.encode("utf-8")
             if raw in ranks:
                 total += 1

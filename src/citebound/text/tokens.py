@@ -1,4 +1,8 @@
-"""Token counting behind one protocol: exact offline BPE (quicktok) or seed 004's estimator."""
+"""Token counting behind one protocol: exact offline BPE (quicktok) or seed 004's estimator.
+
+cl100k_base (the default policies' tokenizer) starts on an exact Python counter and moves to
+quicktok after `PY_COUNT_BUDGET_CHARS` (`HybridCl100k`): same counts, no 0.3-0.5 s table load
+for a process that counts a few pages (a cold `citebound ask`)."""
 
 from __future__ import annotations
 
@@ -50,10 +54,10 @@ class QuicktokTokenizer:
 
 
 # Characters a process counts with the Python cl100k counter before it loads quicktok. Measured
-# on F´ Markdown (2-core EPYC, busy host): Python counts ~0.6 MB/s, quicktok's table load costs
-# 0.3-0.5 s of CPU, so past ~200,000 characters loading quicktok is cheaper. A cold `ask` on the
-# demo store counts ~30,000.
-PY_COUNT_BUDGET_CHARS = 200_000
+# on 40 F´ Markdown files (173,000 characters; 2-core EPYC, busy host): the Python counter takes
+# ~100 ms of CPU for them, quicktok's table load 0.35-0.45 s, so past ~500,000 characters loading
+# quicktok is cheaper. A cold `ask` on the demo store counts ~30,000.
+PY_COUNT_BUDGET_CHARS = 500_000
 
 
 class HybridCl100k:
