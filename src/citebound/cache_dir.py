@@ -6,7 +6,7 @@ packages, checked when read, and never change a result: deleting the folder only
 cold start slower.
 
 `$CITEBOUND_CACHE_DIR`, else `$XDG_CACHE_HOME/citebound`, else `~/.cache/citebound`;
-`CITEBOUND_CACHE_DIR=off` disables both caches.
+`CITEBOUND_CACHE_DIR=off` disables both caches (so does a process without a home directory).
 """
 
 from __future__ import annotations
@@ -23,5 +23,10 @@ def cache_root() -> Path | None:
     if configured is not None:
         off = configured.strip().lower() in ("", "off", "0", "none")
         return None if off else Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        try:
+            base = str(Path.home() / ".cache")
+        except (RuntimeError, KeyError):  # no home directory (some containers): no cache
+            return None
     return Path(base) / "citebound"
