@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import ipaddress
+import os
+import shutil
 import socket
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +15,13 @@ from typing import Any
 import pytest
 
 from citebound.eval.data import dataset_dir
+
+# Start-up caches (citebound/cache_dir.py: the optimised ONNX graph, the BPE rank table) go to a
+# folder of this test run, never to ~/.cache; subprocesses (CLI tests) inherit it.
+if "CITEBOUND_CACHE_DIR" not in os.environ:
+    _cache = tempfile.mkdtemp(prefix="citebound-test-cache-")
+    os.environ["CITEBOUND_CACHE_DIR"] = _cache
+    atexit.register(shutil.rmtree, _cache, True)
 
 _real_connect = socket.socket.connect
 _real_create_connection = socket.create_connection

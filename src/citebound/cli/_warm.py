@@ -1,12 +1,12 @@
-"""Start loading the two slow native resources of a query while the CLI imports the rest.
+"""Start loading the two slow resources of a query while the CLI imports the rest.
 
-A cold `citebound ask` spends most of its time in three things that do not depend on each other:
-importing the pipeline (Python, holds the GIL), creating the onnxruntime session of the query
-embedder, and loading the BPE table of the token counter (both native code that releases the
-GIL). On two cores, running the last two on background threads while the main thread imports
-hides most of their time. The threads only fill the same process-wide caches the request uses
-(`default_embedder`, `get_tokenizer`, both behind a lock), so results are identical; an error
-there is ignored, and the request meets it again on the main thread and reports it as usual.
+A cold `citebound ask` pays for importing the pipeline (Python, holds the GIL), creating the
+onnxruntime session of the query embedder (native code that releases the GIL: it overlaps with
+the imports on two cores) and loading the token counter (quicktok's table load holds the GIL;
+the Python cl100k counter that a cold process uses instead, text/bpe_py.py, loads in ~40 ms).
+The threads only fill the same process-wide caches the request uses (`default_embedder`,
+`get_tokenizer`, both behind a lock), so results are identical; an error there is ignored, and
+the request meets it again on the main thread and reports it as usual.
 """
 
 from __future__ import annotations

@@ -1,0 +1,91 @@
+"""The per-machine cache of the optimised ONNX graph (index/onnx_cache.py) never changes a
+vector: a cached session embeds bit for bit like the original model, and a bad entry is
+dropped and rebuilt rather than used."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import citebound.index.onnx_cache as onnx_cache
+from citebound.index.embedder import OnnxEmbedder, minilm_paths
+
+SAMPLE = Path(onnx_cache.__file__).parents[1] / "sample_corpus"
+
+
+def _texts() -> list[str]:
+    docs = [p.read_text("utf-8") for p in sorted(SAMPLE.rglob("*.md"))]
+    paragraphs = [p for d in docs for p in d.split("\n\n") if p.strip()]
+    return [*paragraphs[:48], "What is the CX-9 safety valve set pressure?", "", "pump"]
+
+
+def _embedder() -> OnnxEmbedder:
+    model, tokenizer = minilm_paths()
+    return OnnxEmbedder(model, tokenizer, name="cache-test")
+
+
+def _entries(root: Path) -> list[Path]:
+    return sorted(p for p in (root / "onnx").glob("*") if not p.name.startswith("."))
+
+
+@pytest.fixture(scope="module")
+def reference() -> np.ndarray:
+    with pytest.MonkeyPatch.context() as m:
+        m.setenv("CITEBOUND_CACHE_DIR", "off")
+        return _embedder().embed(_texts())
+
+
+def test_cached_graph_embeds_bit_for_bit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reference: np.ndarray
+) -> None:
+    monkeypatch.setenv("CITEBOUND_CACHE_DIR", str(tmp_path))
+    first = _embedder()  # miss: optimises the model and writes the entry
+    (entry,) = _entries(tmp_path)
+    assert {p.name for p in entry.iterdir()} == {"model.onnx", "weights.bin", "probe.json"}
+    second = _embedder()  # hit: the saved graph, optimisation off
+    assert Path(second._session._model_path) == entry / "model.onnx"
+    assert np.array_equal(first.embed(_texts()), reference)
+    assert np.array_equal(second.embed(_texts()), reference)
+
+
+def test_a_bad_entry_is_dropped_and_rebuilt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reference: np.ndarray
+) -> None:
+    monkeypatch.setenv("CITEBOUND_CACHE_DIR", str(tmp_path))
+    _embedder()
+    (entry,) = _entries(tmp_path)
+    good = json.loads((entry / "probe.json").read_text("utf-8"))
+    # a graph whose probe output differs (another CPU, a damaged file) is never used
+    (entry / "probe.json").write_text(json.dumps({"probe_sha256": "0" * 64}), "utf-8")
+    fallback = _embedder()
+    assert Path(fallback._session._model_path) != entry / "model.onnx"
+    assert np.array_equal(fallback.embed(_texts()), reference)
+    assert json.loads((entry / "probe.json").read_text("utf-8")) == good  # rewritten
+    # a truncated weights file: the session cannot load it, same fallback
+    (entry / "weights.bin").write_bytes(b"\0" * 16)
+    assert np.array_equal(_embedder().embed(_texts()), reference)
+
+
+def test_cache_off_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CITEBOUND_CACHE_DIR", "off")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert onnx_cache.cache_root() is None
+    _embedder()
+    # (onnxruntime itself may leave a Microsoft/ folder there on its first session)
+    assert not (tmp_path / "citebound").exists()
+
+
+def test_no_home_directory_means_no_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CITEBOUND_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    assert onnx_cache.cache_root() is None
+    monkeypatch.setenv("XDG_CACHE_HOME", "/somewhere")
+    assert onnx_cache.cache_root() == Path("/somewhere/citebound")
