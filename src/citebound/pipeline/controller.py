@@ -230,6 +230,7 @@ class Pipeline:
             llm=state.llm_result,
             validation=state.validation,
             run_id=state.run_id,
+            model_calls=state.model_calls,
         )
         message = str(err)
         recorded: str | None = None if isinstance(err, AuditError) else record.record_hash

@@ -11,7 +11,8 @@ import time
 from collections.abc import Callable
 
 from citebound.contracts.assembly import DropRecord
-from citebound.contracts.enums import AssemblyStatus, ReasonCode, RetrievalStatus
+from citebound.contracts.enums import AssemblyStatus, ReasonCode, RetrievalStatus, ValidationStatus
+from citebound.contracts.execution import ModelCallRecord
 from citebound.contracts.retrieval import RetrievalBundle
 from citebound.errors import StageError
 from citebound.pipeline import superprompt_stages
@@ -442,25 +443,63 @@ def executed(state: RequestState, ctx: PipelineContext) -> RequestState:
     note = f"{result.generation_status.value} after {result.attempts} attempt(s)"
     if result.failure_reason:
         note += f" ({result.failure_reason})"
+    calls = state.model_calls
+    if result.attempts:
+        calls = [*calls, ModelCallRecord.of("answer", result, state.prompt.template_id)]
     return _done(
         state,
         "executed",
         StageRecord(stage="executed", note=note, latency_ms=result.llm_latency_ms),
         llm_result=result,
+        model_calls=calls,
     )
 
 
 def validated(state: RequestState, ctx: PipelineContext) -> RequestState:
+    """R5 on the answer; with `[validation] regenerate_on_failure`, at most one regeneration
+    of a rejected answer (pipeline/regenerate.py)."""
+    from citebound.pipeline import regenerate as regen
     from citebound.validate import validate_answer
 
-    assert state.llm_result is not None and state.answer_bundle is not None
-    v = validate_answer(state.answer_bundle, state.llm_result, ctx.policy)
+    bundle, llm, prompt = state.answer_bundle, state.llm_result, state.prompt
+    assert llm is not None and bundle is not None and prompt is not None
+    v = validate_answer(bundle, llm, ctx.policy)
     note = v.validation_status.value + (f" ({v.failure_reason})" if v.failure_reason else "")
+    calls = list(state.model_calls)
+    judged = llm.attempts > 0 and bool(calls) and calls[-1].stage == "answer"
+    failures = (
+        regen.located_failures(bundle, llm.raw_model_text, v, ctx.policy)
+        if judged and v.validation_status is ValidationStatus.FAILED
+        else []
+    )
+    if judged:
+        calls[-1] = calls[-1].judged(v, failures)
+    changes: dict[str, object] = {"validation": v, "model_calls": calls}
+    if judged and regen.should_regenerate(ctx.policy, prompt, llm, v):
+        carried = state.extras.get("followup_rewrite", {}).get("carried", [])
+        out = regen.regenerate(
+            ctx,
+            bundle,
+            prompt,
+            llm,
+            v,
+            failures,
+            calls,
+            max_output_tokens=state.max_output_tokens,
+            followup_terms=" ".join(carried),
+        )
+        v, note = out.validation, out.note
+        changes = {
+            "validation": v,
+            "model_calls": out.calls,
+            "llm_result": out.llm,
+            "prompt": out.prompt,
+        }
     return _done(
         state,
         "validated",
         StageRecord(stage="validated", kept=v.validated_citations, note=note),
-        validation=v,
+        **changes,
     )
 
 
@@ -496,6 +535,7 @@ def recorded(state: RequestState, ctx: PipelineContext) -> RequestState:
         run_id=state.run_id,
         store_prompt_text=ctx.config.audit.store_prompt_text,
         store_evidence_text=ctx.config.audit.store_prompt_text,
+        model_calls=state.model_calls,
     )
     for sink in ctx.sinks:
         sink.append(record)
