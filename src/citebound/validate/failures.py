@@ -21,7 +21,7 @@ order. Only codes the verdict actually failed on are kept: a rule the policy tol
 
 from __future__ import annotations
 
-from citebound.contracts.enums import AssemblyStatus, ValidationStatus
+from citebound.contracts.enums import AssemblyStatus, ReasonCode, ValidationStatus
 from citebound.contracts.execution import SentenceFailure, ValidationResult
 from citebound.policy import Policy
 from citebound.validate.analysis import analyse
@@ -40,9 +40,15 @@ def failed_sentences(
         return []
     if not text.strip() or view.assembly_status is not AssemblyStatus.OK:
         return [SentenceFailure(index=None, reason_code=c) for c in result.reason_codes]
+    whole_answer = [SentenceFailure(index=None, reason_code=c) for c in result.reason_codes]
+    if ReasonCode.INTERNAL_ERROR.value in result.reason_codes:
+        return whole_answer  # the analysis itself failed; do not run it again
     failed = set(result.reason_codes)
     refusals = (policy.refusal.model_text, policy.refusal.no_evidence_text)
-    analysis = analyse(view, text, policy, refusals)
+    try:
+        analysis = analyse(view, text, policy, refusals)
+    except Exception:  # fail closed like the validator: never a traceback from the audit
+        return whole_answer
     located = sorted(
         {(i, code.value) for i, code in analysis.sentence_codes if code.value in failed},
         key=lambda f: (f[0], _RANK.get(f[1], len(_RANK)), f[1]),
