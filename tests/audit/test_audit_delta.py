@@ -13,6 +13,7 @@ pa = pytest.importorskip("pyarrow")
 
 from citebound.audit import COLUMN_NAMES, open_sink  # noqa: E402
 from citebound.audit.delta import DeltaAuditSink  # noqa: E402
+from citebound.contracts.audit import ADDED_IN_VERSION  # noqa: E402
 from citebound.errors import AuditError  # noqa: E402
 
 
@@ -70,7 +71,7 @@ def test_a_version_1_table_gains_the_new_columns(tmp_path: Path) -> None:
     from citebound.audit.delta import arrow_schema, records_to_arrow
 
     path = tmp_path / "audit.delta"
-    later = ("reranker", "unsupported_sentences", "model_calls")
+    later = tuple(ADDED_IN_VERSION)  # every field added after version 1
     v1_schema = pa.schema([f for f in arrow_schema() if f.name not in later])
     deltalake.DeltaTable.create(
         str(path), schema=v1_schema, configuration={"delta.appendOnly": "true"}

@@ -12,6 +12,7 @@ from audit_sink_contract import AuditSinkContract
 
 from citebound.audit import COLUMN_NAMES, AuditRecord, FeedbackRecord, SQLiteAuditSink, open_sink
 from citebound.audit.migrations import AUDIT_TABLE
+from citebound.contracts.audit import ADDED_IN_VERSION
 from citebound.errors import AuditError
 
 
@@ -160,7 +161,7 @@ def test_a_version_1_store_is_upgraded_in_place(tmp_path: Path) -> None:
             "INSERT INTO _migrations VALUES (?, ?, '2026-01-01T00:00:00Z')", (version, name)
         )
     new = record_for("ok", request_id="old")
-    later = ("reranker", "unsupported_sentences", "model_calls")
+    later = tuple(ADDED_IN_VERSION)  # every field added after version 1
     old = new.model_copy(update={"schema_version": 1, **dict.fromkeys(later)})
     old = old.model_copy(update={"record_hash": old.compute_hash()})
     row = {k: v for k, v in to_row(old, lists_as_json=True).items() if k not in later}
