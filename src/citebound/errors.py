@@ -45,11 +45,21 @@ class PipelineOrderError(CiteboundError):
 
 
 class StageError(CiteboundError):
-    """A stage could not complete; `reason_code` is one of `ReasonCode`."""
+    """A stage could not complete; `reason_code` is one of `ReasonCode`. `model_calls` holds
+    the records (`ModelCallRecord`) of model calls the stage made before it failed, so the
+    request's audit record still lists them."""
 
-    def __init__(self, message: str, *, stage: str, reason_code: str):
+    def __init__(
+        self,
+        message: str,
+        *,
+        stage: str,
+        reason_code: str,
+        model_calls: tuple[object, ...] = (),
+    ):
         self.stage = stage
         self.reason_code = reason_code
+        self.model_calls = model_calls
         super().__init__(message)
 
 

@@ -145,6 +145,11 @@ class ValidationPolicy(Contract):
     min_attribution_coverage: float = Field(
         default=1.0, ge=0, le=1, description="Cited factual sentences ÷ factual sentences."
     )
+    regenerate_on_failure: bool = Field(
+        default=False,
+        description="When R5 rejects a model answer, make at most one more call with the frozen "
+        "regenerate_v1 instructions naming the rejected sentences (seed 003 §6); off = one call.",
+    )
 
 
 class SuperPromptPolicy(Contract):
@@ -228,13 +233,16 @@ class Policy(Contract):
     def fingerprint(self) -> str:
         """`sha256:<hex>` of the canonical JSON of the policy.
 
-        Fields added after V1 (`prompt_contract`, `superprompt`, `conversation`) are left out
-        while they hold their defaults, so a V1 policy keeps the fingerprint its audit records
-        carry."""
+        Fields added after V1 (`prompt_contract`, `superprompt`, `conversation`,
+        `validation.regenerate_on_failure`) are left out while they hold their defaults, so a
+        V1 policy keeps the fingerprint its audit records carry."""
         data = self.model_dump(mode="json")
         for name in _OMIT_WHEN_DEFAULT:
             if data[name] == _DEFAULTS[name]:
                 del data[name]
+        for (section, name), default in _OMIT_NESTED_WHEN_DEFAULT.items():
+            if data[section][name] == default:
+                del data[section][name]
         return content_hash(data)
 
     def evolve(self, **changes: object) -> Policy:
@@ -253,6 +261,9 @@ class Policy(Contract):
 
 
 _OMIT_WHEN_DEFAULT = ("prompt_contract", "superprompt", "conversation")
+_OMIT_NESTED_WHEN_DEFAULT: dict[tuple[str, str], object] = {
+    ("validation", "regenerate_on_failure"): False,
+}
 _DEFAULTS = {
     "prompt_contract": "v1",
     "superprompt": SuperPromptPolicy().model_dump(mode="json"),

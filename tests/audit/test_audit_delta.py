@@ -13,6 +13,7 @@ pa = pytest.importorskip("pyarrow")
 
 from citebound.audit import COLUMN_NAMES, open_sink  # noqa: E402
 from citebound.audit.delta import DeltaAuditSink  # noqa: E402
+from citebound.contracts.audit import ADDED_IN_VERSION  # noqa: E402
 from citebound.errors import AuditError  # noqa: E402
 
 
@@ -70,13 +71,13 @@ def test_a_version_1_table_gains_the_new_columns(tmp_path: Path) -> None:
     from citebound.audit.delta import arrow_schema, records_to_arrow
 
     path = tmp_path / "audit.delta"
-    later = ("reranker", "unsupported_sentences")
+    later = tuple(ADDED_IN_VERSION)  # every field added after version 1
     v1_schema = pa.schema([f for f in arrow_schema() if f.name not in later])
     deltalake.DeltaTable.create(
         str(path), schema=v1_schema, configuration={"delta.appendOnly": "true"}
     )
     new = record_for("ok", request_id="old")
-    old = new.model_copy(update={"schema_version": 1, "unsupported_sentences": None})
+    old = new.model_copy(update={"schema_version": 1, **dict.fromkeys(later)})
     old = old.model_copy(update={"record_hash": old.compute_hash()})
     deltalake.write_deltalake(
         str(path), records_to_arrow([old]).drop_columns(list(later)), mode="append"

@@ -12,6 +12,7 @@ from audit_sink_contract import AuditSinkContract
 
 from citebound.audit import COLUMN_NAMES, AuditRecord, FeedbackRecord, SQLiteAuditSink, open_sink
 from citebound.audit.migrations import AUDIT_TABLE
+from citebound.contracts.audit import ADDED_IN_VERSION
 from citebound.errors import AuditError
 
 
@@ -48,8 +49,10 @@ def test_exact_schema(sink: SQLiteAuditSink) -> None:
     ).fetchall()
     assert objects == EXPECTED_OBJECTS
     (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE name='audit_records'").fetchone()
-    # Migrations 4 and 5 ALTER TABLE: they append columns to the stored CREATE statement.
-    assert sql == AUDIT_TABLE.removesuffix(")") + ", reranker TEXT, unsupported_sentences TEXT)"
+    # Migrations 4, 5 and 6 ALTER TABLE: they append columns to the stored CREATE statement.
+    assert sql == AUDIT_TABLE.removesuffix(")") + (
+        ", reranker TEXT, unsupported_sentences TEXT, model_calls TEXT)"
+    )
     cols = [r[1] for r in conn.execute("PRAGMA table_info(audit_records)")]
     assert cols == ["seq", *COLUMN_NAMES]
     fb = [(r[1], r[2], r[3]) for r in conn.execute("PRAGMA table_info(feedback)")]
@@ -66,6 +69,7 @@ def test_exact_schema(sink: SQLiteAuditSink) -> None:
         3,
         4,
         5,
+        6,
     ]
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()
@@ -85,10 +89,10 @@ def test_reopen_applies_no_migration_twice(tmp_path: Path) -> None:
     path = tmp_path / "audit.sqlite"
     SQLiteAuditSink(path).close()
     again = SQLiteAuditSink(path)
-    assert again.schema_version() == 5
+    assert again.schema_version() == 6
     again.close()
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT count(*) FROM _migrations").fetchone()[0] == 5
+    assert conn.execute("SELECT count(*) FROM _migrations").fetchone()[0] == 6
     conn.close()
 
 
@@ -157,9 +161,9 @@ def test_a_version_1_store_is_upgraded_in_place(tmp_path: Path) -> None:
             "INSERT INTO _migrations VALUES (?, ?, '2026-01-01T00:00:00Z')", (version, name)
         )
     new = record_for("ok", request_id="old")
-    old = new.model_copy(update={"schema_version": 1, "unsupported_sentences": None})
+    later = tuple(ADDED_IN_VERSION)  # every field added after version 1
+    old = new.model_copy(update={"schema_version": 1, **dict.fromkeys(later)})
     old = old.model_copy(update={"record_hash": old.compute_hash()})
-    later = ("reranker", "unsupported_sentences")
     row = {k: v for k, v in to_row(old, lists_as_json=True).items() if k not in later}
     conn.execute(
         f"INSERT INTO audit_records ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
@@ -168,7 +172,7 @@ def test_a_version_1_store_is_upgraded_in_place(tmp_path: Path) -> None:
     conn.close()
 
     with SQLiteAuditSink(path) as sink:
-        assert sink.schema_version() == 5
+        assert sink.schema_version() == 6
         (back,) = sink.find("old")
         assert back == old and back.schema_version == 1 and back.reranker is None
         assert back.hash_ok()

@@ -21,7 +21,14 @@ TORQUE = "What torque should the HP-220 impeller bolts be tightened to?"
 REFUSAL = "NO_EVIDENCE: The provided evidence does not contain sufficient information to answer this question."
 # Fields that legitimately differ between two runs: wall-clock timings and the audit hash
 # (the record carries its timestamp).
-VOLATILE = {"started_ns", "stage_log", "audit_record_hash", "response", "llm_result"}
+VOLATILE = {
+    "started_ns",
+    "stage_log",
+    "audit_record_hash",
+    "response",
+    "llm_result",
+    "model_calls",
+}
 
 
 def _stable(state: RequestState) -> dict[str, Any]:
@@ -34,10 +41,12 @@ def _stable(state: RequestState) -> dict[str, Any]:
         if state.llm_result
         else None
     )
+    calls = [c.model_dump(mode="json", exclude={"llm_latency_ms"}) for c in state.model_calls]
     return {
         **data,
         "response": resp,
         "llm": llm,
+        "model_calls": calls,
         "log": [(r.stage, r.kept, r.dropped, r.note) for r in state.stage_log],
     }
 

@@ -72,7 +72,7 @@ def test_two_sinks_starting_at_once_migrate_once(pg_url: str) -> None:
 
     with ThreadPoolExecutor(4) as pool:
         sinks = list(pool.map(lambda _: PostgresAuditSink(pg_url), range(4)))
-    assert {s.schema_version() for s in sinks} == {5}
+    assert {s.schema_version() for s in sinks} == {6}
     for s in sinks:
         s.close()
 
@@ -80,3 +80,52 @@ def test_two_sinks_starting_at_once_migrate_once(pg_url: str) -> None:
 def test_unreachable_database_is_a_clear_audit_error() -> None:
     with pytest.raises(AuditError, match=r"cannot reach the audit database at .*\*\*\*"):
         PostgresAuditSink("postgresql://u:secret@127.0.0.1:9/none?connect_timeout=1")
+
+
+def test_a_version_3_database_is_upgraded_in_place(pg_url: str) -> None:
+    """A database migrated by schema v3 code (migrations 1-5) holding a v3 record: opening it
+    adds `model_calls` (migration 6); the old record keeps its hash, v4 records round-trip."""
+    import json
+
+    import psycopg
+
+    from citebound.audit.columns import to_row
+    from citebound.audit.postgres import AUDIT_MIGRATIONS, AUDIT_MIGRATIONS_TABLE
+    from citebound.contracts.audit import ADDED_IN_VERSION, AuditRecord
+    from citebound.store.pg_connect import migrate_url
+
+    migrate_url(
+        pg_url,
+        what="audit",
+        table=AUDIT_MIGRATIONS_TABLE,
+        lock_key="citebound-audit-migrations",
+        migrations=AUDIT_MIGRATIONS[:5],
+    )
+    rows = (Path(__file__).resolve().parents[1] / "audit" / "records_v3.jsonl").read_text()
+    old = AuditRecord.model_validate(json.loads(rows.splitlines()[2])["record"])
+    later = [f for f, v in ADDED_IN_VERSION.items() if v >= 4]
+    row = {k: v for k, v in to_row(old, lists_as_json=True).items() if k not in later}
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        cols = [
+            r[0]
+            for r in conn.execute(
+                "SELECT column_name FROM information_schema.columns "
+                "WHERE table_name = 'audit_records'"
+            ).fetchall()
+        ]
+        assert "model_calls" not in cols
+        conn.execute(
+            f"INSERT INTO audit_records ({', '.join(row)}) "
+            f"VALUES ({', '.join('%(' + k + ')s' for k in row)})",
+            row,
+        )
+    sink = PostgresAuditSink(pg_url)
+    assert sink.schema_version() == 6
+    (back,) = sink.find(old.request_id)
+    assert back == old and back.schema_version == 3 and back.model_calls is None
+    assert back.hash_ok()
+    new = record_for("rejected", request_id="req-4")
+    sink.append(new)
+    (again,) = sink.find("req-4")
+    assert again == new and [c.stage for c in again.model_calls or []] == ["answer"]
+    sink.close()

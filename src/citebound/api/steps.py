@@ -11,9 +11,10 @@ Recorded at the model call (docs/api.md, "Step mode"): the first stage that may 
 (`executed`, or an earlier LLM-backed stage when one is switched on) runs together with every
 stage after it, up to `recorded` and `packaged`, in one call. So a state holding model text
 never leaves the server before the validator judged it and the audit record is written; the
-finished state a client gets back carries no model text (`llm_result`, `validation` are
-dropped: the views and `result` say what was validated). The request id is claimed for that
-call (`ApiRuntime.model_call`), so a replayed pre-model state is a 409, never a second call.
+finished state a client gets back carries no model text (`llm_result`, `validation`,
+`model_calls` are dropped: the views and `result` say what was validated). The request id is
+claimed for that call (`ApiRuntime.model_call`), so a replayed pre-model state is a 409,
+never a second call.
 """
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ def _run_one(rt: ApiRuntime, state: RequestState, stage: str | None) -> RequestS
 def _receipt(state: RequestState) -> RequestState:
     """The finished state as handed out: no model text, validated or not (H1). What passed
     is in `response`; the stage views and `result` were built from the full state."""
-    return state.evolve(llm_result=None, validation=None)
+    return state.evolve(llm_result=None, validation=None, model_calls=[])
 
 
 def _advance(rt: ApiRuntime, body: StepRequest, state: RequestState) -> RequestState:

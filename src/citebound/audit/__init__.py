@@ -12,9 +12,11 @@ from citebound.contracts.audit import (
     AUDIT_SCHEMA_VERSION,
     AuditEvidence,
     AuditRecord,
+    CallReplay,
     FeedbackRecord,
     ReplayReport,
 )
+from citebound.contracts.execution import ModelCallRecord, SentenceFailure
 
 __all__ = [
     "AUDIT_SCHEMA_VERSION",
@@ -24,9 +26,12 @@ __all__ = [
     "AuditEvidence",
     "AuditRecord",
     "AuditSink",
+    "CallReplay",
     "FeedbackRecord",
+    "ModelCallRecord",
     "ReplayReport",
     "SQLiteAuditSink",
+    "SentenceFailure",
     "build_audit_record",
     "from_row",
     "open_sink",

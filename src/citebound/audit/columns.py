@@ -1,10 +1,11 @@
 """The one flat column layout of an AuditRecord, shared by every sink.
 
 Scalars map to typed columns. `text_list` columns are JSON arrays in SQLite and
-`list<string>` in Delta. `json` columns (anchor_map, evidence) are canonical JSON text in both,
-so Spark reads them with `from_json` and pandas with `json.loads`. A test checks this list
-against the `AuditRecord` fields, so a new field cannot be silently dropped by a sink. New
-columns go at the end, where SQLite's ALTER TABLE and Delta's add_columns put them.
+`list<string>` in Delta. `json` columns (anchor_map, evidence, unsupported_sentences,
+model_calls) are canonical JSON text in both, so Spark reads them with `from_json` and pandas
+with `json.loads`. A test checks this list against the `AuditRecord` fields, so a new field
+cannot be silently dropped by a sink. New columns go at the end, where SQLite's ALTER TABLE
+and Delta's add_columns put them.
 """
 
 from __future__ import annotations
@@ -82,6 +83,7 @@ COLUMNS: tuple[Column, ...] = (
     # Added after schema version 1: appended, as ALTER TABLE / Delta add_columns append.
     _c("reranker", "text", True),
     _c("unsupported_sentences", "json", True),
+    _c("model_calls", "json", True),  # schema v4, migration 6
 )
 COLUMN_NAMES = tuple(c.name for c in COLUMNS)
 

@@ -98,4 +98,5 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
         "unsupported_sentences",
         ("ALTER TABLE audit_records ADD COLUMN unsupported_sentences TEXT",),
     ),
+    (6, "model_calls", ("ALTER TABLE audit_records ADD COLUMN model_calls TEXT",)),
 )

@@ -14,13 +14,18 @@ validation GENERATION_FAILED), and failures before any bundle (nothing but the r
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from citebound.contracts.assembly import AnswerBundle, PromptBuildResult
 from citebound.contracts.audit import AuditEvidence, AuditRecord
 from citebound.contracts.base import sha256_hex
 from citebound.contracts.enums import GenerationStatus, PublicStatus, ValidationStatus
-from citebound.contracts.execution import LLMExecutionResult, ValidationResult
+from citebound.contracts.execution import (
+    LLMExecutionResult,
+    ModelCallRecord,
+    ValidationResult,
+)
 from citebound.contracts.public import PublicResponse
 from citebound.errors import ContractError
 from citebound.policy import Policy
@@ -50,6 +55,19 @@ def _generation_status(
     return GenerationStatus.FAILED
 
 
+def _answer_calls(
+    prompt: PromptBuildResult | None,
+    llm: LLMExecutionResult | None,
+    validation: ValidationResult | None,
+) -> list[ModelCallRecord]:
+    """`model_calls` of a caller that ran the single answer call itself (no stage calls, no
+    regeneration): that call, judged, or nothing when no model was called."""
+    if llm is None or llm.attempts == 0:
+        return []
+    call = ModelCallRecord.of("answer", llm, prompt.template_id if prompt is not None else None)
+    return [call.judged(validation) if validation is not None else call]
+
+
 def build_audit_record(
     *,
     policy: Policy,
@@ -65,6 +83,7 @@ def build_audit_record(
     index_version: str | None = None,
     store_prompt_text: bool = False,
     store_evidence_text: bool = False,
+    model_calls: Sequence[ModelCallRecord] | None = None,
 ) -> AuditRecord:
     """The audit record of one request, hashed.
 
@@ -78,6 +97,8 @@ def build_audit_record(
         embedding_model, index_version: used when there is no bundle trace.
         store_prompt_text: keep the exact prompt text (otherwise only its sha256).
         store_evidence_text: keep the sanitized evidence texts (enables offline replay).
+        model_calls: every model call of the request in order (the pipeline's); None means
+            the one answer call of `llm`, if it made any.
 
     Raises:
         ContractError: when the inputs belong to different request ids.
@@ -130,6 +151,9 @@ def build_audit_record(
         min_support=metrics.min_support if metrics else None,
         low_confidence=metrics.low_confidence if metrics else False,
         unsupported_sentences=list(metrics.unsupported_sentences) if metrics else None,
+        model_calls=(
+            list(model_calls) if model_calls is not None else _answer_calls(prompt, llm, validation)
+        ),
         validated_citations=list(validation.validated_citations) if validation else [],
         validated_answer_text=validation.validated_answer_text if passed and validation else None,
         raw_model_text=llm.raw_model_text if llm is not None and llm.attempts > 0 else None,

@@ -9,13 +9,18 @@ sha256 of its sanitized text; the texts themselves come from, in order:
 Every text is checked against the recorded sha256, so replay never validates against evidence
 that changed since the request. When text or evidence is missing, the report says why and
 `replayable` is False.
+
+A schema v4 record lists its model calls; every judged one (the answer and, with
+`regenerate_on_failure`, the regeneration) is validated again and reported in `calls`. The
+record's own verdict is its last judged call's, so that call's output must be the record's
+`raw_model_text`, else the record is not replayable.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from citebound.contracts.audit import AuditRecord, ReplayReport
+from citebound.contracts.audit import AuditRecord, CallReplay, ReplayReport
 from citebound.contracts.base import sha256_hex
 from citebound.contracts.enums import AssemblyStatus, CitationStyle, GenerationStatus
 from citebound.policy import Policy
@@ -67,6 +72,10 @@ def replay(
         return _report(
             record, policy, replayable=False, reason="the model was not called: nothing to replay"
         )
+    judged = [c for c in record.model_calls or [] if c.validation_status is not None]
+    if judged and judged[-1].raw_output != record.raw_model_text:
+        why = "the last judged model call's output is not the record's raw_model_text"
+        return _report(record, policy, replayable=False, reason=why)
     texts, why = _evidence_texts(record, chunk_texts)
     if texts is None:
         return _report(record, policy, replayable=False, reason=why)
@@ -91,4 +100,23 @@ def replay(
         record.validation_status,
         record.failure_reason,
     )
-    return _report(record, policy, replayable=True, new_result=result, verdict_changed=changed)
+    calls = []
+    for call in judged:
+        again = validate_view(
+            view, call.raw_output, policy, generation_status=call.generation_status
+        )
+        calls.append(
+            CallReplay(
+                stage=call.stage,
+                prompt_sha256=call.prompt_sha256,
+                stored_validation_status=call.validation_status,
+                stored_failure_reason=call.validation_failure_reason,
+                new_validation_status=again.validation_status,
+                new_failure_reason=again.failure_reason,
+                verdict_changed=(again.validation_status, again.failure_reason)
+                != (call.validation_status, call.validation_failure_reason),
+            )
+        )
+    return _report(
+        record, policy, replayable=True, new_result=result, verdict_changed=changed, calls=calls
+    )

@@ -13,7 +13,7 @@ sleeps, and under 32 concurrent writers some waited tens of seconds (benchmarks/
     >>> import tempfile, pathlib
     >>> sink = SQLiteAuditSink(pathlib.Path(tempfile.mkdtemp()) / "audit.sqlite")
     >>> sink.schema_version()
-    4
+    6
     >>> sink.close()
 """
 

@@ -5,6 +5,11 @@ a request: prompt hash, policy fingerprint, anchor -> chunk map, retrieval score
 selected evidence, attempts, latency, token usage and the question (seed 003 query_log).
 Prompt text and evidence text are stored only when the operator opts in.
 
+Schema v4 lists every model call in `model_calls`. With a regeneration (`[validation]
+regenerate_on_failure`) the answer-level fields (`raw_model_text`, `prompt_sha256`,
+`template_id`, `response_id`, the verdict) describe the last answer call, whose verdict is the
+request's; `attempts`, `llm_latency_ms` and the token counts add up every answer call.
+
 `record_hash` is `content_hash` (sha256 over canonical JSON) of the record without the hash.
 """
 
@@ -22,14 +27,18 @@ from citebound.contracts.enums import (
     StoredCitationStyle,
     ValidationStatus,
 )
-from citebound.contracts.execution import UnsupportedSentence, ValidationResult
+from citebound.contracts.execution import ModelCallRecord, UnsupportedSentence, ValidationResult
 
-AUDIT_SCHEMA_VERSION = 3
+AUDIT_SCHEMA_VERSION = 4
 
 # Fields added after schema version 1, with the version that added them. A record of an older
 # version must leave them unset and hashes without them, so every hash written before a field
 # existed stays valid (records are append-only: they are never rewritten to a new version).
-ADDED_IN_VERSION: dict[str, int] = {"reranker": 2, "unsupported_sentences": 3}
+ADDED_IN_VERSION: dict[str, int] = {
+    "reranker": 2,
+    "unsupported_sentences": 3,
+    "model_calls": 4,
+}
 
 
 class AuditEvidence(Contract):
@@ -96,6 +105,12 @@ class AuditRecord(Contract):
         description="Sentences the support check rejected: index, score, reason, best evidence "
         "span (schema v3+; None when validation did not run).",
     )
+    model_calls: list[ModelCallRecord] | None = Field(
+        default=None,
+        description="Every model call of the request, in order: stage (answer, regenerate, "
+        "LLM stages), template id, prompt sha256, raw output, the verdict on that answer, "
+        "provider/model and its transient attempts (schema v4+; None before).",
+    )
     policy_version: str = Field(description="Policy version.")
     policy_fingerprint: str = Field(description="`Policy.fingerprint` (sha256 of the policy).")
     validator_version: str | None = Field(default=None, description="R5 validator version.")
@@ -149,6 +164,18 @@ class FeedbackRecord(Contract):
     timestamp_utc: str = Field(description="ISO 8601 UTC time (…Z).")
 
 
+class CallReplay(Contract):
+    """The fresh verdict on one judged model call of a v4 record (answer or regeneration)."""
+
+    stage: str = Field(description="answer or regenerate.")
+    prompt_sha256: str = Field(description="The call's prompt hash.")
+    stored_validation_status: ValidationStatus | None = Field(description="Verdict on record.")
+    stored_failure_reason: str | None = Field(description="Reason on record.")
+    new_validation_status: ValidationStatus = Field(description="Verdict now.")
+    new_failure_reason: str | None = Field(description="Reason now.")
+    verdict_changed: bool = Field(description="Status or reason differs.")
+
+
 class ReplayReport(Contract):
     """Result of re-validating a stored raw answer with the current validator."""
 
@@ -161,3 +188,8 @@ class ReplayReport(Contract):
     policy_fingerprint_matches: bool = Field(description="Replay policy == recorded policy.")
     new_result: ValidationResult | None = Field(default=None, description="Fresh result.")
     verdict_changed: bool = Field(default=False, description="Status or reason differs.")
+    calls: list[CallReplay] = Field(
+        default_factory=list,
+        description="Schema v4: every judged model call (answer, regeneration) validated "
+        "again, in order; the last one is the request's verdict above.",
+    )

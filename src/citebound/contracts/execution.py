@@ -87,3 +87,87 @@ class ValidationResult(Contract):
     )
     grounding_metrics: GroundingMetrics = Field(description="Metrics.")
     validator_version: str = Field(description="Validator version, for replay comparisons.")
+
+
+class SentenceFailure(Contract):
+    """One rule an answer broke, located: the sentence the validator rejected and its code.
+
+    What a regeneration prompt may name: the index and the reason code, nothing the validator
+    withholds from the caller (no scores, no evidence spans, no answer text)."""
+
+    index: int | None = Field(
+        ge=0,
+        description="0-based index among the answer's factual sentences (as in "
+        "UnsupportedSentence.index); None when the rule concerns the whole answer.",
+    )
+    reason_code: str = Field(description="The R5 reason code, e.g. LOW_SUPPORT.")
+
+
+class ModelCallRecord(Contract):
+    """One model call of a request (one exact-bytes prompt through `llm.execute`), for the
+    audit record's `model_calls`. Transient retries of the same bytes are `attempts` of one
+    call; a regeneration is a call of its own, with its own prompt hash."""
+
+    stage: str = Field(
+        description="What the call was for: answer, regenerate, or an LLM stage (a0, a2, "
+        "rewrite, a3, a4, a5)."
+    )
+    template_id: str | None = Field(default=None, description="Prompt template id.")
+    prompt_sha256: str = Field(description="sha256 of the exact prompt bytes sent.")
+    provider: str = Field(description="Provider name.")
+    model_name: str = Field(description="Model identity as configured.")
+    generation_status: GenerationStatus = Field(description="What the execution layer returned.")
+    failure_reason: str | None = Field(default=None, description="LLM_* reason code if FAILED.")
+    attempts: int = Field(ge=0, description="Provider calls made for these bytes (retries).")
+    llm_latency_ms: float = Field(ge=0, description="Wall time over its attempts.")
+    response_id: str | None = Field(default=None, description="Provider response id.")
+    finish_reason: str | None = Field(default=None, description="Provider finish reason.")
+    raw_output: str = Field(default="", description="Model output, unparsed and unedited.")
+    prompt_tokens: int | None = Field(default=None, description="Reported by the provider.")
+    completion_tokens: int | None = Field(default=None, description="Reported by the provider.")
+    total_tokens: int | None = Field(default=None, description="Reported by the provider.")
+    validation_status: ValidationStatus | None = Field(
+        default=None, description="R5 verdict on this call's answer; None for stage calls."
+    )
+    validation_failure_reason: str | None = Field(
+        default=None, description="First R5 reason code of this call's answer when FAILED."
+    )
+    failed_sentences: list[SentenceFailure] = Field(
+        default_factory=list,
+        description="What R5 rejected in this call's answer (named in a regeneration prompt).",
+    )
+
+    @classmethod
+    def of(
+        cls, stage: str, result: LLMExecutionResult, template_id: str | None = None
+    ) -> ModelCallRecord:
+        """The record of one execution result (not yet validated)."""
+        return cls(
+            stage=stage,
+            template_id=template_id,
+            prompt_sha256=result.prompt_sha256,
+            provider=result.provider,
+            model_name=result.model_name,
+            generation_status=result.generation_status,
+            failure_reason=result.failure_reason,
+            attempts=result.attempts,
+            llm_latency_ms=result.llm_latency_ms,
+            response_id=result.response_id,
+            finish_reason=result.finish_reason,
+            raw_output=result.raw_model_text,
+            prompt_tokens=result.prompt_tokens_actual,
+            completion_tokens=result.completion_tokens_actual,
+            total_tokens=result.total_tokens_actual,
+        )
+
+    def judged(
+        self, validation: ValidationResult, failed: list[SentenceFailure] | None = None
+    ) -> ModelCallRecord:
+        """This record with the validator's verdict on its answer."""
+        return self.model_copy(
+            update={
+                "validation_status": validation.validation_status,
+                "validation_failure_reason": validation.failure_reason,
+                "failed_sentences": list(failed or []),
+            }
+        )

@@ -55,7 +55,7 @@ def backoff_delay(policy: LLMPolicy, retry: int) -> float:
 
 def execute(
     prompt: PromptBuildResult,
-    bundle: AnswerBundle,
+    bundle: AnswerBundle | None,
     provider: Provider,
     policy: Policy,
     *,
@@ -69,7 +69,9 @@ def execute(
     Args:
         prompt: The prompt build result; only `build_status == OK` leads to a call.
         bundle: The AnswerBundle the prompt was built from; only `assembly_status == OK`
-            leads to a call. Offline providers (extractive) answer from it.
+            leads to a call. Offline providers (extractive) answer from it. None for a call
+            made before assembly (the LLM stages A0, A2, the follow-up rewrite, A3): the
+            prompt alone decides.
         provider: Any `Provider`; its model is used for every attempt.
         policy: Supplies temperature, output cap, attempts, backoff and timeout.
         sleep: Called with the backoff delay between attempts (inject a fake in tests).
@@ -234,13 +236,15 @@ def execute(
 
 
 def _skip_reason(
-    prompt: PromptBuildResult, bundle: AnswerBundle
+    prompt: PromptBuildResult, bundle: AnswerBundle | None
 ) -> tuple[GenerationStatus, ReasonCode, str] | None:
     """Why no call is made, or None when the prompt may be sent.
 
     Upstream FAILED / NO_EVIDENCE is LLM_SKIPPED; a prompt whose parts do not add up (messages
     vs prompt_text vs prompt_sha256, or another request's bundle) is PROMPT_STRUCTURE.
     """
+    if bundle is None:
+        return _prompt_problem(prompt)
     if bundle.assembly_status is AssemblyStatus.FAILED or prompt.build_status is BuildStatus.FAILED:
         upstream = bundle.failure_reason or prompt.failure_reason or "unknown reason"
         return (
@@ -263,6 +267,17 @@ def _skip_reason(
             ReasonCode.PROMPT_STRUCTURE,
             f"no model call: prompt request_id {prompt.request_id!r} does not match the "
             f"AnswerBundle's {bundle.request_id!r}",
+        )
+    return _prompt_problem(prompt)
+
+
+def _prompt_problem(prompt: PromptBuildResult) -> tuple[GenerationStatus, ReasonCode, str] | None:
+    """PROMPT_STRUCTURE when the prompt is not built or its parts do not add up."""
+    if prompt.build_status is not BuildStatus.OK:
+        return (
+            GenerationStatus.FAILED,
+            ReasonCode.LLM_SKIPPED,
+            f"no model call: prompt build {prompt.build_status.value} ({prompt.failure_reason})",
         )
     if len(prompt.messages) != 2 or prompt.prompt_text != (
         prompt.messages[0].content + "\n\n" + prompt.messages[1].content

@@ -1,9 +1,13 @@
-"""LLM "chooser" calls for the optional LLM stages (A2 shape, A3 semantic keep/drop).
+"""LLM "chooser" calls for the optional LLM stages (A0 header mapping, A2 shape, the follow-up
+rewrite, A3 semantic keep/drop; A4/A5 through `superprompt_stages.stage_call`).
 
-A chooser gets a closed question and must answer with one JSON object. The call goes through
-the configured provider with the policy's temperature; a provider that cannot answer (the
-extractive answerer, an HTTP error, bad JSON) blocks the request with a clear StageError rather
-than letting a half-configured stage continue (seed 002 §7.4).
+A chooser gets a closed question and must answer with one JSON object. Each call is one
+exact-bytes call through the execution layer (`llm.execute`: frozen system + user messages,
+sha256, transient retries of the same bytes, no model switch) and returns its
+`ModelCallRecord`, which the stage appends to `RequestState.model_calls` (the audit record's
+`model_calls`). A provider that cannot answer (the extractive answerer, an HTTP error, bad
+JSON) blocks the request with a clear StageError, carrying the call's record, rather than
+letting a half-configured stage continue (seed 002 §7.4).
 """
 
 from __future__ import annotations
@@ -11,47 +15,107 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from citebound.contracts.assembly import ChatMessage
+from citebound.contracts.assembly import AnswerBundle, ChatMessage, PromptBuildResult
 from citebound.contracts.base import sha256_hex
-from citebound.contracts.enums import ReasonCode
-from citebound.contracts.provider import ProviderRequest
+from citebound.contracts.enums import BuildStatus, GenerationStatus, ReasonCode
+from citebound.contracts.execution import ModelCallRecord
 from citebound.contracts.retrieval import RetrievalRow
-from citebound.errors import CiteboundError, StageError
+from citebound.errors import StageError
 from citebound.pipeline.context import PipelineContext
 
 SYSTEM = "You are a strict JSON classifier. Reply with one JSON object and nothing else."
 SNIPPET_CHARS = 300
+# Output cap of a chooser reply: a short JSON object (a choice, not an answer). Not fitted.
+CHOOSER_MAX_OUTPUT_TOKENS = 300
+
+
+def stage_prompt(
+    request_id: str, system: str, user: str, *, template_id: str, tokenizer: str
+) -> PromptBuildResult:
+    """The frozen prompt of one stage call: system + blank line + user, and its sha256."""
+    text = system + "\n\n" + user
+    return PromptBuildResult(
+        request_id=request_id,
+        build_status=BuildStatus.OK,
+        template_id=template_id,
+        template_sha256=sha256_hex(system),
+        prompt_text=text,
+        prompt_sha256=sha256_hex(text),
+        messages=[
+            ChatMessage(role="system", content=system),
+            ChatMessage(role="user", content=user),
+        ],
+        tokenizer=tokenizer,
+    )
+
+
+def call_json(
+    ctx: PipelineContext,
+    request_id: str,
+    user: str,
+    *,
+    stage: str,
+    switch: str,
+    call: str,
+    system: str = SYSTEM,
+    bundle: AnswerBundle | None = None,
+    max_output_tokens: int | None = CHOOSER_MAX_OUTPUT_TOKENS,
+    template_id: str | None = None,
+) -> tuple[dict[str, Any], ModelCallRecord]:
+    """One recorded stage call; (the reply's JSON object, the call record) or a StageError
+    (reason STAGE_DISABLED, naming `stages.<switch>`) that carries the record.
+
+    `stage` names the registry stage in errors, `call` the call in `model_calls` (a0, a2,
+    rewrite, a3, a4, a5); its template id is `template_id`, else `stage_<call>_v1`. `bundle`
+    is given only after assembly (offline providers answer from it)."""
+    from citebound.llm import execute
+
+    template_id = template_id or f"stage_{call}_v1"
+    prompt = stage_prompt(
+        request_id, system, user, template_id=template_id, tokenizer=ctx.policy.tokenizer
+    )
+    result = execute(prompt, bundle, ctx.provider, ctx.policy, max_output_tokens=max_output_tokens)
+    record = ModelCallRecord.of(call, result, template_id)
+    made = (record,) if result.attempts else ()
+    problem = ""
+    data: Any = None
+    if result.generation_status is not GenerationStatus.OK:
+        problem = f"{result.failure_reason}: {result.message}"
+    else:
+        try:
+            data = json.loads(result.raw_model_text)
+        except ValueError:
+            problem = "the reply is not JSON"
+        if not problem and not isinstance(data, dict):
+            problem = "the reply is not a JSON object"
+    if problem:
+        raise StageError(
+            f"{stage} is set to use the LLM (stages.{switch}) but provider "
+            f"'{ctx.provider.name}' could not answer: {problem}. Use an LLM provider or turn "
+            f"stages.{switch} off for the deterministic fallback.",
+            stage=stage,
+            reason_code=ReasonCode.STAGE_DISABLED,
+            model_calls=made,
+        )
+    assert isinstance(data, dict)
+    return data, record
 
 
 def ask_json(
-    ctx: PipelineContext, request_id: str, user: str, *, stage: str, switch: str
-) -> dict[str, Any]:
-    """Send a chooser prompt; return the parsed JSON object or raise a StageError."""
-    request = ProviderRequest(
-        request_id=request_id,
-        prompt_sha256=sha256_hex(SYSTEM + "\n\n" + user),
-        messages=(
-            ChatMessage(role="system", content=SYSTEM),
-            ChatMessage(role="user", content=user),
-        ),
-        temperature=ctx.policy.llm.temperature,
-        max_output_tokens=300,
-        timeout_s=ctx.policy.llm.timeout_s,
-        refusal_text=ctx.policy.refusal.model_text,
+    ctx: PipelineContext,
+    request_id: str,
+    user: str,
+    *,
+    stage: str,
+    switch: str,
+    call: str,
+    template_id: str | None = None,
+) -> tuple[dict[str, Any], ModelCallRecord]:
+    """A chooser call before assembly (A0, A2, rewrite, A3): `call_json` with the JSON
+    classifier system message and no bundle."""
+    return call_json(
+        ctx, request_id, user, stage=stage, switch=switch, call=call, template_id=template_id
     )
-    try:
-        data = json.loads(ctx.provider.complete(request).text)
-        if not isinstance(data, dict):
-            raise ValueError("the reply is not a JSON object")
-    except (CiteboundError, ValueError) as err:
-        raise StageError(
-            f"{stage} is set to use the LLM (stages.{switch}) but provider '{ctx.provider.name}' "
-            f"could not answer: {err}. Use an LLM provider or turn stages.{switch} off for "
-            "deterministic defaults.",
-            stage=stage,
-            reason_code=ReasonCode.STAGE_DISABLED,
-        ) from None
-    return data
 
 
 def keep_drop_prompt(question: str, rows: list[RetrievalRow]) -> str:

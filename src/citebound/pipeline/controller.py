@@ -18,6 +18,7 @@ from contextlib import contextmanager
 
 from citebound.contracts.conversation import ConversationTurn
 from citebound.contracts.enums import PublicStatus, ReasonCode
+from citebound.contracts.execution import ModelCallRecord
 from citebound.contracts.public import PublicResponse, TokenUsage
 from citebound.contracts.retrieval import FiltersApplied
 from citebound.errors import (
@@ -230,6 +231,10 @@ class Pipeline:
             llm=state.llm_result,
             validation=state.validation,
             run_id=state.run_id,
+            model_calls=[
+                *state.model_calls,
+                *(c for c in getattr(err, "model_calls", ()) if isinstance(c, ModelCallRecord)),
+            ],
         )
         message = str(err)
         recorded: str | None = None if isinstance(err, AuditError) else record.record_hash

@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 from citebound.contracts.base import sha256_hex
+from citebound.contracts.execution import ModelCallRecord
 from citebound.pipeline.chooser import SYSTEM, ask_json
 from citebound.pipeline.context import PipelineContext
 from citebound.pipeline.preprocess import CANONICAL, SCHEMA, compose_prompt_ready
@@ -41,11 +42,14 @@ def apply_semantic(
     ctx: PipelineContext,
     body: PromptBody,
     unknown: dict[str, str],
-) -> tuple[PromptBody, dict[str, str], list[MappingDecision], str, dict[str, Any]]:
+) -> tuple[PromptBody, dict[str, str], list[MappingDecision], str, dict[str, Any], ModelCallRecord]:
     """Ask the chooser about the unknown headers; return the updated body, the headers still
-    unknown, the semantic decisions, the new prompt_ready and the extras to log."""
+    unknown, the semantic decisions, the new prompt_ready, the extras to log and the call's
+    record (for `model_calls`)."""
     prompt = chooser_prompt(unknown)
-    data = ask_json(ctx, request_id, prompt, stage="preprocessed", switch="llm_header_mapping")
+    data, call = ask_json(
+        ctx, request_id, prompt, stage="preprocessed", switch="llm_header_mapping", call="a0"
+    )
     threshold = float(SCHEMA["modes"]["semantic_min_confidence"])
     replies: dict[str, tuple[object, object]] = {}
     raw = data.get("mappings")
@@ -85,4 +89,4 @@ def apply_semantic(
             "replies": {h: {"key": k, "confidence": c} for h, (k, c) in sorted(replies.items())},
         },
     }
-    return new_body, still, decisions, compose_prompt_ready(new_body), extras
+    return new_body, still, decisions, compose_prompt_ready(new_body), extras, call

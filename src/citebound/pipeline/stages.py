@@ -11,7 +11,8 @@ import time
 from collections.abc import Callable
 
 from citebound.contracts.assembly import DropRecord
-from citebound.contracts.enums import AssemblyStatus, ReasonCode, RetrievalStatus
+from citebound.contracts.enums import AssemblyStatus, ReasonCode, RetrievalStatus, ValidationStatus
+from citebound.contracts.execution import ModelCallRecord
 from citebound.contracts.retrieval import RetrievalBundle
 from citebound.errors import StageError
 from citebound.pipeline import superprompt_stages
@@ -42,11 +43,13 @@ def a0_preprocess(state: RequestState, ctx: PipelineContext) -> RequestState:
 
     body, unknown, decisions, ready = preprocess(state.user_text)
     semantic: dict[str, object] = {"semantic_used": False, "normalized_map": {}}
+    calls = state.model_calls
     if unknown and semantic_headers.enabled(ctx):
-        body, unknown, more, ready, semantic = semantic_headers.apply_semantic(
+        body, unknown, more, ready, semantic, call = semantic_headers.apply_semantic(
             state.request_id, ctx, body, unknown
         )
         decisions = [*decisions, *more]
+        calls = [*calls, call]
     extras = {
         **state.extras,
         "unknown_attributes": unknown,
@@ -61,16 +64,24 @@ def a0_preprocess(state: RequestState, ctx: PipelineContext) -> RequestState:
         body=body,
         extras=extras,
         prompt_ready=ready,
+        model_calls=calls,
     )
 
 
 def a2_shape(state: RequestState, ctx: PipelineContext) -> RequestState:
     assert state.body is not None
+    calls = state.model_calls
     if ctx.config.stages.llm_shape:
-        data = ask_json(
-            ctx, state.request_id, chooser_prompt(state.body), stage="a2", switch="llm_shape"
+        data, call = ask_json(
+            ctx,
+            state.request_id,
+            chooser_prompt(state.body),
+            stage="a2",
+            switch="llm_shape",
+            call="a2",
         )
         shape, notes = shape_from_mapping(data)
+        calls = [*calls, call]
     else:
         shape, notes = shape_deterministic(state.body)
     extras = {**state.extras, "a2_decisions": notes}
@@ -80,6 +91,7 @@ def a2_shape(state: RequestState, ctx: PipelineContext) -> RequestState:
         StageRecord(stage="a2", note=f"shape from {shape.source}"),
         shape=shape,
         extras=extras,
+        model_calls=calls,
     )
 
 
@@ -95,21 +107,31 @@ def search_pieces(
     return query, query_pieces(query, policy.retrieval.n0_query_pieces)
 
 
-def resolve_followup(state: RequestState, ctx: PipelineContext) -> FollowupRewrite:
+def resolve_followup(
+    state: RequestState, ctx: PipelineContext
+) -> tuple[FollowupRewrite, list[ModelCallRecord]]:
     """The retrieval query of this request: the deterministic follow-up rewrite, or the LLM
-    rewrite when `[stages] llm_rewrite` is on and there are earlier turns."""
-    from citebound.pipeline.conversation import parse_rewrite, rewrite_prompt, rewrite_query
+    rewrite when `[stages] llm_rewrite` is on and there are earlier turns; and the model
+    calls it made."""
+    from citebound.pipeline.conversation import (
+        REWRITE_TEMPLATE,
+        parse_rewrite,
+        rewrite_prompt,
+        rewrite_query,
+    )
 
     assert state.body is not None
     base = retrieval_query(state.body)
     if not (ctx.config.stages.llm_rewrite and state.history):
-        return rewrite_query(base, state.body.task, state.history, ctx.policy)
-    data = ask_json(
+        return rewrite_query(base, state.body.task, state.history, ctx.policy), []
+    data, call = ask_json(
         ctx,
         state.request_id,
         rewrite_prompt(state.user_text, state.history),
         stage="retrieval",
         switch="llm_rewrite",
+        call="rewrite",
+        template_id=REWRITE_TEMPLATE.removesuffix(".txt"),
     )
     try:
         query = parse_rewrite(data)
@@ -118,8 +140,10 @@ def resolve_followup(state: RequestState, ctx: PipelineContext) -> FollowupRewri
             f"the follow-up rewrite reply is unusable: {err}",
             stage="retrieval",
             reason_code=ReasonCode.STAGE_DISABLED,
+            model_calls=(call,),
         ) from None
-    return FollowupRewrite(original=base, query=query, rule="llm", turns_used=len(state.history))
+    rewrite = FollowupRewrite(original=base, query=query, rule="llm", turns_used=len(state.history))
+    return rewrite, [call]
 
 
 def retrieval(state: RequestState, ctx: PipelineContext) -> RequestState:
@@ -128,7 +152,7 @@ def retrieval(state: RequestState, ctx: PipelineContext) -> RequestState:
     assert state.body is not None
     started = time.perf_counter()
     pol = ctx.policy
-    rewrite = resolve_followup(state, ctx)
+    rewrite, calls = resolve_followup(state, ctx)
     query, pieces = search_pieces(state.body, pol, rewrite.query)
     scored = ctx.retriever.search(pieces, state.collection, compile_filters(state.filters), pol)
     rows = ctx.retriever.rows_for(state.collection, scored[: pol.retrieval.n1_retr_max_candidates])
@@ -154,6 +178,7 @@ def retrieval(state: RequestState, ctx: PipelineContext) -> RequestState:
         base_context_chunks=rows,
         views_by_stage={**state.views_by_stage, "retrieval": ids},
         extras=extras,
+        model_calls=[*state.model_calls, *calls],
     )
 
 
@@ -224,14 +249,17 @@ def a3_gate(state: RequestState, ctx: PipelineContext) -> RequestState:
         reranker=ctx.retriever.reranker.name,
     )
     kept = [r.chunk_id for r in rows] if gate.passed else []
+    calls = state.model_calls
     if gate.passed and ctx.config.stages.llm_gate:
-        data = ask_json(
+        data, call = ask_json(
             ctx,
             state.request_id,
             keep_drop_prompt(state.user_text, rows),
             stage="a3",
             switch="llm_gate",
+            call="a3",
         )
+        calls = [*calls, call]
         try:
             keep = parse_keep(data, len(rows))
         except ValueError as err:
@@ -239,6 +267,7 @@ def a3_gate(state: RequestState, ctx: PipelineContext) -> RequestState:
                 f"A3 semantic gate reply is unusable: {err}",
                 stage="a3",
                 reason_code=ReasonCode.STAGE_DISABLED,
+                model_calls=(call,),
             ) from None
         dropped += [
             DropRecord(
@@ -280,6 +309,7 @@ def a3_gate(state: RequestState, ctx: PipelineContext) -> RequestState:
         retrieval_bundle=bundle,
         views_by_stage={**state.views_by_stage, "a3": kept},
         final_selection_ids=kept,
+        model_calls=calls,
     )
 
 
@@ -329,8 +359,12 @@ def a4_condense(state: RequestState, ctx: PipelineContext) -> RequestState:
     dropped = [d for d in bundle.assembly_metrics.drops if d.chunk_id in removed]
     s_ctx, extras = bundle.evidence_block_text, state.extras
     note = f"extractive; {len(ids)} chunks, N3={n3}"
+    calls = state.model_calls
     if superprompt_stages.is_superprompt(ctx):
-        s_ctx, ids, info = superprompt_stages.condense(state.evolve(answer_bundle=bundle), ctx)
+        s_ctx, ids, info, made = superprompt_stages.condense(
+            state.evolve(answer_bundle=bundle), ctx
+        )
+        calls = [*calls, *made]
         extras = {
             **extras,
             "a4": info,
@@ -347,6 +381,7 @@ def a4_condense(state: RequestState, ctx: PipelineContext) -> RequestState:
         s_ctx_md=s_ctx,
         extras=extras,
         views_by_stage={**state.views_by_stage, "a4": ids},
+        model_calls=calls,
     )
 
 
@@ -355,7 +390,7 @@ def a5_format(state: RequestState, ctx: PipelineContext) -> RequestState:
     superprompt-v1: the format decision changes the prompt's output rules."""
     assert state.body is not None
     if superprompt_stages.is_superprompt(ctx):
-        fspec, calls = superprompt_stages.enforce_format(state, ctx)
+        fspec, calls, made = superprompt_stages.enforce_format(state, ctx)
         enforcer = {
             "normalized_format_spec": fspec.normalized_format_spec,
             "requested_format": fspec.requested_format,
@@ -370,6 +405,7 @@ def a5_format(state: RequestState, ctx: PipelineContext) -> RequestState:
             "a5",
             StageRecord(stage="a5", note=f"format {fspec.normalized_format_spec} ({fspec.source})"),
             extras={**state.extras, "format_enforcer": enforcer, "llm_stage_calls": calls},
+            model_calls=[*state.model_calls, *made],
         )
     asked = state.body.format
     spec = {
@@ -442,25 +478,63 @@ def executed(state: RequestState, ctx: PipelineContext) -> RequestState:
     note = f"{result.generation_status.value} after {result.attempts} attempt(s)"
     if result.failure_reason:
         note += f" ({result.failure_reason})"
+    calls = state.model_calls
+    if result.attempts:
+        calls = [*calls, ModelCallRecord.of("answer", result, state.prompt.template_id)]
     return _done(
         state,
         "executed",
         StageRecord(stage="executed", note=note, latency_ms=result.llm_latency_ms),
         llm_result=result,
+        model_calls=calls,
     )
 
 
 def validated(state: RequestState, ctx: PipelineContext) -> RequestState:
+    """R5 on the answer; with `[validation] regenerate_on_failure`, at most one regeneration
+    of a rejected answer (pipeline/regenerate.py)."""
+    from citebound.pipeline import regenerate as regen
     from citebound.validate import validate_answer
 
-    assert state.llm_result is not None and state.answer_bundle is not None
-    v = validate_answer(state.answer_bundle, state.llm_result, ctx.policy)
+    bundle, llm, prompt = state.answer_bundle, state.llm_result, state.prompt
+    assert llm is not None and bundle is not None and prompt is not None
+    v = validate_answer(bundle, llm, ctx.policy)
     note = v.validation_status.value + (f" ({v.failure_reason})" if v.failure_reason else "")
+    calls = list(state.model_calls)
+    judged = llm.attempts > 0 and bool(calls) and calls[-1].stage == "answer"
+    failures = (
+        regen.located_failures(bundle, llm.raw_model_text, v, ctx.policy)
+        if judged and v.validation_status is ValidationStatus.FAILED
+        else []
+    )
+    if judged:
+        calls[-1] = calls[-1].judged(v, failures)
+    changes: dict[str, object] = {"validation": v, "model_calls": calls}
+    if judged and regen.should_regenerate(ctx.policy, prompt, llm, v):
+        carried = state.extras.get("followup_rewrite", {}).get("carried", [])
+        out = regen.regenerate(
+            ctx,
+            bundle,
+            prompt,
+            llm,
+            v,
+            failures,
+            calls,
+            max_output_tokens=state.max_output_tokens,
+            followup_terms=" ".join(carried),
+        )
+        v, note = out.validation, out.note
+        changes = {
+            "validation": v,
+            "model_calls": out.calls,
+            "llm_result": out.llm,
+            "prompt": out.prompt,
+        }
     return _done(
         state,
         "validated",
         StageRecord(stage="validated", kept=v.validated_citations, note=note),
-        validation=v,
+        **changes,
     )
 
 
@@ -496,6 +570,7 @@ def recorded(state: RequestState, ctx: PipelineContext) -> RequestState:
         run_id=state.run_id,
         store_prompt_text=ctx.config.audit.store_prompt_text,
         store_evidence_text=ctx.config.audit.store_prompt_text,
+        model_calls=state.model_calls,
     )
     for sink in ctx.sinks:
         sink.append(record)

@@ -15,7 +15,7 @@ from pydantic import Field, TypeAdapter
 from citebound.contracts.assembly import AnswerBundle, DropRecord, PromptBuildResult
 from citebound.contracts.base import Contract
 from citebound.contracts.conversation import MAX_HISTORY_TURNS, ConversationTurn
-from citebound.contracts.execution import LLMExecutionResult, ValidationResult
+from citebound.contracts.execution import LLMExecutionResult, ModelCallRecord, ValidationResult
 from citebound.contracts.public import PublicResponse
 from citebound.contracts.retrieval import FiltersApplied, RetrievalBundle, RetrievalRow
 
@@ -156,6 +156,11 @@ class RequestState(Contract):
     prompt: PromptBuildResult | None = Field(default=None, description="After prompt build.")
     llm_result: LLMExecutionResult | None = Field(default=None, description="After execute.")
     validation: ValidationResult | None = Field(default=None, description="After validate.")
+    model_calls: list[ModelCallRecord] = Field(
+        default_factory=list,
+        description="Every model call so far, in order (the audit record's model_calls); "
+        "holds model text, so a finished state handed to a client drops it.",
+    )
     response: PublicResponse | None = Field(default=None, description="After package.")
     audit_record_hash: str | None = Field(default=None, description="Hash of the audit record.")
     system_md: str = Field(default="", description="Rendered system block.")

@@ -2,8 +2,9 @@
 
 Each LLM stage has a switch (`stages.llm_condense`, `stages.llm_format`) and a deterministic
 fallback. An LLM stage call is one exact-bytes call through the execution layer
-(`llm.execute`: frozen messages, sha256, retries, no model switch); its `LLMExecutionResult`
-(without the reply text) is appended to `extras["llm_stage_calls"]`. A provider that cannot
+(`llm.execute`: frozen messages, sha256, retries, no model switch); its record goes to
+`RequestState.model_calls` (the audit record's `model_calls`, with the reply) and, without the
+reply text, to `extras["llm_stage_calls"]`. A provider that cannot
 answer (the extractive answerer, an HTTP failure, a reply that is not the JSON asked for)
 blocks the request with a StageError that says which switch to turn off (seed 002 §7.4).
 
@@ -13,14 +14,13 @@ the selected attachments, else the extractive S_CTX replaces it and `extras["a4"
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
-from citebound.contracts.assembly import ChatMessage, PromptBuildResult
 from citebound.contracts.base import sha256_hex
-from citebound.contracts.enums import BuildStatus, GenerationStatus, ReasonCode
-from citebound.errors import StageError
+from citebound.contracts.enums import BuildStatus
+from citebound.contracts.execution import ModelCallRecord
+from citebound.pipeline.chooser import call_json
 from citebound.pipeline.context import PipelineContext
 from citebound.pipeline.state import RequestState
 from citebound.prompt.anchors import citation_format
@@ -57,57 +57,32 @@ def is_superprompt(ctx: PipelineContext) -> bool:
 
 def stage_call(
     state: RequestState, ctx: PipelineContext, user: str, *, stage: str, switch: str
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """One recorded LLM call for an A-stage; returns (parsed JSON object, call record)."""
-    from citebound.llm import execute
-
+) -> tuple[dict[str, Any], dict[str, Any], ModelCallRecord]:
+    """One recorded LLM call for an A-stage (`chooser.call_json` with the editor system
+    message and the bundle); returns (parsed JSON object, extras record, model call record)."""
     bundle = state.answer_bundle
     assert bundle is not None
-    text = STAGE_SYSTEM + "\n\n" + user
-    prompt = PromptBuildResult(
-        request_id=state.request_id,
-        build_status=BuildStatus.OK,
-        template_id=f"stage_{stage}_v1",
-        template_sha256=sha256_hex(STAGE_SYSTEM),
-        prompt_text=text,
-        prompt_sha256=sha256_hex(text),
-        messages=[
-            ChatMessage(role="system", content=STAGE_SYSTEM),
-            ChatMessage(role="user", content=user),
-        ],
-        tokenizer=ctx.policy.tokenizer,
+    data, call = call_json(
+        ctx,
+        state.request_id,
+        user,
+        stage=stage,
+        switch=switch,
+        call=stage,
+        system=STAGE_SYSTEM,
+        bundle=bundle,
+        max_output_tokens=None,
     )
-    result = execute(prompt, bundle, ctx.provider, ctx.policy)
     record = {
         "stage": stage,
-        "prompt_sha256": prompt.prompt_sha256,
-        **result.model_dump(
+        "prompt_sha256": call.prompt_sha256,
+        **call.model_dump(
             mode="json",
             include={"generation_status", "failure_reason", "attempts", "provider", "model_name"},
         ),
-        "reply_sha256": sha256_hex(result.raw_model_text or ""),
+        "reply_sha256": sha256_hex(call.raw_output),
     }
-    problem = ""
-    data: Any = None
-    if result.generation_status is not GenerationStatus.OK:
-        problem = f"{result.failure_reason}: {result.message}"
-    else:
-        try:
-            data = json.loads(result.raw_model_text or "")
-        except ValueError:
-            problem = "the reply is not JSON"
-        if not problem and not isinstance(data, dict):
-            problem = "the reply is not a JSON object"
-    if problem:
-        raise StageError(
-            f"{stage} is set to use the LLM (stages.{switch}) but provider "
-            f"'{ctx.provider.name}' could not answer: {problem}. Use an LLM provider or turn "
-            f"stages.{switch} off for the deterministic fallback.",
-            stage=stage,
-            reason_code=ReasonCode.STAGE_DISABLED,
-        )
-    assert isinstance(data, dict)
-    return data, record
+    return data, record, call
 
 
 def _strings(value: object) -> list[str]:
@@ -125,8 +100,11 @@ def _md(facts: list[str], constraints: list[str], issues: list[str]) -> str:
     )
 
 
-def condense(state: RequestState, ctx: PipelineContext) -> tuple[str, list[str], dict[str, Any]]:
-    """A4 for superprompt-v1: (S_CTX_MD, final ids ≤ N3 in order, extras["a4"])."""
+def condense(
+    state: RequestState, ctx: PipelineContext
+) -> tuple[str, list[str], dict[str, Any], list[ModelCallRecord]]:
+    """A4 for superprompt-v1: (S_CTX_MD, final ids ≤ N3 in order, extras["a4"], the model
+    calls made)."""
     bundle = state.answer_bundle
     assert bundle is not None and state.body is not None
     sp = ctx.policy.superprompt
@@ -137,9 +115,9 @@ def condense(state: RequestState, ctx: PipelineContext) -> tuple[str, list[str],
     fallback = extractive_s_ctx(state.body.task, texts, sp.s_ctx_max_items, ignore=asked)
     info: dict[str, Any] = {"source": "extractive"}
     if not ctx.config.stages.llm_condense or not evidence:
-        return fallback, ids, info
+        return fallback, ids, info, []
     listing = "\n".join(f"{i}. {' '.join(t.split())}" for i, t in enumerate(texts, start=1))
-    data, record = stage_call(
+    data, record, call = stage_call(
         state,
         ctx,
         f"{A4_INSTRUCTIONS}\n\nREQUEST: {state.body.task}\n\nATTACHMENTS:\n{listing}\n",
@@ -164,13 +142,15 @@ def condense(state: RequestState, ctx: PipelineContext) -> tuple[str, list[str],
     info = {"source": "llm", "grounded": ok, "calls": calls, "relevance": relevance}
     if not ok:
         info |= {"source": "extractive", "replaced_llm_output": True, "reason": why}
-        return fallback, ids, info
-    return s_ctx, ids, info
+        return fallback, ids, info, [call]
+    return s_ctx, ids, info, [call]
 
 
-def enforce_format(state: RequestState, ctx: PipelineContext) -> tuple[FormatSpec, list[Any]]:
+def enforce_format(
+    state: RequestState, ctx: PipelineContext
+) -> tuple[FormatSpec, list[Any], list[ModelCallRecord]]:
     """A5 for superprompt-v1: the format decision (deterministic, or the LLM's normalization
-    clamped to the supported formats) and the stage call records."""
+    clamped to the supported formats), the extras call records and the model calls made."""
     assert state.body is not None and state.answer_bundle is not None
     fmt = citation_format(state.answer_bundle.citation_style)
     marker = fmt.marker(fmt.label(0))
@@ -178,8 +158,8 @@ def enforce_format(state: RequestState, ctx: PipelineContext) -> tuple[FormatSpe
     spec = format_spec(asked, marker)
     calls = list(state.extras.get("llm_stage_calls", []))
     if not ctx.config.stages.llm_format or not asked:
-        return spec, calls
-    data, record = stage_call(
+        return spec, calls, []
+    data, record, call = stage_call(
         state,
         ctx,
         f"{A5_INSTRUCTIONS}\n\nREQUESTED FORMAT: {asked}\nCONSTRAINTS: {state.body.constraints}\n",
@@ -204,6 +184,7 @@ def enforce_format(state: RequestState, ctx: PipelineContext) -> tuple[FormatSpe
             }
         ),
         calls,
+        [call],
     )
 
 

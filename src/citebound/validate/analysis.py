@@ -59,6 +59,9 @@ class Analysis:
     unsupported: list[UnsupportedSentence] = field(default_factory=list)
     low_confidence: bool = False
     problems: dict[ReasonCode, str] = field(default_factory=dict)
+    # (factual sentence index, code) of every sentence-level rule a sentence broke, whether or
+    # not the policy fails it (validate/failures.py keeps the ones that failed).
+    sentence_codes: list[tuple[int, ReasonCode]] = field(default_factory=list)
 
     @property
     def coverage(self) -> float:
@@ -160,20 +163,29 @@ def analyse(view: EvidenceView, text: str, policy: Policy, refusals: tuple[str, 
                 ReasonCode.META_COMMENTARY,
                 f"the word 'evidence' refers to the system in: {sentence[:80]!r}",
             )
+        index = a.factual - 1
         if not labels:
             a.uncited += 1
+            a.sentence_codes.append((index, ReasonCode.UNCITED_FACTUAL_STATEMENT))
             continue
         a.cited += 1
+        if len(cited) < len(_unique([x[1:-1] for x in labels])):
+            a.sentence_codes.append((index, ReasonCode.INVALID_CITATION_REFERENCE))
         for ident in checks.identifiers(body):
             known = checks.present_in(ident, cited_text) or checks.present_in(ident, view.question)
+            if not known:
+                a.sentence_codes.append((index, ReasonCode.UNSUPPORTED_NEW_FACT))
             if not known and ident not in a.suspicious:
                 a.suspicious.append(ident)
         if not cited:
             a.support.append(0.0)
+            if vp.min_sentence_support > _EPS:
+                a.sentence_codes.append((index, ReasonCode.LOW_SUPPORT))
             continue
         s = sentence_support(body, cited_text, params, view.question, nli)
         a.support.append(s.score)
         if not s.supported(vp.min_sentence_support):
+            a.sentence_codes.append((index, ReasonCode.LOW_SUPPORT))
             a.unsupported.append(
                 UnsupportedSentence(
                     index=a.factual - 1,
