@@ -214,6 +214,31 @@ class AnswererPolicy(Contract):
         le=1,
         description="Added to items/steps for list and procedure questions.",
     )
+    phrase_bonus: float = Field(
+        default=0.1,
+        ge=0,
+        le=1,
+        description="Added per pair of neighbouring question terms the sentence also has side "
+        "by side ('battle of Hastings').",
+    )
+    tie_share: float = Field(
+        default=0.9,
+        ge=0,
+        le=2,
+        description="A further sentence scoring at least this share of the lead's score is a "
+        "near-tie the scores cannot separate: it joins even without a new question term "
+        "(above 1: never).",
+    )
+    max_tied: int = Field(
+        default=3, ge=1, description="Most sentences in an answer made of near-ties."
+    )
+    redundant_share: float = Field(
+        default=0.6,
+        gt=0,
+        le=1,
+        description="A further sentence whose content terms are at least this share already "
+        "quoted says nothing new and is left out.",
+    )
     intro_penalty: float = Field(
         default=0.15,
         ge=0,

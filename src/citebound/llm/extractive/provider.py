@@ -32,7 +32,7 @@ from citebound.text.markup import question_type
 
 from .candidates import Candidate, candidates
 from .compose import citation_marker, count_tokens, join, marker_pattern, steps
-from .scoring import type_bonus, weights
+from .scoring import answers_type, pairs, redundant, type_bonus, weights
 from .words import terms
 
 EXTRACTIVE_MODEL = "extractive-v2"
@@ -117,16 +117,17 @@ class ExtractiveProvider:
             pieces.pop()
         return (join(pieces, pattern) if pieces else None) or refusal_text
 
-    def choose(
+    def rank(
         self, bundle: AnswerBundle, refusal_text: str, *, extra_terms: str = ""
-    ) -> list[Candidate]:
-        """The sentences to quote, in answer order (empty: refuse)."""
+    ) -> tuple[list[tuple[float, Candidate]], list[Candidate]]:
+        """Qualifying sentences with their scores, best first, and all candidates."""
         p = self.settings
         own = terms(bundle.user_question)
         question = own | terms(extra_terms)
         if not question:
-            return []
+            return [], []
         qtype = question_type(bundle.user_question)
+        phrases = pairs(bundle.user_question)
         cands = candidates(bundle, question, refusal_text, p)
         weight = weights(question, cands)
         total = sum(weight.values())
@@ -151,11 +152,21 @@ class ExtractiveProvider:
                 sum(weight[t] for t in c.shared)
                 + p.context_weight * sum(weight[t] for t in c.context)
             ) / total
-            scored.append((coverage + type_bonus(qtype, c, p), c))
-        if not scored:
-            return []
+            phrase = p.phrase_bonus * len(phrases & pairs(c.text))
+            scored.append((coverage + type_bonus(qtype, c, p) + phrase, c))
         # Tie-break everywhere: score desc, then evidence order (rank), line, sentence order.
         scored.sort(key=lambda sc: (-sc[0], sc[1].ev, sc[1].line, sc[1].pos))
+        return scored, cands
+
+    def choose(
+        self, bundle: AnswerBundle, refusal_text: str, *, extra_terms: str = ""
+    ) -> list[Candidate]:
+        """The sentences to quote, in answer order (empty: refuse)."""
+        p = self.settings
+        scored, cands = self.rank(bundle, refusal_text, extra_terms=extra_terms)
+        qtype = question_type(bundle.user_question)
+        if not scored:
+            return []
         best = scored[0][0]
         # The lead comes from the best-ranked evidence that answers nearly as well as the best.
         lead_score, lead = min(
@@ -180,11 +191,20 @@ class ExtractiveProvider:
             chosen.extend(steps(lead, cands, p.max_steps))
         if len(chosen) == 1:
             covered = set(lead.shared)
+            # Near-ties: the lexical score cannot tell which of them answers, unless the lead
+            # already has what the question type asks for (a number, a defining phrase).
+            ties = not answers_type(qtype, lead)
             for score, c in scored:
                 if len(chosen) >= p.max_sentences or score < p.relative_floor * lead_score:
                     break
-                if c.text in {x.text for x in chosen} or not (c.shared - covered):
+                tied = ties and score >= p.tie_share * lead_score and len(chosen) < p.max_tied
+                if c.text in {x.text for x in chosen} or not (c.shared - covered or tied):
                     continue  # stop when answered: a sentence must add a question term
+                if redundant(c, chosen, p.redundant_share):
+                    # It says again what is quoted; its question terms are as good as covered,
+                    # so a weaker sentence does not join for them instead.
+                    covered |= c.shared
+                    continue
                 chosen.append(c)
                 covered |= c.shared
         # The lead's evidence first (its sentences in reading order), then the others by rank.

@@ -6,13 +6,16 @@ Everything here is a pure function of the question, the candidate sentences and 
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
+from functools import lru_cache
 
 from citebound.policy import AnswererPolicy
 from citebound.text.markup import QuestionType
 
 from .candidates import Candidate
+from .words import STOPWORDS, stem, terms
 
 _DEFINING = re.compile(
     r"^[\w`´' -]{1,40}:\s+\S|"  # glossary style: "Queued component: has no thread ..."
@@ -20,6 +23,7 @@ _DEFINING = re.compile(
     r"\brefers? to\b|\brepresents?\b|\bprovides?\b|\bdefines?\b|\bconsists? of\b",
     re.IGNORECASE,
 )
+_WORDS = re.compile(r"\w+")
 _DIGIT = re.compile(r"\d")
 _REASONING = re.compile(
     r"\b(because|due to|caused|causes|so that|in order to|reason|root cause|since|therefore)\b",
@@ -69,3 +73,29 @@ def type_bonus(qtype: QuestionType, c: Candidate, policy: AnswererPolicy) -> flo
     elif qtype in ("procedure", "list") and is_step(qtype, c):
         bonus += policy.step_bonus
     return bonus
+
+
+@lru_cache(maxsize=16_384)  # evidence sentences recur across questions
+def pairs(text: str) -> frozenset[tuple[str, str]]:
+    """Neighbouring content terms of `text` ("battle hasting"): a phrase the question names."""
+    words = [stem(w) for w in _WORDS.findall(text.casefold()) if w not in STOPWORDS]
+    return frozenset(itertools.pairwise(words))
+
+
+def answers_type(qtype: QuestionType, c: Candidate) -> bool:
+    """Whether the sentence has what a quantity or definition question asks for (a number, a
+    defining phrase): then a near-tie adds nothing the lead lacks."""
+    if qtype == "quantity":
+        return _DIGIT.search(c.text) is not None
+    if qtype == "definition":
+        return _DEFINING.search(c.text) is not None
+    return False
+
+
+def redundant(c: Candidate, quoted: list[Candidate], share: float) -> bool:
+    """Whether at least `share` of the sentence's content terms are already quoted."""
+    own = terms(c.text)
+    if not own:
+        return True
+    seen = frozenset().union(*(terms(x.text) for x in quoted))
+    return len(own & seen) >= share * len(own)

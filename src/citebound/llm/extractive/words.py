@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from citebound.validate.checks import stem as _vstem
+
 # Words that say what kind of question it is, not what it is about.
 _STOPWORD_TEXT = """
     a about above after all also an and any are as at be been before being between both
@@ -19,18 +21,14 @@ STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _WORD = re.compile(r"\w+")
 
 
-def _stem(word: str) -> str:
-    # Light plural folding only: "pumps" ~ "pump", "valves" ~ "valve", "batteries" ~ "battery".
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes", "zes")):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
+def stem(word: str) -> str:
+    # The validator's suffix stripper (plural, -ed/-ing, final e): "classified" ~ "classifying",
+    # "ruled" ~ "rules", so a question and the sentence that answers it match as the support
+    # check will see them (SQuAD tune split: answerer refusals 10 -> 8 of 293).
+    return _vstem(word)
 
 
 @lru_cache(maxsize=16_384)  # evidence sentences recur across questions
 def terms(text: str) -> frozenset[str]:
     """Content terms of `text`: lower-cased words minus stopwords, plural-folded."""
-    return frozenset(_stem(w) for w in _WORD.findall(text.casefold()) if w not in STOPWORDS)
+    return frozenset(stem(w) for w in _WORD.findall(text.casefold()) if w not in STOPWORDS)
