@@ -61,7 +61,8 @@ _HEADING = re.compile(r"#{1,6}\s")
 # Sentences that announce, point elsewhere or address the reader instead of stating a fact.
 _FILLER = re.compile(
     r"^(this|the following|in this|these|the next|this next)\s+(\w+\s+)?(tutorial|guide|"
-    r"document|section|page|chapter|example|article|walkthrough|procedure|manual|report|note)s?\b|\b(we will|we'll|you will|"
+    r"document|section|page|chapter|example|article|walkthrough|procedure|manual|report|note)s?\b|"
+    r"\b(we will|we'll|you will|"
     r"you'll|let's|will (show|walk|describe|cover|explain|discuss|teach|introduce))\b|"
     r"^(see|refer to|for more|more information|please)\b|\b(below|above) (shows?|illustrates?|"
     r"depicts?|is|are)\b|^(the|this) (diagram|figure|image|picture|table)\b",
