@@ -53,10 +53,11 @@ def test_stops_when_answered_and_adds_only_sentences_with_new_question_terms() -
     assert answer(texts, "Which pump seal kit?", rank_tolerance=0.9, tie_share=1.01) == (
         "The pump seal kit is part 77. [C1]"
     )
-    # With the policy's near-ties (tie_share 0.9, max_tied 3) the score cannot tell which of
-    # the equal sentences answers: the lead's evidence first, then by rank, at most 3.
+    # With the policy's near-ties (tie_share 0.9) the score cannot tell which of the equal
+    # sentences answers, so a second one joins (max_tied 2); "ships boxed" is left out as a
+    # restatement (3 of its 5 terms are quoted already), the price says something new.
     assert answer(texts, "Which pump seal kit?", rank_tolerance=0.9, max_tied=2) == (
-        "The pump seal kit is part 77. [C1] The pump seal kit ships boxed. [C1]"
+        "The pump seal kit is part 77. [C1] A pump seal kit costs 12 euros. [C2]"
     )
     # A second sentence joins only when it brings a question term the first lacks.
     two = answer(
