@@ -1,15 +1,13 @@
 """The built-in extractive answerer (`extractive` provider), split by role.
 
-`provider` (the Provider and the choice), `candidates` (what may be quoted), `scoring` (how
-well a sentence answers), `compose` (steps, markers, joining), `words` (content terms).
+`provider` (the Provider, the choice, steps, markers, joining), `candidates` (what may be
+quoted, content terms), `scoring` (how well a sentence answers).
 """
 
 from __future__ import annotations
 
-from .candidates import paragraphs
-from .compose import citation_marker, marker_pattern
-from .provider import EXTRACTIVE_MODEL, ExtractiveProvider
-from .words import STOPWORDS, terms
+from .candidates import STOPWORDS, paragraphs, terms
+from .provider import EXTRACTIVE_MODEL, ExtractiveProvider, citation_marker, marker_pattern
 
 __all__ = [
     "EXTRACTIVE_MODEL",

@@ -14,8 +14,7 @@ from functools import lru_cache
 from citebound.policy import AnswererPolicy
 from citebound.text.markup import QuestionType
 
-from .candidates import Candidate
-from .words import STOPWORDS, stem, terms
+from .candidates import STOPWORDS, Candidate, stem, terms
 
 _DEFINING = re.compile(
     r"^[\w`´' -]{1,40}:\s+\S|"  # glossary style: "Queued component: has no thread ..."
