@@ -59,7 +59,7 @@ def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     (last: the extractive answerer's [answerer] section, #15)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:47af335fde2b8195781467a3df7fab71a07452dc96c0acd1a3d1f98dbd889dd7"
+        "sha256:f101d29b6b5985ae05869ddeefb42bd78000cdf1d0d8a181cecf860c274774ec"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint
