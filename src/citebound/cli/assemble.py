@@ -82,7 +82,12 @@ def assemble_cmd(
 
         try:
             llm = make_provider(
-                provider, model=model, base_url=base_url, api_key_env=api_key_env, api=api
+                provider,
+                model=model,
+                base_url=base_url,
+                api_key_env=api_key_env,
+                api=api,
+                answerer=policy.answerer,
             )
         except ConfigError as err:
             fail(str(err))

@@ -102,6 +102,7 @@ def execute_cmd(
             base_url=base_url,
             api_key_env=api_key_env,
             api="responses" if api == "responses" else "chat",
+            answerer=policy.answerer,
         )
     except ConfigError as err:
         fail(str(err))

@@ -247,7 +247,7 @@ def extractive_failures(
     provider on `cases`, validated with `policy`."""
     from citebound.llm.extractive import ExtractiveProvider
 
-    provider = ExtractiveProvider()
+    provider = ExtractiveProvider(policy.answerer)
     answered = refused = 0
     failures: list[tuple[ExtractiveCase, str, str]] = []
     for case in cases:

@@ -9,6 +9,7 @@ from urllib.parse import urlparse
 from citebound.errors import ConfigError
 from citebound.llm.base import Provider
 from citebound.llm.extractive import EXTRACTIVE_MODEL, ExtractiveProvider
+from citebound.policy import AnswererPolicy
 
 __all__ = ["DEFAULT_API_KEY_ENV", "PROVIDERS", "make_provider"]
 
@@ -23,7 +24,7 @@ def make_provider(
     base_url: str | None = None,
     api_key_env: str | None = None,
     api: Literal["chat", "responses"] = "chat",
-    extractive_floor: float = 0.2,
+    answerer: AnswererPolicy | None = None,
 ) -> Provider:
     """Build a provider by name; raise `ConfigError` naming the option that is wrong.
 
@@ -38,7 +39,7 @@ def make_provider(
             Default `OPENAI_API_KEY`. A missing key is an error only for api.openai.com or
             when the variable was named explicitly; local servers need none.
         api: `chat` (Chat Completions) or `responses` (Responses API), openai only.
-        extractive_floor: Score floor of the extractive answerer.
+        answerer: The policy's `[answerer]` values for `extractive` (default: strict-v1's).
 
     Example:
         >>> make_provider("extractive").model
@@ -52,7 +53,7 @@ def make_provider(
                 f"the extractive provider has one model, {EXTRACTIVE_MODEL!r}; got {model!r}",
                 field="model",
             )
-        return ExtractiveProvider(floor=extractive_floor)
+        return ExtractiveProvider(answerer)
     if name not in PROVIDERS:
         raise ConfigError(
             f"unknown provider {name!r}; choose one of {', '.join(PROVIDERS)}", field="provider"

@@ -87,6 +87,7 @@ class PipelineContext:
             base_url=p.base_url or None,
             api_key_env=key_env,
             api=p.api,
+            answerer=self.policy.answerer,
         )
 
     @cached_property

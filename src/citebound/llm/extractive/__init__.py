@@ -1,0 +1,20 @@
+"""The built-in extractive answerer (`extractive` provider), split by role.
+
+`provider` (the Provider, the choice, steps, markers, joining), `candidates` (what may be
+quoted, content terms), `scoring` (how well a sentence answers).
+"""
+
+from __future__ import annotations
+
+from .candidates import STOPWORDS, paragraphs, terms
+from .provider import EXTRACTIVE_MODEL, ExtractiveProvider, citation_marker, marker_pattern
+
+__all__ = [
+    "EXTRACTIVE_MODEL",
+    "STOPWORDS",
+    "ExtractiveProvider",
+    "citation_marker",
+    "marker_pattern",
+    "paragraphs",
+    "terms",
+]

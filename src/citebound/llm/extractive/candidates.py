@@ -1,0 +1,234 @@
+"""Which evidence sentences may be quoted at all: units as a reader sees them, no fragments.
+
+Also the content terms of a text (`terms`: stopwords out, stemmed), which every role uses.
+
+A candidate is a sentence exactly as `split_sentences` cut it from one rendered unit of one
+evidence text (hard-wrapped lines joined first, see `paragraphs`). Never a candidate: anything
+anchor-like (brackets, superscript digits, `(C0)`), evidence metadata (`chunk_id`,
+`knowledge_id`, `source=`, any id of the bundle), refusal or meta-commentary phrases, headings
+and section titles, fragments cut mid-sentence, and filler that announces instead of stating.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from citebound.contracts.assembly import AnswerBundle
+from citebound.policy import AnswererPolicy
+from citebound.prompt.anchors import SUPERSCRIPT_DIGITS
+from citebound.text import split_sentences
+from citebound.text.injection import tainted_lines
+from citebound.text.markup import is_table_row, render_units, starts_block
+from citebound.validate.checks import stem as _vstem
+
+# Words that say what kind of question it is, not what it is about.
+_STOPWORD_TEXT = """
+    a about above after all also an and any are as at be been before being between both
+    but by can could describe did do does during each explain for from give had has have
+    he her his how i if in into is it its list many may me might more most much must my
+    no not of on or our per please shall she should so some such tell than that the
+    their them then there these they this those to under up was we were what when where
+    which while who whom whose why will with would you your
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+_WORD = re.compile(r"\w+")
+
+
+def stem(word: str) -> str:
+    # The validator's suffix stripper (plural, -ed/-ing, final e): "classified" ~ "classifying",
+    # "ruled" ~ "rules", so a question and the sentence that answers it match as the support
+    # check will see them (SQuAD tune split: answerer refusals 10 -> 8 of 293).
+    return _vstem(word)
+
+
+@lru_cache(maxsize=16_384)  # evidence sentences recur across questions
+def terms(text: str) -> frozenset[str]:
+    """Content terms of `text`: lower-cased words minus stopwords, plural-folded."""
+    return frozenset(stem(w) for w in _WORD.findall(text.casefold()) if w not in STOPWORDS)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    ev: int  # evidence index (= rank order)
+    line: int  # unit line within the evidence
+    pos: int  # sentence position within the unit
+    text: str
+    anchor: str
+    kind: str  # prose, item, row
+    intro: bool
+    first: bool  # the unit's first sentence
+    shared: frozenset[str]  # question terms in the sentence
+    context: frozenset[str]  # further question terms in its document title / heading path
+
+
+_ANCHOR_LIKE = re.compile(
+    r"[\[\]" + SUPERSCRIPT_DIGITS + r"]|\(\s*[CcSs]\s*\d+\s*\)|\b[CS]\d+\b", re.UNICODE
+)
+_LETTER = re.compile(r"[^\W\d_]")
+_META = (
+    "chunk_id",
+    "knowledge_id",
+    "source=",
+    "no_evidence",
+    "provided evidence",
+    "evidence provided",
+    "evidence block",
+    "as an ai",
+    "language model",
+    "indexed documentation",
+)
+_META_RE = re.compile("|".join(re.escape(m) for m in _META))
+# Markdown ATX headings are structure, not statements: never quoted as an answer sentence.
+_HEADING = re.compile(r"#{1,6}\s")
+
+# Sentences that announce, point elsewhere or address the reader instead of stating a fact.
+_FILLER = re.compile(
+    r"^(this|the following|in this|these|the next|this next)\s+(\w+\s+)?(tutorial|guide|"
+    r"document|section|page|chapter|example|article|walkthrough|procedure|manual|report|note)s?\b|"
+    r"\b(we will|we'll|you will|"
+    r"you'll|let's|will (show|walk|describe|cover|explain|discuss|teach|introduce))\b|"
+    r"^(see|refer to|for more|more information|please)\b|\b(below|above) (shows?|illustrates?|"
+    r"depicts?|is|are)\b|^(the|this) (diagram|figure|image|picture|table)\b",
+    re.IGNORECASE,
+)
+# A sentence that starts in lower case after a cut ("passed to the component, and ...") is a
+# fragment; code (`x`), identifiers (cmdSeq) and numbers may start a sentence.
+_MID_SENTENCE = re.compile(r"^[a-z][a-z]*[\s,;:)]")
+# ... and one that ends on a function word was cut at the chunk's end ("documented in the").
+_CUT_END = re.compile(r"\s(the|a|an|of|in|to|and|or|for|with|by|on|at|from|is|are|be)$", re.I)
+
+
+@lru_cache(maxsize=4096)
+def _id_pattern(folded_id: str) -> re.Pattern[str]:
+    """An evidence id as a whole token (compiled once per id, not per request)."""
+    return re.compile(r"(?<!\w)" + re.escape(folded_id) + r"(?!\w)")
+
+
+def candidates(
+    bundle: AnswerBundle, question: frozenset[str], refusal_text: str, policy: AnswererPolicy
+) -> list[Candidate]:
+    """Every quotable sentence of the bundle's evidence, in evidence, line, sentence order."""
+    forbidden = _forbidden(bundle, refusal_text)
+    out: list[Candidate] = []
+    for ev_index, evidence in enumerate(bundle.selected_evidence):
+        # A section title kept in the text (HTML, PDF, plain text) says where, not what.
+        heading = evidence.source.heading_path if evidence.source else ()
+        titles = _titles(heading)
+        document = evidence.source.document if evidence.source else ""
+        about = question & terms(" ".join([document, *heading]))
+        for unit in render_units(paragraphs(evidence.sanitized_text)):
+            sentences = split_sentences(unit.text)
+            for pos, sentence in enumerate(sentences):
+                folded = _folded(sentence)
+                if (
+                    not _eligible(sentence, forbidden, policy.max_sentence_chars)
+                    or folded in titles
+                    or _SECTION_NUMBER.sub("", folded) in titles
+                    or _MID_SENTENCE.match(sentence) is not None
+                    or _CUT_END.search(sentence) is not None
+                    or _FILLER.search(sentence) is not None  # announces, states nothing
+                ):
+                    continue
+                out.append(
+                    Candidate(
+                        ev_index,
+                        unit.line,
+                        pos,
+                        sentence,
+                        evidence.citation_anchor,
+                        unit.kind,
+                        unit.intro and pos == len(sentences) - 1,
+                        pos == 0,
+                        question & terms(sentence),
+                        about - terms(sentence),
+                    )
+                )
+    return out
+
+
+def _forbidden(bundle: AnswerBundle, refusal_text: str) -> Callable[[str], bool]:
+    """Whether a case-folded sentence holds meta phrases, evidence ids or the refusal."""
+    ids = {e.chunk_id for e in bundle.selected_evidence}
+    ids |= {e.knowledge_id for e in bundle.selected_evidence}
+    folded_ids = sorted(i.casefold() for i in ids if i)
+    refusal = refusal_text.casefold()
+
+    def hit(folded: str) -> bool:
+        return (
+            _META_RE.search(folded) is not None
+            or refusal in folded
+            or any(i in folded and _id_pattern(i).search(folded) for i in folded_ids)
+        )
+
+    return hit
+
+
+def _eligible(sentence: str, forbidden: Callable[[str], bool], max_chars: int) -> bool:
+    return (
+        len(sentence) <= max_chars
+        and _LETTER.search(sentence) is not None
+        and _HEADING.match(sentence) is None
+        and _ANCHOR_LIKE.search(sentence) is None
+        and not forbidden(sentence.casefold())
+    )
+
+
+# Lines after which nothing continues: headings, table rows, quotes, markup, fences and
+# Doxygen directives; and a table-of-contents entry (a list item that is only a link).
+_CLOSED_LINE = ("#", "|", ">", "<", "```", "~~~", "\\", "@")
+_TOC_ENTRY = re.compile(r"^(?:[-*+]|\d+[.)])\s+\[[^\]]*\]\([^)]*\)$")
+# Wrapped lines are long; a short line without end punctuation is a title or a label.
+_MIN_WRAPPED_CHARS = 40
+
+
+def paragraphs(text: str) -> list[str]:
+    """`text` as the units sentences are cut from: lines, with hard-wrapped lines joined.
+
+    Documentation is often wrapped at 80-120 columns, so one sentence spans lines; cutting
+    per line quoted fragments such as "rate group driver these components are attached to."
+    A line is joined to the one before it (with one space) when that one is long, does not
+    end on `.!?:;`, is neither a heading, table row nor code, and this line does not start a
+    block of its own (`starts_block`: list item, heading, table row, quote, fence, markup).
+    Lines that address a model are dropped and never join anything (text/injection.py).
+    """
+    tainted = tainted_lines(text)
+    out: list[str] = []
+    takes_more = False  # the last unit may continue on the next line
+    fenced = False
+    for i, line in enumerate(text.split("\n")):
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            fenced = not fenced
+        if i in tainted:
+            takes_more = False
+            continue
+        if takes_more and stripped and not starts_block(stripped):
+            out[-1] = f"{out[-1]} {stripped}"
+        else:
+            out.append(line)
+        takes_more = (
+            not fenced
+            and len(stripped) >= _MIN_WRAPPED_CHARS
+            and stripped[-1] not in ".!?:;"
+            and not stripped.startswith(_CLOSED_LINE)
+            and _TOC_ENTRY.match(stripped) is None
+            and not is_table_row(stripped)
+        )
+    return out
+
+
+# Section numbers ("3.2.", "1", "A.1)") that a heading path keeps and the text may not.
+_SECTION_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*[.)]?|[a-z](?:\.\d+)*[.)])\s+")
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.casefold().split()).rstrip(".:")
+
+
+def _titles(heading_path: Sequence[str]) -> frozenset[str]:
+    folded = [_folded(h) for h in heading_path if h.strip()]
+    return frozenset([*folded, *(_SECTION_NUMBER.sub("", f) for f in folded)])

@@ -1,0 +1,273 @@
+"""`extractive` provider: the built-in, deterministic, offline answerer (no model, no network).
+
+It is the honest baseline every LLM is compared with. It reads the `AnswerBundle` carried in
+the request, scores every evidence sentence against the question, and emits the best ones
+*verbatim*, each followed by its own citation marker::
+
+    The pump runs at 40 bar. [C0] Relief valves open at 45 bar. [C1]
+
+Rules that keep every answer valid for the post-generation validator:
+
+* a sentence is quoted exactly as `candidates` cut it from one evidence text and cites that
+  evidence, so every number, date and code in it appears in the evidence it cites;
+* the answer is re-split with the validator's splitter and must give back exactly the emitted
+  pieces, or the exact refusal is returned instead (fail closed);
+* when no sentence qualifies, the policy's exact `refusal.model_text` is returned.
+
+Roles: `candidates` (what may be quoted, content terms), `scoring` (how well it answers),
+this module (the choice, steps, markers, joining); the tuning values are the policy's
+`[answerer]` section (`AnswererPolicy`).
+"""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+from citebound.contracts.assembly import AnswerBundle
+from citebound.contracts.base import sha256_hex
+from citebound.contracts.enums import CitationStyle, ReasonCode
+from citebound.contracts.provider import ProviderReply, ProviderRequest
+from citebound.errors import ConfigError, ProviderError
+from citebound.policy import AnswererPolicy
+from citebound.prompt.anchors import citation_format
+from citebound.text import split_sentences
+from citebound.text.markup import question_type
+
+from .candidates import Candidate, candidates, terms
+from .scoring import answers_type, pairs, redundant, type_bonus, weights
+
+EXTRACTIVE_MODEL = "extractive-v2"
+
+
+class ExtractiveProvider:
+    """Deterministic extractive answerer; see the module docstring for its rules.
+
+    Args:
+        settings: The policy's `[answerer]` values (default: `AnswererPolicy()`, strict-v1's).
+        **overrides: Single values replaced on top of `settings` (`floor=0.3`), validated.
+
+    Example:
+        >>> p = ExtractiveProvider(floor=0.25)
+        >>> (p.name, p.model, p.settings.floor)
+        ('extractive', 'extractive-v2', 0.25)
+    """
+
+    def __init__(self, settings: AnswererPolicy | None = None, **overrides: object) -> None:
+        base = settings or AnswererPolicy()
+        try:
+            self.settings = AnswererPolicy.model_validate({**base.model_dump(), **overrides})
+        except ValidationError as err:
+            first = err.errors()[0]
+            field = ".".join(str(p) for p in first["loc"]) or "answerer"
+            raise ConfigError(
+                f"invalid extractive setting '{field}': {first['msg']}", field=field
+            ) from None
+
+    @property
+    def name(self) -> str:
+        return "extractive"
+
+    @property
+    def model(self) -> str:
+        return EXTRACTIVE_MODEL
+
+    def complete(self, request: ProviderRequest) -> ProviderReply:
+        bundle = request.answer_bundle
+        if bundle is None:
+            raise ProviderError(
+                "the extractive provider answers from the AnswerBundle; none was given",
+                reason_code=ReasonCode.LLM_CONFIG,
+                provider=self.name,
+            )
+        text = self.answer(
+            bundle,
+            request.refusal_text,
+            extra_terms=request.followup_terms,
+            max_tokens=request.max_output_tokens,
+        )
+        # The exact refusal is never "too long": only an answer can exceed the cap.
+        over = text != request.refusal_text and count_tokens(text) > request.max_output_tokens
+        return ProviderReply(
+            text=text,
+            finish_reason="length" if over else "stop",
+            response_id="extractive-" + sha256_hex(request.prompt_sha256 + "\n" + text)[:24],
+            reported_model=self.model,
+        )
+
+    def answer(
+        self,
+        bundle: AnswerBundle,
+        refusal_text: str,
+        *,
+        extra_terms: str = "",
+        max_tokens: int | None = None,
+    ) -> str:
+        """The answer text for `bundle`, or exactly `refusal_text`.
+
+        `extra_terms` (a follow-up rewrite's carried entities) count as question terms, but a
+        sentence must still share a term with the question itself ("How many litres does it
+        hold?" must not quote every GB-7 line). With `max_tokens`, trailing sentences are left
+        out while the answer is longer (one sentence is never cut: the caller sees the length).
+        """
+        chosen = self.choose(bundle, refusal_text, extra_terms=extra_terms)
+        pieces = [f"{c.text} {citation_marker(c.anchor)}" for c in chosen]
+        pattern = marker_pattern(bundle.citation_style)
+        while max_tokens is not None and len(pieces) > 1:
+            if count_tokens(join(pieces, pattern) or "") <= max_tokens:
+                break
+            pieces.pop()
+        return (join(pieces, pattern) if pieces else None) or refusal_text
+
+    def rank(
+        self, bundle: AnswerBundle, refusal_text: str, *, extra_terms: str = ""
+    ) -> tuple[list[tuple[float, Candidate]], list[Candidate]]:
+        """Qualifying sentences with their scores, best first, and all candidates."""
+        p = self.settings
+        own = terms(bundle.user_question)
+        question = own | terms(extra_terms)
+        if not question:
+            return [], []
+        qtype = question_type(bundle.user_question)
+        phrases = pairs(bundle.user_question)
+        cands = candidates(bundle, question, refusal_text, p)
+        weight = weights(question, cands)
+        total = sum(weight.values())
+        # A one-letter term ("F" of "F´", "L" of "L and P") counts when matched but is never
+        # required. A two-term question ("What is a topology in F´?") needs one match, a longer
+        # one `min_matches`, so one shared word ("painted") does not answer "Who painted the
+        # Mona Lisa?". Carried terms (a follow-up's entities) rank sentences but never lower
+        # the bar: it counts the question's own terms, as for the same question asked alone.
+        core = frozenset(t for t in question if len(t) > 1 or t.isdigit()) or question
+        bar = frozenset(t for t in own if len(t) > 1 or t.isdigit()) or own or core
+        needed = min(p.min_matches, max(1, len(bar) - 1))
+        scored: list[tuple[float, Candidate]] = []
+        for c in cands:
+            # The section a sentence sits in says what it is about ("CmdSequencer" in the
+            # heading): such terms count toward a match, at reduced weight, never alone.
+            matched = len(c.shared & bar) + len(c.context & bar)
+            if not c.shared or matched < needed or min(1.0, matched / len(bar)) <= p.floor:
+                continue
+            if own and not (c.shared & own):
+                continue  # only carried terms matched
+            coverage = (
+                sum(weight[t] for t in c.shared)
+                + p.context_weight * sum(weight[t] for t in c.context)
+            ) / total
+            phrase = p.phrase_bonus * len(phrases & pairs(c.text))
+            scored.append((coverage + type_bonus(qtype, c, p) + phrase, c))
+        # Tie-break everywhere: score desc, then evidence order (rank), line, sentence order.
+        scored.sort(key=lambda sc: (-sc[0], sc[1].ev, sc[1].line, sc[1].pos))
+        return scored, cands
+
+    def choose(
+        self, bundle: AnswerBundle, refusal_text: str, *, extra_terms: str = ""
+    ) -> list[Candidate]:
+        """The sentences to quote, in answer order (empty: refuse)."""
+        p = self.settings
+        scored, cands = self.rank(bundle, refusal_text, extra_terms=extra_terms)
+        qtype = question_type(bundle.user_question)
+        if not scored:
+            return []
+        best = scored[0][0]
+        # The lead comes from the best-ranked evidence that answers nearly as well as the best.
+        lead_score, lead = min(
+            (sc for sc in scored if sc[0] >= p.rank_tolerance * best),
+            key=lambda sc: (sc[1].ev, -sc[0], sc[1].line, sc[1].pos),
+        )
+        chosen = [lead]
+        # "X downlinks information. This information includes:" + items: the intro right
+        # after the lead announces the list that answers, so it and its items come along.
+        intro = next(
+            (
+                c
+                for c in cands
+                if c.ev == lead.ev and c.line == lead.line and c.pos == lead.pos + 1 and c.intro
+            ),
+            None,
+        )
+        if intro is not None:
+            chosen.append(intro)
+            chosen.extend(steps(intro, cands, p.max_steps))
+        elif qtype in ("procedure", "list") or lead.intro:
+            chosen.extend(steps(lead, cands, p.max_steps))
+        if len(chosen) == 1:
+            covered = set(lead.shared)
+            # Near-ties: the lexical score cannot tell which of them answers, unless the lead
+            # already has what the question type asks for (a number, a defining phrase).
+            ties = not answers_type(qtype, lead)
+            for score, c in scored:
+                if len(chosen) >= p.max_sentences or score < p.relative_floor * lead_score:
+                    break
+                tied = ties and score >= p.tie_share * lead_score and len(chosen) < p.max_tied
+                if c.text in {x.text for x in chosen} or not (c.shared - covered or tied):
+                    continue  # stop when answered: a sentence must add a question term
+                if redundant(c, chosen, p.redundant_share):
+                    # It says again what is quoted; its question terms are as good as covered,
+                    # so a weaker sentence does not join for them instead.
+                    covered |= c.shared
+                    continue
+                chosen.append(c)
+                covered |= c.shared
+        # The lead's evidence first (its sentences in reading order), then the others by rank.
+        chosen.sort(key=lambda c: (c.ev != lead.ev, c.ev, c.line, c.pos))
+        return chosen
+
+
+# Putting chosen sentences together: every piece is `sentence [anchor]`; `join` only accepts a
+# text the validator's splitter cuts back into exactly those pieces (fail closed otherwise).
+
+
+def citation_marker(anchor: str) -> str:
+    """The marker for an anchor label: `C0` -> `[C0]`, `¹` -> `[¹]`."""
+    return f"[{anchor}]"
+
+
+def marker_pattern(style: CitationStyle) -> str:
+    """Regex matching one well-formed marker of `style` (for `split_sentences(marker=...)`)."""
+    return citation_format(style).marker_pattern
+
+
+def steps(lead: Candidate, cands: list[Candidate], max_steps: int) -> list[Candidate]:
+    """The list items / table rows / steps that follow `lead` in its evidence, in order."""
+    after = [c for c in cands if c.ev == lead.ev and (c.line, c.pos) > (lead.line, lead.pos)]
+    out: list[Candidate] = []
+    expected_line = lead.line
+    for c in after:
+        if len(out) >= max_steps:
+            break
+        if c.line == lead.line and not lead.intro:
+            continue  # rest of the lead's own line: only steps on their own lines follow
+        if c.line > expected_line + 1 and out:
+            break  # a gap (dropped markup or another block) ends the list
+        if c.kind == "prose" and not (lead.intro or lead.kind != "prose"):
+            break
+        if c.kind == "prose" and (out or lead.kind != "prose") and not c.first:
+            continue
+        if c.kind == "prose" and lead.intro and c.line > lead.line + 1:
+            break
+        if not c.first:
+            continue  # one sentence per step keeps a step list short
+        out.append(c)
+        expected_line = c.line
+    return out
+
+
+def join(pieces: list[str], marker: str) -> str | None:
+    """Join cited sentences so the validator's splitter gives back exactly `pieces`.
+
+    One space reads best; a sentence that does not end on a terminator the splitter accepts
+    (a heading, a list item, `etc.`) would merge with the next one, so then lines are used.
+    Returns None when neither form round-trips (never expected; fail closed).
+    """
+    for separator in (" ", "\n"):
+        text = separator.join(pieces)
+        if split_sentences(text, marker=marker) == pieces:
+            return text
+    return None
+
+
+def count_tokens(text: str) -> int:
+    """Output tokens as the default policy counts them (cl100k_base, offline)."""
+    from citebound.text.tokens import get_tokenizer
+
+    return get_tokenizer("cl100k_base").count(text)
