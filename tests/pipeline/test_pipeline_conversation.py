@@ -313,3 +313,33 @@ def test_a_huge_n4_is_still_bounded(make_pipeline: Callable[..., Pipeline]) -> N
     pipe = make_pipeline(**{"limits.n4_recent_conv_max_pairs": 1000})
     state = pipe.start(HOLD, history=[turn(f"q{i}?") for i in range(100)])
     assert len(state.history) == 64 and state.history[-1].question == "q99?"
+
+
+def test_the_audit_record_keeps_the_conversation_and_replays_it(
+    make_pipeline: Callable[..., Pipeline],
+) -> None:
+    """The history as received (all of it, not only the N4 used) and the rewrite are in the
+    record; `request_of` asks the same request again: same query, same prompt bytes."""
+    from citebound.audit import request_of
+
+    pipe = make_pipeline(**{"limits.n4_recent_conv_max_pairs": 1})
+    first = pipe.run(OIL)
+    assert first.response is not None
+    hist = [turn("Which gearbox drives the VT-40 fan?", "The GB-7. [C0]"),
+            turn(OIL, first.response.answer)]  # fmt: skip
+    follow = pipe.run(HOLD, history=hist)
+    (sink,) = pipe.ctx.sinks
+    (record,) = sink.find(follow.request_id)
+    assert record.schema_version == 4 and record.hash_ok()
+    conv = record.conversation
+    assert conv is not None and conv.turns == hist
+    assert (conv.turns_received, conv.turns_used) == (2, 1)
+    assert conv.rewrite is not None and conv.rewrite.query == follow.extras["query"]
+    assert conv.rewrite.model_dump() == follow.extras["followup_rewrite"]
+    (single,) = sink.find(first.request_id)
+    assert single.conversation is None  # asked without history
+    question, history = request_of(record)
+    again = pipe.run(question, history=history)
+    assert again.extras["query"] == follow.extras["query"]
+    assert again.prompt is not None and follow.prompt is not None
+    assert again.prompt.prompt_sha256 == follow.prompt.prompt_sha256 == record.prompt_sha256

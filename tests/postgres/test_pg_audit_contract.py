@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "audit"))
 
-from audit_samples import record_for
+from audit_samples import record_for, with_conversation
 from audit_sink_contract import AuditSinkContract
 
 from citebound.audit import FeedbackRecord, utc_now
@@ -72,7 +72,7 @@ def test_two_sinks_starting_at_once_migrate_once(pg_url: str) -> None:
 
     with ThreadPoolExecutor(4) as pool:
         sinks = list(pool.map(lambda _: PostgresAuditSink(pg_url), range(4)))
-    assert {s.schema_version() for s in sinks} == {5}
+    assert {s.schema_version() for s in sinks} == {7}
     for s in sinks:
         s.close()
 
@@ -80,3 +80,39 @@ def test_two_sinks_starting_at_once_migrate_once(pg_url: str) -> None:
 def test_unreachable_database_is_a_clear_audit_error() -> None:
     with pytest.raises(AuditError, match=r"cannot reach the audit database at .*\*\*\*"):
         PostgresAuditSink("postgresql://u:secret@127.0.0.1:9/none?connect_timeout=1")
+
+
+def test_a_store_from_before_migration_7_is_upgraded_in_place(pg_url: str) -> None:
+    """Tables made by migrations 1-5 (schema v3 records): opening adds the conversation
+    column; old records keep their hashes; a follow-up's history is stored."""
+    import psycopg
+
+    from citebound.audit.columns import to_row
+    from citebound.audit.postgres import AUDIT_MIGRATIONS, AUDIT_MIGRATIONS_TABLE
+    from citebound.store.pg_connect import migrate
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        migrate(
+            conn,
+            table=AUDIT_MIGRATIONS_TABLE,
+            lock_key="citebound-audit-migrations",
+            migrations=[m for m in AUDIT_MIGRATIONS if m[0] <= 5],
+        )
+        old = record_for("ok", request_id="old").model_copy(update={"schema_version": 3})
+        old = old.model_copy(update={"record_hash": old.compute_hash()})
+        row = {k: v for k, v in to_row(old, lists_as_json=True).items() if k != "conversation"}
+        conn.execute(
+            f"INSERT INTO audit_records ({', '.join(row)}) "
+            f"VALUES ({', '.join('%(' + k + ')s' for k in row)})",
+            row,
+        )
+    sink = PostgresAuditSink(pg_url)
+    try:
+        assert sink.schema_version() == 7
+        (back,) = sink.find("old")
+        assert back == old and back.conversation is None and back.hash_ok()
+        follow = with_conversation(record_for("ok", request_id="new"))
+        sink.append(follow)
+        assert sink.find("new") == [follow]
+    finally:
+        sink.close()

@@ -82,6 +82,7 @@ COLUMNS: tuple[Column, ...] = (
     # Added after schema version 1: appended, as ALTER TABLE / Delta add_columns append.
     _c("reranker", "text", True),
     _c("unsupported_sentences", "json", True),
+    _c("conversation", "json", True),
 )
 COLUMN_NAMES = tuple(c.name for c in COLUMNS)
 

@@ -34,7 +34,9 @@ _SQL_TYPES = {
     "text_list": "TEXT",
     "json": "TEXT",
 }
-_V1 = [c for c in COLUMNS if c.name != "reranker"]  # reranker arrives in migration 4, as in SQLite
+# Columns that arrive by a later migration, as in SQLite (reranker: 4, conversation: 7).
+_LATER = ("reranker", "conversation")
+_V1 = [c for c in COLUMNS if c.name not in _LATER]
 _TABLE = (
     "CREATE TABLE audit_records (\n    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,\n"
     + ",\n".join(
@@ -103,6 +105,7 @@ AUDIT_MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
     ),
     (4, "reranker", ("ALTER TABLE audit_records ADD COLUMN reranker TEXT",)),
     (5, "writer_role", (_ROLE,)),
+    (7, "conversation", ("ALTER TABLE audit_records ADD COLUMN conversation TEXT",)),
 ]
 
 _INSERT = (

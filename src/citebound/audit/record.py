@@ -17,7 +17,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from citebound.contracts.assembly import AnswerBundle, PromptBuildResult
-from citebound.contracts.audit import AuditEvidence, AuditRecord
+from citebound.contracts.audit import AuditConversation, AuditEvidence, AuditRecord
 from citebound.contracts.base import sha256_hex
 from citebound.contracts.enums import GenerationStatus, PublicStatus, ValidationStatus
 from citebound.contracts.execution import LLMExecutionResult, ValidationResult
@@ -65,6 +65,7 @@ def build_audit_record(
     index_version: str | None = None,
     store_prompt_text: bool = False,
     store_evidence_text: bool = False,
+    conversation: AuditConversation | None = None,
 ) -> AuditRecord:
     """The audit record of one request, hashed.
 
@@ -78,6 +79,7 @@ def build_audit_record(
         embedding_model, index_version: used when there is no bundle trace.
         store_prompt_text: keep the exact prompt text (otherwise only its sha256).
         store_evidence_text: keep the sanitized evidence texts (enables offline replay).
+        conversation: the earlier turns and the follow-up rewrite (None without history).
 
     Raises:
         ContractError: when the inputs belong to different request ids.
@@ -139,6 +141,7 @@ def build_audit_record(
         embedding_model=trace.embedding_model if trace else embedding_model,
         index_version=trace.index_version if trace else index_version,
         reranker=trace.reranker if trace else None,
+        conversation=conversation,
         policy_version=policy.policy_version,
         policy_fingerprint=policy.fingerprint,
         validator_version=validation.validator_version if validation is not None else None,

@@ -9,6 +9,9 @@ sha256 of its sanitized text; the texts themselves come from, in order:
 Every text is checked against the recorded sha256, so replay never validates against evidence
 that changed since the request. When text or evidence is missing, the report says why and
 `replayable` is False.
+
+A follow-up is re-asked, rather than re-validated, with `request_of(record)`: the question and
+the earlier turns exactly as the request received them (schema v4 `conversation`).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Mapping
 
 from citebound.contracts.audit import AuditRecord, ReplayReport
 from citebound.contracts.base import sha256_hex
+from citebound.contracts.conversation import ConversationTurn
 from citebound.contracts.enums import AssemblyStatus, CitationStyle, GenerationStatus
 from citebound.policy import Policy
 from citebound.validate.validator import validate_view
@@ -55,6 +59,15 @@ def _evidence_texts(
             return None, f"evidence text of {ev.anchor} (chunk {ev.chunk_id}) changed since then"
         texts[ev.anchor] = text
     return texts, ""
+
+
+def request_of(record: AuditRecord) -> tuple[str, list[ConversationTurn]]:
+    """(question, history) to ask `record`'s request again, e.g. `Pipeline.run(q, history=h)`:
+    the same policy then rewrites the same retrieval query and builds the same prompt (when
+    the store still holds the same evidence). Records older than schema v4 kept no history:
+    ([] for them, as for a question asked without one)."""
+    turns = list(record.conversation.turns) if record.conversation is not None else []
+    return record.question, turns
 
 
 def replay(

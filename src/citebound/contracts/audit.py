@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from citebound.contracts.base import Contract, content_hash
+from citebound.contracts.conversation import ConversationTurn, FollowupRewrite
 from citebound.contracts.enums import (
     AssemblyStatus,
     GenerationStatus,
@@ -24,12 +25,16 @@ from citebound.contracts.enums import (
 )
 from citebound.contracts.execution import UnsupportedSentence, ValidationResult
 
-AUDIT_SCHEMA_VERSION = 3
+AUDIT_SCHEMA_VERSION = 4
 
 # Fields added after schema version 1, with the version that added them. A record of an older
 # version must leave them unset and hashes without them, so every hash written before a field
 # existed stays valid (records are append-only: they are never rewritten to a new version).
-ADDED_IN_VERSION: dict[str, int] = {"reranker": 2, "unsupported_sentences": 3}
+ADDED_IN_VERSION: dict[str, int] = {
+    "reranker": 2,
+    "unsupported_sentences": 3,
+    "conversation": 4,
+}
 
 
 class AuditEvidence(Contract):
@@ -41,6 +46,25 @@ class AuditEvidence(Contract):
     rank: int = Field(description="Retrieval rank.")
     similarity_score: float = Field(description="Calibrated retrieval similarity in [0, 1].")
     text_sha256: str = Field(description="sha256 hex of the sanitized text sent to the model.")
+
+
+class AuditConversation(Contract):
+    """The conversation a follow-up was asked in (schema v4+): enough to explain its retrieval
+    query and prompt, and to ask it again with the same history."""
+
+    turns: list[ConversationTurn] = Field(
+        description="The earlier turns as the request received them, oldest first (the newest "
+        "MAX_HISTORY_TURNS when it carried more)."
+    )
+    turns_received: int = Field(ge=0, description="How many earlier turns the request carried.")
+    turns_used: int = Field(
+        ge=0, description="How many of the newest went into the rewrite and prompt (N4)."
+    )
+    rewrite: FollowupRewrite | None = Field(
+        default=None,
+        description="How the retrieval query was derived (`query` is the query searched); "
+        "None when the request ended before retrieval.",
+    )
 
 
 class AuditRecord(Contract):
@@ -95,6 +119,11 @@ class AuditRecord(Contract):
         default=None,
         description="Sentences the support check rejected: index, score, reason, best evidence "
         "span (schema v3+; None when validation did not run).",
+    )
+    conversation: AuditConversation | None = Field(
+        default=None,
+        description="Earlier turns and the follow-up rewrite (schema v4+; None for a question "
+        "asked without history).",
     )
     policy_version: str = Field(description="Policy version.")
     policy_fingerprint: str = Field(description="`Policy.fingerprint` (sha256 of the policy).")

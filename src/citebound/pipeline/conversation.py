@@ -43,12 +43,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
+from citebound.contracts.audit import AuditConversation
 from citebound.contracts.conversation import MAX_HISTORY_TURNS, ConversationTurn
 
 # The contract lives with the other conversation contracts (the audit record keeps it).
 from citebound.contracts.conversation import FollowupRewrite as FollowupRewrite
 from citebound.policy import Policy
+
+if TYPE_CHECKING:
+    from citebound.pipeline.state import RequestState
 
 
 def _words(text: str) -> frozenset[str]:
@@ -293,6 +298,20 @@ def rewrite_query(
         rule=rule,
         turns_used=len(turns),
         from_answers=answered,
+    )
+
+
+def audit_conversation(state: RequestState) -> AuditConversation | None:
+    """What the audit record keeps of the conversation: the turns as received, how many were
+    used, and the follow-up rewrite (None for a request without earlier turns)."""
+    if not state.received_turns:
+        return None
+    rewrite = state.extras.get("followup_rewrite")
+    return AuditConversation(
+        turns=state.received_history,
+        turns_received=state.received_turns,
+        turns_used=len(state.history),
+        rewrite=FollowupRewrite.model_validate(rewrite) if rewrite else None,
     )
 
 
