@@ -77,7 +77,13 @@ def test_rewrite_carries_what_the_last_answer_refers_to() -> None:
     # Citation markers, units after numbers and refusals are never carried.
     units = turn("What drives the pump?", "A 55 kW motor at 20 mA [C0] drives P-101A. [C1]")
     r = rewrite_query("How fast does it run?", "How fast does it run?", [units], POLICY)
-    assert r.carried == ["P-101A"]
+    assert r.carried == ["P-101A"]  # the answer named the referent
+    core = turn("How often must the oil cooler core be cleaned?", "Every 1000 hours. [C0]")
+    r = rewrite_query("What is it cleaned with?", "What is it cleaned with?", [core], POLICY)
+    assert r.carried == [
+        "cooler",
+        "core",
+    ]  # nothing named: the question's topic ("cleaned" is there)
     refused = turn("What does TlmChan cost?", POLICY.refusal.no_evidence_text)
     r = rewrite_query("Who sells it?", "Who sells it?", [refused], POLICY)
     assert r.carried == ["TlmChan"] and r.from_answers == []

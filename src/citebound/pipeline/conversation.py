@@ -25,10 +25,11 @@ Rules, in order (recorded in the trace as `followup_rewrite`):
       citation markers removed), for a plural cue the first plural noun phrase of the answer
       (at most `rewrite_phrase_words` words), then the answer's entities; at most
       `rewrite_answer_max_terms` terms come from answers;
-   c. only when (a) and (b) found nothing, the content words (>= 4 letters, not stopwords) of
-      the newest question. (Carrying content words next to entities was tried on the sample
-      corpus: "the seal interval for it?" after a torque question then retrieved and answered
-      with torque sentences instead of refusing.)
+   c. only when (a) and (b) found no entity, the content words (>= 4 letters, not stopwords)
+      of the newest question ("cooler core"), after a plural phrase of (b). (Carrying
+      content words next to the questions' entities was tried on the sample corpus: "the seal
+      interval for it?" after a torque question then retrieved and answered with torque
+      sentences instead of refusing.)
 4. a term already in the question (case-insensitive) is skipped, duplicates too; at most
    `rewrite_max_terms` terms are appended to the last sentence, before its end punctuation
    ("How many litres does it hold GB-7?"), so the query keeps its number of pieces: a
@@ -274,8 +275,9 @@ def rewrite_query(
         candidates = [(e, False) for q in window for e in entities(q)]
         if rule == "followup:reference":
             candidates += [(w, True) for w in _answer_terms(question, turns, policy)]
-        if not candidates and window:
-            candidates = [(w, False) for w in content_words(window[0])]
+        if window and not any(is_entity(w) for w, _ in candidates):
+            # Nothing named: what the newest question was about ("cooler core").
+            candidates += [(w, False) for w in content_words(window[0])]
     seen = {w.lower() for w in _WORD.findall(question)}
     carried: list[str] = []
     answered: list[str] = []
