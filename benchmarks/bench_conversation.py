@@ -7,7 +7,9 @@ SQLite as `ask` does. Each round asks, interleaved, every first question single-
 its follow-up with the first turn as history (the follow-up's rewrite, the conversation template
 and its longer prompt are the extra work). The ratio is median(follow-up) / median(single-shot)
 over the same rounds in the same process. Cold start: `citebound ask Q` against `citebound chat`
-fed Q and the follow-up on stdin, each in a fresh process, as a CLI user runs them.
+fed Q and the follow-up on stdin, each in a fresh process, as a CLI user runs them. It also
+runs the sample-corpus conversations of `data/conversation_checks.jsonl` once and reports how
+many turns pass their checks (the F' ones: tests/pipeline/test_pipeline_conversation_checks.py).
 """
 
 from __future__ import annotations
@@ -25,7 +27,10 @@ from pathlib import Path
 from citebound.cli.demo import build_demo_store
 from citebound.config import load_config
 from citebound.contracts.conversation import ConversationTurn
+from citebound.eval.conversations import load_checks, run_check
 from citebound.pipeline import Pipeline, PipelineContext
+
+CHECKS = Path(__file__).resolve().parent / "data" / "conversation_checks.jsonl"
 
 # (first question, follow-up that needs it); every follow-up is answered with citations.
 PAIRS = [
@@ -82,6 +87,10 @@ def main(argv: list[str] | None = None) -> int:
             state = pipe.run(f, history=hist)
             follow.append((time.perf_counter_ns() - t0) / 1e6)
             statuses[f] = state.response.status.value  # type: ignore[union-attr]
+    # Quality, not timing: the sample-corpus conversations of the hand-written check set.
+    checks = [c for c in load_checks(CHECKS) if c.corpus == "sample"]
+    outcomes = [o for c in checks for o in run_check(pipe, c)]
+    failed = [f"{o.id}: {'; '.join(o.problems)}" for o in outcomes if o.problems]
     ctx.close()
     env = {
         **os.environ,
@@ -99,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
         "follow_up_median_ms": round(statistics.median(follow), 2),
         "ratio": round(statistics.median(follow) / statistics.median(single), 3),
         "follow_up_statuses": statuses,
+        "checks": f"{len(outcomes) - len(failed)}/{len(outcomes)} turns of {len(checks)} "
+        "sample-corpus conversations pass",
+        "checks_failed": failed,
         "cold_ask_one_question_median_ms": round(statistics.median(cold_ask), 1),
         "cold_chat_two_turns_median_ms": round(statistics.median(cold_chat), 1),
     }

@@ -92,7 +92,31 @@ class ConversationPolicy(Contract):
     rewrite_max_terms: int = Field(
         default=6,
         ge=0,
-        description="Most entity terms the rewrite appends to the retrieval query.",
+        description="Most terms the rewrite appends to the retrieval query.",
+    )
+    rewrite_no_entity_max_words: int = Field(
+        default=3,
+        ge=0,
+        description="A question with no entity and no reference back is a follow-up only when "
+        "it is this short (content words of >= 4 letters): 'What is the torque?' continues, "
+        "'Which valve must be fully open before starting the pump?' is a new topic.",
+    )
+    rewrite_answer_turns: int = Field(
+        default=1,
+        ge=0,
+        description="Most recent answers whose entities and referred noun phrase an explicit "
+        "follow-up ('it', 'them', 'what about ...') may carry; 0 = questions only.",
+    )
+    rewrite_answer_max_terms: int = Field(
+        default=3,
+        ge=0,
+        description="Most of the appended terms that may come from earlier answers.",
+    )
+    rewrite_phrase_words: int = Field(
+        default=2,
+        ge=1,
+        description="Words of the plural noun phrase a plural reference ('them') carries: the "
+        "head noun and the modifiers before it ('telemetry values').",
     )
 
 

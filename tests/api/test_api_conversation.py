@@ -73,6 +73,10 @@ def test_two_turn_conversation_with_citations(live_server: Callable[..., Any]) -
         sink = srv.app.state.runtime.ctx.sinks[0]
         [record] = sink.find(cb["request_id"])
         assert record.template_id == "qa_conversation_v1" and record.question == HOLD
+        # ... with the earlier turn as the request received it and the query searched.
+        conv = record.conversation
+        assert conv is not None and [(t.question, t.answer) for t in conv.turns] == [(OIL, a1)]
+        assert conv.rewrite is not None and conv.rewrite.carried[0] == "GB-7"
 
 
 def test_refusal_sets_message_refusal(live_server: Callable[..., Any]) -> None:

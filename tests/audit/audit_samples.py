@@ -67,6 +67,31 @@ def record_for(
     )
 
 
+def with_conversation(record: AuditRecord) -> AuditRecord:
+    """`record` as a follow-up: asked after two turns, one used, rewritten; re-hashed."""
+    from citebound.contracts.audit import AuditConversation
+    from citebound.contracts.conversation import ConversationTurn, FollowupRewrite
+
+    conv = AuditConversation(
+        turns=[
+            ConversationTurn(question="Which pump?", answer="The HP-220. [C0]"),
+            ConversationTurn(question="What does it need?", answer=""),
+        ],
+        turns_received=2,
+        turns_used=1,
+        rewrite=FollowupRewrite(
+            original=QUESTION,
+            query="How do I service the pump HP-220?",
+            carried=["HP-220"],
+            rule="followup:reference",
+            turns_used=1,
+            from_answers=["HP-220"],
+        ),
+    )
+    new = record.model_copy(update={"conversation": conv})
+    return new.model_copy(update={"record_hash": new.compute_hash()})
+
+
 PATHS = (
     "ok",
     "refusal",

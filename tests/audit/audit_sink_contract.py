@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from audit_samples import PATHS, record_for
+from audit_samples import PATHS, record_for, with_conversation
 
 from citebound.audit import AuditSink
 from citebound.errors import AuditError
@@ -28,6 +28,13 @@ class AuditSinkContract:
             (back,) = sink.find(r.request_id)
             assert back == r
             assert back.hash_ok()
+
+    def test_a_follow_up_keeps_its_conversation(self, sink: AuditSink) -> None:
+        follow = with_conversation(record_for("ok", request_id="follow-up"))
+        sink.append(follow)
+        (back,) = sink.find("follow-up")
+        assert back == follow and back.hash_ok()
+        assert back.conversation is not None and back.conversation.turns_received == 2
 
     def test_one_record_per_request_per_run(self, sink: AuditSink) -> None:
         sink.append(record_for("ok", run_id="run-1"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from audit_samples import record_for
+from audit_samples import record_for, with_conversation
 from audit_sink_contract import AuditSinkContract
 
 deltalake = pytest.importorskip("deltalake")
@@ -90,3 +90,7 @@ def test_a_version_1_table_gains_the_new_columns(tmp_path: Path) -> None:
     named = record_for("ok", request_id="new").model_copy(update={"reranker": "rr"})
     sink.append(named.model_copy(update={"record_hash": named.compute_hash()}))
     assert {r.request_id: r.reranker for r in sink.records()} == {"old": None, "new": "rr"}
+    follow = with_conversation(record_for("ok", request_id="follow-up"))
+    sink.append(follow)
+    (back,) = sink.find("follow-up")
+    assert back == follow and back.hash_ok() and back.conversation is not None

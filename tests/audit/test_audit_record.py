@@ -6,7 +6,15 @@ import json
 from pathlib import Path
 
 import pytest
-from audit_samples import EVIDENCE, OK_TEXT, PATHS, POLICY, QUESTION, record_for
+from audit_samples import (
+    EVIDENCE,
+    OK_TEXT,
+    PATHS,
+    POLICY,
+    QUESTION,
+    record_for,
+    with_conversation,
+)
 
 from citebound.audit import build_audit_record
 from citebound.contracts.audit import AuditRecord
@@ -132,8 +140,48 @@ def test_version_2_records_keep_their_hashes(path: str) -> None:
     assert v2.schema_version == 2 and v2.unsupported_sentences is None
     assert v2.hash_ok()  # verified by today's code
     new = record_for(path, store_evidence_text=(path == "ok"))
-    assert new.schema_version >= 3
-    assert new.record_hash != v2.record_hash  # v3+ hashes cover the new fields
+    assert new.schema_version == 4
+    assert new.record_hash != v2.record_hash  # later hashes cover the new fields
+
+
+# Records exactly as citebound wrote them with schema version 3 (before `conversation`),
+# dumped by that version's code from audit_samples.
+_V3 = {
+    row["path"]: AuditRecord.model_validate(row["record"])
+    for row in map(
+        json.loads, (Path(__file__).parent / "records_v3.jsonl").read_text().splitlines()
+    )
+}
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_version_3_records_keep_their_hashes(path: str) -> None:
+    v3 = _V3[path]
+    assert v3.schema_version == 3 and v3.conversation is None
+    assert v3.hash_ok()  # verified by today's code
+    new = record_for(path, store_evidence_text=(path == "ok"))
+    assert new.model_dump(
+        exclude={"schema_version", "record_hash", "model_calls"}
+    ) == v3.model_dump(exclude={"schema_version", "record_hash", "model_calls"})
+    assert new.record_hash != v3.record_hash  # v4 hashes cover `conversation` (null here)
+
+
+def test_a_version_3_record_cannot_carry_a_conversation() -> None:
+    from pydantic import ValidationError
+
+    data = with_conversation(record_for("ok")).model_dump()
+    with pytest.raises(ValidationError, match="schema_version 3 record has no"):
+        AuditRecord.model_validate({**data, "schema_version": 3})
+
+
+def test_the_conversation_is_recorded_and_hashed() -> None:
+    r = with_conversation(record_for("ok"))
+    assert r.hash_ok() and r.conversation is not None
+    assert r.conversation.rewrite is not None
+    assert r.conversation.rewrite.query == "How do I service the pump HP-220?"
+    edited = r.conversation.turns[0].model_copy(update={"answer": "The HP-330."})
+    conv = r.conversation.model_copy(update={"turns": [edited, *r.conversation.turns[1:]]})
+    assert not r.model_copy(update={"conversation": conv}).hash_ok()
 
 
 def test_a_version_2_record_cannot_carry_the_support_findings() -> None:

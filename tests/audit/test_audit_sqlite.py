@@ -49,9 +49,9 @@ def test_exact_schema(sink: SQLiteAuditSink) -> None:
     ).fetchall()
     assert objects == EXPECTED_OBJECTS
     (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE name='audit_records'").fetchone()
-    # Migrations 4, 5 and 6 ALTER TABLE: they append columns to the stored CREATE statement.
+    # Migrations 4, 5, 6 and 7 ALTER TABLE: they append columns to the stored CREATE statement.
     assert sql == AUDIT_TABLE.removesuffix(")") + (
-        ", reranker TEXT, unsupported_sentences TEXT, model_calls TEXT)"
+        ", reranker TEXT, unsupported_sentences TEXT, model_calls TEXT, conversation TEXT)"
     )
     cols = [r[1] for r in conn.execute("PRAGMA table_info(audit_records)")]
     assert cols == ["seq", *COLUMN_NAMES]
@@ -63,14 +63,8 @@ def test_exact_schema(sink: SQLiteAuditSink) -> None:
         ("comment", "TEXT", 1),
         ("timestamp_utc", "TEXT", 1),
     ]
-    assert [r[0] for r in conn.execute("SELECT version FROM _migrations ORDER BY version")] == [
-        1,
-        2,
-        3,
-        4,
-        5,
-        6,
-    ]
+    versions = [r[0] for r in conn.execute("SELECT version FROM _migrations ORDER BY version")]
+    assert versions == [1, 2, 3, 4, 5, 6, 7]
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()
 
@@ -89,10 +83,10 @@ def test_reopen_applies_no_migration_twice(tmp_path: Path) -> None:
     path = tmp_path / "audit.sqlite"
     SQLiteAuditSink(path).close()
     again = SQLiteAuditSink(path)
-    assert again.schema_version() == 6
+    assert again.schema_version() == 7
     again.close()
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT count(*) FROM _migrations").fetchone()[0] == 6
+    assert conn.execute("SELECT count(*) FROM _migrations").fetchone()[0] == 7
     conn.close()
 
 
@@ -172,11 +166,52 @@ def test_a_version_1_store_is_upgraded_in_place(tmp_path: Path) -> None:
     conn.close()
 
     with SQLiteAuditSink(path) as sink:
-        assert sink.schema_version() == 6
+        assert sink.schema_version() == 7
         (back,) = sink.find("old")
         assert back == old and back.schema_version == 1 and back.reranker is None
         assert back.hash_ok()
         named = record_for("ok", request_id="new").model_copy(update={"reranker": "rr"})
         sink.append(named.model_copy(update={"record_hash": named.compute_hash()}))
         assert {r.request_id: r.reranker for r in sink.records()} == {"old": None, "new": "rr"}
+        assert sink.integrity_check() == "ok"
+
+
+def test_a_version_3_store_is_upgraded_in_place(tmp_path: Path) -> None:
+    """A file written before migration 7 (records of schema v3): it gains the conversation
+    column, its records keep their hashes, and a follow-up's history is stored and read back."""
+    from audit_samples import with_conversation
+
+    from citebound.audit.columns import to_row
+    from citebound.audit.migrations import MIGRATIONS
+
+    path = tmp_path / "audit.sqlite"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute(
+        "CREATE TABLE _migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+        "applied_at TEXT NOT NULL)"
+    )
+    for version, name, statements in [m for m in MIGRATIONS if m[0] <= 5]:
+        for sql in statements:
+            conn.execute(sql)
+        conn.execute(
+            "INSERT INTO _migrations VALUES (?, ?, '2026-01-01T00:00:00Z')", (version, name)
+        )
+    old = record_for("ok", request_id="old").model_copy(update={"schema_version": 3})
+    old = old.model_copy(update={"record_hash": old.compute_hash()})
+    row = {k: v for k, v in to_row(old, lists_as_json=True).items() if k != "conversation"}
+    conn.execute(
+        f"INSERT INTO audit_records ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+        tuple(row.values()),
+    )
+    conn.close()
+
+    with SQLiteAuditSink(path) as sink:
+        assert sink.schema_version() == 7
+        (back,) = sink.find("old")
+        assert back == old and back.conversation is None and back.hash_ok()
+        follow = with_conversation(record_for("ok", request_id="new"))
+        sink.append(follow)
+        (again,) = sink.find("new")
+        assert again == follow and again.hash_ok()
+        assert again.conversation is not None and len(again.conversation.turns) == 2
         assert sink.integrity_check() == "ok"

@@ -40,7 +40,7 @@ def test_chat_answers_a_follow_up_from_the_conversation(
     assert [a.status.value for a in answers] == ["OK", "OK", "NO_EVIDENCE"]
     assert "ISO VG 220" in answers[0].answer
     assert "18 litres" in answers[1].answer and answers[1].citations
-    assert "follow-up searched as 'How many litres of it does it hold GB-7?'" in done.stderr
+    assert "follow-up searched as 'How many litres of it does it hold GB-7 ISO VG?'" in done.stderr
     assert "conversation forgotten" in done.stderr
     # Every turn was recorded once, the follow-up with the conversation template.
     sink = SQLiteAuditSink(tmp_path / "audit.sqlite")
@@ -50,6 +50,10 @@ def test_chat_answers_a_follow_up_from_the_conversation(
         sink.close()
     assert [len(r) for r in records] == [1, 1, 1]
     assert [r[0].template_id for r in records[:2]] == ["qa_v1", "qa_conversation_v1"]
+    # The follow-up's record keeps the turn it was asked after; /reset forgot it.
+    conv = [r[0].conversation for r in records]
+    assert conv[0] is None and conv[2] is None
+    assert conv[1] is not None and [t.question for t in conv[1].turns] == [OIL]
 
 
 def test_chat_text_output_and_commands(demo_store: SqliteStore, tmp_path: Path) -> None:

@@ -59,6 +59,68 @@ def test_rewrite_rules() -> None:
     assert entities("HP-220 and TlmChan and HP-220") == ["HP-220", "TlmChan"]
 
 
+def test_rewrite_carries_what_the_last_answer_refers_to() -> None:
+    tlm = turn(
+        "What does the TlmChan component do?",
+        "The `Svc::TlmChan` Component is used to store telemetry values written by other "
+        "components. [C0]",
+    )
+    # "them" is a plural reference: the answer's first plural noun phrase is carried.
+    r = rewrite_query("How often does it send them?", "How often does it send them?", [tlm], POLICY)
+    assert r.rule == "followup:reference"
+    assert r.carried == ["TlmChan", "telemetry", "values"]
+    assert r.from_answers == ["telemetry", "values"]
+    # "it" alone: the answer's entities only; an entity only the answer names is carried.
+    which = turn("Which component dispatches commands?", "The `CmdDispatcher` does. [C3]")
+    r = rewrite_query("What ports does it have?", "What ports does it have?", [which], POLICY)
+    assert r.carried == ["CmdDispatcher"] and r.from_answers == ["CmdDispatcher"]
+    # Citation markers, units after numbers and refusals are never carried.
+    units = turn("What drives the pump?", "A 55 kW motor at 20 mA [C0] drives P-101A. [C1]")
+    r = rewrite_query("How fast does it run?", "How fast does it run?", [units], POLICY)
+    assert r.carried == ["P-101A"]  # the answer named the referent
+    core = turn("How often must the oil cooler core be cleaned?", "Every 1000 hours. [C0]")
+    r = rewrite_query("What is it cleaned with?", "What is it cleaned with?", [core], POLICY)
+    assert r.carried == [
+        "cooler",
+        "core",
+    ]  # nothing named: the question's topic ("cleaned" is there)
+    refused = turn("What does TlmChan cost?", POLICY.refusal.no_evidence_text)
+    r = rewrite_query("Who sells it?", "Who sells it?", [refused], POLICY)
+    assert r.carried == ["TlmChan"] and r.from_answers == []
+    # A question without a reference word takes nothing from answers.
+    r = rewrite_query("What is the rate?", "What is the rate?", [tlm], POLICY)
+    assert (r.rule, r.carried) == ("followup:no_entity", ["TlmChan"])
+    # "the component that stores ..." is a relative clause, not a reference back.
+    q = "What is the component that stores parameters and loads them at boot time?"
+    assert rewrite_query(q, q, [tlm], POLICY).rule == "followup:reference"  # "them"
+    q = "Which component is it that dispatches commands to every other component here?"
+    assert rewrite_query(q, q, [tlm], POLICY).rule == "followup:reference"  # "it"
+    q = "Which component keeps the values that other components wrote most recently?"
+    assert rewrite_query(q, q, [tlm], POLICY).rule == "standalone"
+
+
+def test_rewrite_substitutes_a_new_entity_for_the_old_one() -> None:
+    hist = [turn("What oil grade does the GB-7 gearbox use?", "ISO VG 220 mineral oil. [C0]")]
+    r = rewrite_query("What about the VT-40?", "What about the VT-40?", hist, POLICY)
+    assert r.rule == "followup:substitution"
+    assert r.carried == ["grade", "gearbox"] and r.query == "What about the VT-40 grade gearbox?"
+    # A new topic with its own entity and no continuation stays standalone.
+    q = "What is the ESD-3 proof test interval?"
+    assert rewrite_query(q, q, hist, POLICY).carried == []
+
+
+def test_answer_terms_are_bounded_by_the_policy() -> None:
+    many = turn("Which ports are there?", "Ports AaA1, BbB2, CcC3, DdD4 and EeE5 carry packets.")
+    r = rewrite_query("What do they do?", "What do they do?", [many], POLICY)
+    assert r.from_answers == ["ports", "AaA1", "BbB2"]  # rewrite_answer_max_terms = 3
+    off = POLICY.evolve(
+        conversation=POLICY.conversation.model_copy(update={"rewrite_answer_turns": 0})
+    )
+    assert rewrite_query("What do they do?", "What do they do?", [many], off).carried == [
+        "ports"
+    ]  # questions only: their content words, as before answers were read
+
+
 def test_rewrite_respects_n4_and_the_term_cap() -> None:
     hist = [turn(f"What about unit X{i}?") for i in range(10)]
     off = POLICY.evolve(
@@ -87,8 +149,10 @@ def test_follow_up_is_answered_with_citations_and_traced(
     assert r is not None and r.status.value == "OK", follow.stage_log[-1].note
     assert "18 litres" in r.answer and r.citations
     rewrite = follow.extras["followup_rewrite"]
-    assert rewrite["carried"] == ["GB-7"] and rewrite["rule"] == "followup:reference"
-    assert follow.extras["query"] == "How many litres of it does it hold GB-7?"
+    assert rewrite["rule"] == "followup:reference"
+    # The question's entity first, then the entities of the first answer ("ISO VG 220").
+    assert rewrite["carried"] == ["GB-7", "ISO", "VG"] and rewrite["from_answers"] == ["ISO", "VG"]
+    assert follow.extras["query"] == "How many litres of it does it hold GB-7 ISO VG?"
     note = next(s.note for s in follow.stage_log if s.stage == "retrieval")
     assert "follow-up" in note
     assert follow.prompt is not None and follow.prompt.template_id == "qa_conversation_v1"
@@ -109,9 +173,17 @@ def test_a_carried_entity_never_answers_an_unrelated_question(
     pipe = make_pipeline()
     first = pipe.run(OIL)
     assert first.response is not None
+    hist = [turn(OIL, first.response.answer)]
+    # A long question without an entity is a new topic: nothing is carried.
     q = "What is the boiling point of the diesel fuel used by the backup generator?"
-    follow = pipe.run(q, history=[turn(OIL, first.response.answer)])
-    assert follow.extras["followup_rewrite"]["carried"] == ["GB-7"]
+    alone = pipe.run(q, history=hist)
+    assert alone.extras["followup_rewrite"]["rule"] == "standalone"
+    assert alone.response is not None and alone.response.status.value == "NO_EVIDENCE"
+    # With a reference back, GB-7 (and the first answer's ISO, VG) are carried, and still no
+    # sentence answers the question's own terms.
+    q = "What is the boiling point of the diesel fuel it uses?"
+    follow = pipe.run(q, history=hist)
+    assert follow.extras["followup_rewrite"]["carried"][0] == "GB-7"
     assert follow.response is not None and follow.response.status.value == "NO_EVIDENCE"
 
 
@@ -247,3 +319,33 @@ def test_a_huge_n4_is_still_bounded(make_pipeline: Callable[..., Pipeline]) -> N
     pipe = make_pipeline(**{"limits.n4_recent_conv_max_pairs": 1000})
     state = pipe.start(HOLD, history=[turn(f"q{i}?") for i in range(100)])
     assert len(state.history) == 64 and state.history[-1].question == "q99?"
+
+
+def test_the_audit_record_keeps_the_conversation_and_replays_it(
+    make_pipeline: Callable[..., Pipeline],
+) -> None:
+    """The history as received (all of it, not only the N4 used) and the rewrite are in the
+    record; `request_of` asks the same request again: same query, same prompt bytes."""
+    from citebound.audit import request_of
+
+    pipe = make_pipeline(**{"limits.n4_recent_conv_max_pairs": 1})
+    first = pipe.run(OIL)
+    assert first.response is not None
+    hist = [turn("Which gearbox drives the VT-40 fan?", "The GB-7. [C0]"),
+            turn(OIL, first.response.answer)]  # fmt: skip
+    follow = pipe.run(HOLD, history=hist)
+    (sink,) = pipe.ctx.sinks
+    (record,) = sink.find(follow.request_id)
+    assert record.schema_version == 4 and record.hash_ok()
+    conv = record.conversation
+    assert conv is not None and conv.turns == hist
+    assert (conv.turns_received, conv.turns_used) == (2, 1)
+    assert conv.rewrite is not None and conv.rewrite.query == follow.extras["query"]
+    assert conv.rewrite.model_dump() == follow.extras["followup_rewrite"]
+    (single,) = sink.find(first.request_id)
+    assert single.conversation is None  # asked without history
+    question, history = request_of(record)
+    again = pipe.run(question, history=history)
+    assert again.extras["query"] == follow.extras["query"]
+    assert again.prompt is not None and follow.prompt is not None
+    assert again.prompt.prompt_sha256 == follow.prompt.prompt_sha256 == record.prompt_sha256

@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "audit"))
 
-from audit_samples import record_for
+from audit_samples import record_for, with_conversation
 from audit_sink_contract import AuditSinkContract
 
 from citebound.audit import FeedbackRecord, utc_now
@@ -72,7 +72,7 @@ def test_two_sinks_starting_at_once_migrate_once(pg_url: str) -> None:
 
     with ThreadPoolExecutor(4) as pool:
         sinks = list(pool.map(lambda _: PostgresAuditSink(pg_url), range(4)))
-    assert {s.schema_version() for s in sinks} == {6}
+    assert {s.schema_version() for s in sinks} == {7}
     for s in sinks:
         s.close()
 
@@ -120,7 +120,7 @@ def test_a_version_3_database_is_upgraded_in_place(pg_url: str) -> None:
             row,
         )
     sink = PostgresAuditSink(pg_url)
-    assert sink.schema_version() == 6
+    assert sink.schema_version() == 7
     (back,) = sink.find(old.request_id)
     assert back == old and back.schema_version == 3 and back.model_calls is None
     assert back.hash_ok()
@@ -128,4 +128,8 @@ def test_a_version_3_database_is_upgraded_in_place(pg_url: str) -> None:
     sink.append(new)
     (again,) = sink.find("req-4")
     assert again == new and [c.stage for c in again.model_calls or []] == ["answer"]
+    assert again.conversation is None
+    follow = with_conversation(record_for("ok", request_id="new"))
+    sink.append(follow)
+    assert sink.find("new") == [follow]
     sink.close()

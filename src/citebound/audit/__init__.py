@@ -5,11 +5,12 @@
 
 from citebound.audit.columns import COLUMN_NAMES, COLUMNS, from_row, to_row
 from citebound.audit.record import build_audit_record, utc_now
-from citebound.audit.replay import replay
+from citebound.audit.replay import replay, request_of
 from citebound.audit.sink import DEFAULT_AUDIT_PATH, AuditSink, open_sink
 from citebound.audit.sqlite import SQLiteAuditSink
 from citebound.contracts.audit import (
     AUDIT_SCHEMA_VERSION,
+    AuditConversation,
     AuditEvidence,
     AuditRecord,
     CallReplay,
@@ -23,6 +24,7 @@ __all__ = [
     "COLUMNS",
     "COLUMN_NAMES",
     "DEFAULT_AUDIT_PATH",
+    "AuditConversation",
     "AuditEvidence",
     "AuditRecord",
     "AuditSink",
@@ -36,6 +38,7 @@ __all__ = [
     "from_row",
     "open_sink",
     "replay",
+    "request_of",
     "to_row",
     "utc_now",
 ]

@@ -84,6 +84,7 @@ COLUMNS: tuple[Column, ...] = (
     _c("reranker", "text", True),
     _c("unsupported_sentences", "json", True),
     _c("model_calls", "json", True),  # schema v4, migration 6
+    _c("conversation", "json", True),
 )
 COLUMN_NAMES = tuple(c.name for c in COLUMNS)
 

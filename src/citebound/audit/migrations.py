@@ -99,4 +99,6 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
         ("ALTER TABLE audit_records ADD COLUMN unsupported_sentences TEXT",),
     ),
     (6, "model_calls", ("ALTER TABLE audit_records ADD COLUMN model_calls TEXT",)),
+    # 6 is taken by another v4 column; numbers are applied as a set, so either lands first.
+    (7, "conversation", ("ALTER TABLE audit_records ADD COLUMN conversation TEXT",)),
 )

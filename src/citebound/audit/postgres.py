@@ -35,7 +35,7 @@ _SQL_TYPES = {
     "json": "TEXT",
 }
 # Columns added by a later migration (as in SQLite): not in the CREATE TABLE of migration 1.
-_LATER = {"reranker": 4, "model_calls": 6}
+_LATER = {"reranker": 4, "model_calls": 6, "conversation": 7}
 _V1 = [c for c in COLUMNS if c.name not in _LATER]
 _TABLE = (
     "CREATE TABLE audit_records (\n    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,\n"
@@ -106,6 +106,7 @@ AUDIT_MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
     (4, "reranker", ("ALTER TABLE audit_records ADD COLUMN reranker TEXT",)),
     (5, "writer_role", (_ROLE,)),
     (6, "model_calls", ("ALTER TABLE audit_records ADD COLUMN model_calls TEXT",)),
+    (7, "conversation", ("ALTER TABLE audit_records ADD COLUMN conversation TEXT",)),
 ]
 
 _INSERT = (

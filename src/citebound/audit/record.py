@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from citebound.contracts.assembly import AnswerBundle, PromptBuildResult
-from citebound.contracts.audit import AuditEvidence, AuditRecord
+from citebound.contracts.audit import AuditConversation, AuditEvidence, AuditRecord
 from citebound.contracts.base import sha256_hex
 from citebound.contracts.enums import GenerationStatus, PublicStatus, ValidationStatus
 from citebound.contracts.execution import (
@@ -84,6 +84,7 @@ def build_audit_record(
     store_prompt_text: bool = False,
     store_evidence_text: bool = False,
     model_calls: Sequence[ModelCallRecord] | None = None,
+    conversation: AuditConversation | None = None,
 ) -> AuditRecord:
     """The audit record of one request, hashed.
 
@@ -99,6 +100,7 @@ def build_audit_record(
         store_evidence_text: keep the sanitized evidence texts (enables offline replay).
         model_calls: every model call of the request in order (the pipeline's); None means
             the one answer call of `llm`, if it made any.
+        conversation: the earlier turns and the follow-up rewrite (None without history).
 
     Raises:
         ContractError: when the inputs belong to different request ids.
@@ -163,6 +165,7 @@ def build_audit_record(
         embedding_model=trace.embedding_model if trace else embedding_model,
         index_version=trace.index_version if trace else index_version,
         reranker=trace.reranker if trace else None,
+        conversation=conversation,
         policy_version=policy.policy_version,
         policy_fingerprint=policy.fingerprint,
         validator_version=validation.validator_version if validation is not None else None,

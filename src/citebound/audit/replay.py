@@ -14,6 +14,8 @@ A schema v4 record lists its model calls; every judged one (the answer and, with
 `regenerate_on_failure`, the regeneration) is validated again and reported in `calls`. The
 record's own verdict is its last judged call's, so that call's output must be the record's
 `raw_model_text`, else the record is not replayable.
+A follow-up is re-asked, rather than re-validated, with `request_of(record)`: the question and
+the earlier turns exactly as the request received them (schema v4 `conversation`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Mapping
 
 from citebound.contracts.audit import AuditRecord, CallReplay, ReplayReport
 from citebound.contracts.base import sha256_hex
+from citebound.contracts.conversation import ConversationTurn
 from citebound.contracts.enums import AssemblyStatus, CitationStyle, GenerationStatus
 from citebound.policy import Policy
 from citebound.validate.validator import validate_view
@@ -60,6 +63,15 @@ def _evidence_texts(
             return None, f"evidence text of {ev.anchor} (chunk {ev.chunk_id}) changed since then"
         texts[ev.anchor] = text
     return texts, ""
+
+
+def request_of(record: AuditRecord) -> tuple[str, list[ConversationTurn]]:
+    """(question, history) to ask `record`'s request again, e.g. `Pipeline.run(q, history=h)`:
+    the same policy then rewrites the same retrieval query and builds the same prompt (when
+    the store still holds the same evidence). Records older than schema v4 kept no history:
+    ([] for them, as for a question asked without one)."""
+    turns = list(record.conversation.turns) if record.conversation is not None else []
+    return record.question, turns
 
 
 def replay(

@@ -20,6 +20,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from citebound.contracts.base import Contract, content_hash
+from citebound.contracts.conversation import ConversationTurn, FollowupRewrite
 from citebound.contracts.enums import (
     AssemblyStatus,
     GenerationStatus,
@@ -38,6 +39,7 @@ ADDED_IN_VERSION: dict[str, int] = {
     "reranker": 2,
     "unsupported_sentences": 3,
     "model_calls": 4,
+    "conversation": 4,
 }
 
 
@@ -50,6 +52,25 @@ class AuditEvidence(Contract):
     rank: int = Field(description="Retrieval rank.")
     similarity_score: float = Field(description="Calibrated retrieval similarity in [0, 1].")
     text_sha256: str = Field(description="sha256 hex of the sanitized text sent to the model.")
+
+
+class AuditConversation(Contract):
+    """The conversation a follow-up was asked in (schema v4+): enough to explain its retrieval
+    query and prompt, and to ask it again with the same history."""
+
+    turns: list[ConversationTurn] = Field(
+        description="The earlier turns as the request received them, oldest first (the newest "
+        "MAX_HISTORY_TURNS when it carried more)."
+    )
+    turns_received: int = Field(ge=0, description="How many earlier turns the request carried.")
+    turns_used: int = Field(
+        ge=0, description="How many of the newest went into the rewrite and prompt (N4)."
+    )
+    rewrite: FollowupRewrite | None = Field(
+        default=None,
+        description="How the retrieval query was derived (`query` is the query searched); "
+        "None when the request ended before retrieval.",
+    )
 
 
 class AuditRecord(Contract):
@@ -110,6 +131,11 @@ class AuditRecord(Contract):
         description="Every model call of the request, in order: stage (answer, regenerate, "
         "LLM stages), template id, prompt sha256, raw output, the verdict on that answer, "
         "provider/model and its transient attempts (schema v4+; None before).",
+    )
+    conversation: AuditConversation | None = Field(
+        default=None,
+        description="Earlier turns and the follow-up rewrite (schema v4+; None for a question "
+        "asked without history).",
     )
     policy_version: str = Field(description="Policy version.")
     policy_fingerprint: str = Field(description="`Policy.fingerprint` (sha256 of the policy).")

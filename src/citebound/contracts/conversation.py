@@ -34,6 +34,23 @@ class ConversationTurn(Contract):
     )
 
 
+class FollowupRewrite(Contract):
+    """How the retrieval query of a request was derived from the question and earlier turns."""
+
+    original: str = Field(description="Retrieval query from the question alone.")
+    query: str = Field(description="Query actually searched.")
+    carried: list[str] = Field(default_factory=list, description="Terms appended, in order.")
+    rule: str = Field(
+        description="no_history, standalone, followup:reference, followup:substitution, "
+        "followup:no_entity or llm (docs/conversations.md)."
+    )
+    turns_used: int = Field(default=0, ge=0, description="Earlier turn pairs considered (≤ N4).")
+    from_answers: list[str] = Field(
+        default_factory=list,
+        description="The carried terms that came from earlier answers (a subset of carried).",
+    )
+
+
 def request_text_chars(question: str, history: Sequence[ConversationTurn] = ()) -> int:
     """Characters of caller text one request carries (question plus every turn).
 

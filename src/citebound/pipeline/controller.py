@@ -109,6 +109,7 @@ class Pipeline:
         N4 (`superprompt.n4_recent_conv_max_pairs`) are kept. `max_output_tokens` lowers the
         policy's output cap for this request (it never raises it).
         """
+        from citebound.contracts.conversation import MAX_HISTORY_TURNS
         from citebound.pipeline.conversation import recent_turns
 
         return RequestState(
@@ -118,6 +119,8 @@ class Pipeline:
             collection=collection or self.ctx.config.collection,
             filters=filters,
             history=recent_turns(history, self.ctx.policy),
+            received_history=list(history[-MAX_HISTORY_TURNS:]),
+            received_turns=len(history),
             max_output_tokens=max_output_tokens,
             started_ns=time.perf_counter_ns(),
             policy_fingerprint=self.ctx.policy.fingerprint,
@@ -200,6 +203,7 @@ class Pipeline:
     def _failed(self, state: RequestState, err: CiteboundError) -> RequestState:
         """End the request FAILED with a reason code; still record it (fail closed)."""
         from citebound.audit import build_audit_record
+        from citebound.pipeline.conversation import audit_conversation
 
         stage = next_stage(state) or "packaged"
         if isinstance(err, StageError):
@@ -235,6 +239,7 @@ class Pipeline:
                 *state.model_calls,
                 *(c for c in getattr(err, "model_calls", ()) if isinstance(c, ModelCallRecord)),
             ],
+            conversation=audit_conversation(state),
         )
         message = str(err)
         recorded: str | None = None if isinstance(err, AuditError) else record.record_hash

@@ -544,6 +544,7 @@ def _latency_ms(state: RequestState) -> float:
 
 def recorded(state: RequestState, ctx: PipelineContext) -> RequestState:
     from citebound.audit import build_audit_record
+    from citebound.pipeline.conversation import audit_conversation
     from citebound.respond import package_response, package_without_generation
 
     bundle, llm, v = state.answer_bundle, state.llm_result, state.validation
@@ -568,6 +569,7 @@ def recorded(state: RequestState, ctx: PipelineContext) -> RequestState:
         llm=llm,
         validation=v,
         run_id=state.run_id,
+        conversation=audit_conversation(state),
         store_prompt_text=ctx.config.audit.store_prompt_text,
         store_evidence_text=ctx.config.audit.store_prompt_text,
         model_calls=state.model_calls,

@@ -129,6 +129,13 @@ class RequestState(Contract):
         max_length=MAX_HISTORY_TURNS,
         description="Earlier turn pairs (the last N4 at most); context only, never evidence.",
     )
+    received_history: list[ConversationTurn] = Field(
+        default_factory=list,
+        max_length=MAX_HISTORY_TURNS,
+        description="The earlier turns as the request carried them (the newest "
+        "MAX_HISTORY_TURNS), for the audit record.",
+    )
+    received_turns: int = Field(default=0, ge=0, description="Earlier turns the request carried.")
     max_output_tokens: int | None = Field(
         default=None, ge=1, description="Caller's output cap; only ever lowers the policy's."
     )
