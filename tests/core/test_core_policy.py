@@ -56,10 +56,10 @@ def test_presets_are_package_files() -> None:
 def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     """Audit records carry the policy fingerprint; the fields added for superprompt-v1 are
     left out while at their defaults, so strict-v1's fingerprint moves only with its own values
-    (last: the sentence support knobs of [validation], #14)."""
+    (last: the fitted support rule of [validation], #14)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:215a22f1d906feac7e98e03a6e6552e92090cf658665f7ab261765df322270ed"
+        "sha256:a6354cb581db4c63a2d139cda186c2bd7f55950837a07f5396bfd2ed497c0230"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint

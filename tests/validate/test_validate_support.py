@@ -148,3 +148,62 @@ def test_a_quote_of_a_linked_table_row_is_a_quotation() -> None:
     evidence = "`bufferSendIn` | [`Fw::BufferSend`](../../Fw/Buffer/docs/sdd.md) | guarded input"
     assert is_quotation("`bufferSendIn` | `Fw::BufferSend` | guarded input", evidence)
     assert not is_quotation("`bufferSendIn` | `Fw::BufferGet` | guarded input", evidence)
+
+
+def test_paraphrase_signals_survive_inflection_and_attribution() -> None:
+    evidence = "The plant closed in March, officials said. Investigators found a cracked weld."
+    for text in (
+        "Officials say the plant closed in March [C0].",
+        "The investigation found cracked welds [C0].",
+    ):
+        r = _validate(text, evidence)
+        assert r.validation_status == "PASSED", (text, r.message)
+
+
+def test_number_abbreviation_is_not_a_negation() -> None:
+    evidence = "Uptown Funk reached No. 1 on the chart in 2015 and stayed there for 14 weeks."
+    r = _validate("Uptown Funk was No. 1 on the chart in 2015 [C0].", evidence)
+    assert r.validation_status == "PASSED", r.message
+    negated = _validate("Uptown Funk never reached the chart in 2015 [C0].", evidence)
+    assert negated.failure_reason == ReasonCode.LOW_SUPPORT.value
+
+
+def test_a_name_from_another_passage_is_reported() -> None:
+    evidence = (
+        "David Lee Roth was inducted into the Rock and Roll Hall of Fame in 2007. "
+        "He toured widely. The band recorded five albums. "
+        "Cia Berg is a Swedish television presenter."
+    )
+    s = sentence_support(
+        "Cia Berg was inducted into the Rock and Roll Hall of Fame.", evidence, PARAMS
+    )
+    assert s.features is not None
+    assert s.features.names_outside_window == ("Berg",)  # "Cia" opens the sentence
+    right = sentence_support(
+        "Roth was inducted into the Rock and Roll Hall of Fame.", evidence, PARAMS
+    )
+    assert right.features is not None and right.features.names_outside_window == ()
+    assert right.score > s.score
+
+
+def test_weights_come_from_the_policy() -> None:
+    """No number of the rule is in code: zero weights and intercept give 0.5 everywhere."""
+    from dataclasses import replace
+
+    from citebound.policy import SupportWeights
+
+    flat = replace(
+        PARAMS,
+        weights=SupportWeights(
+            intercept=0.0,
+            coverage=0.0,
+            window_coverage=0.0,
+            missing_words=0.0,
+            missing_names=0.0,
+            names_outside_window=0.0,
+            missing_numbers=0.0,
+            polarity_flip=0.0,
+        ),
+    )
+    assert sentence_support("Mars has two moons.", MANUAL, flat).score == 0.5
+    assert sentence_support("Mars has two moons.", MANUAL, PARAMS).score < 0.5

@@ -58,9 +58,9 @@ _NO_NUMBER = re.compile(r"\bno\b(?!\.\s*\d)")
 
 _WORD = re.compile(r"[a-z0-9]+")
 # A span ends after a run of terminators (and closing quotes/brackets) followed by whitespace or
-# the end, at a blank line, and after a full-width terminator. The pattern starts only at those
-# characters, so scanning long evidence stays cheap.
-_SPAN_END = re.compile(r"[.!?…;]+[\"'”’)\]]*(?=\s|$)|\n[ \t]*\n|[。！？]+")
+# the end but not by a number ("No. 1", "Fig. 3"), at a blank line, and after a full-width
+# terminator. The pattern starts only at those characters: scanning long evidence stays cheap.
+_SPAN_END = re.compile(r"[.!?…;]+[\"'”’)\]]*(?=\s|$)(?!\s+\d)|\n[ \t]*\n|[。！？]+")
 
 
 @lru_cache(maxsize=65_536)
