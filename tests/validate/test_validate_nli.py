@@ -18,8 +18,8 @@ from citebound.policy import load_policy
 from citebound.testing.bundles import make_answer_bundle
 from citebound.testing.tiny_cross_encoder import write_tiny_cross_encoder, write_tiny_nli
 from citebound.validate import validate_text
-from citebound.validate.nli import OnnxNLIModel, load_nli
 from citebound.validate.analysis import support_params
+from citebound.validate.nli import OnnxNLIModel, load_nli
 from citebound.validate.support import rule_score, sentence_support
 
 pytest.importorskip("onnx")
