@@ -199,9 +199,10 @@ def polarity_flip(
     return ""
 
 
+@lru_cache(maxsize=4096)
 def _all_lemmas(text: str) -> frozenset[str]:
     """Every lemma of `text`, stopwords kept (for antonyms and negations)."""
-    return frozenset(lemma(w) for w in _ALL_WORDS.findall(text.casefold().replace("’", "'")))
+    return frozenset(map(lemma, _ALL_WORDS.findall(text.casefold().replace("’", "'"))))
 
 
 def _first_letter(sentence: str) -> int:
@@ -315,7 +316,7 @@ def rule_score(f: SupportFeatures, w: SupportWeights) -> float:
         - w.names_outside_window * len(f.names_outside_window)
         - w.missing_numbers * len(f.missing_numbers)
     )
-    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))  # clamped: no exp overflow
 
 
 def sentence_support(
@@ -358,6 +359,7 @@ def clear_caches() -> None:
         _plain_numbers,
         _negated,
         _question_lemmas,
+        _all_lemmas,
         evidence.index_evidence,
         evidence.lemmas,
         checks.content_words,
