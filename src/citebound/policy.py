@@ -120,6 +120,39 @@ class ConversationPolicy(Contract):
     )
 
 
+class SupportWeights(Contract):
+    """Weights of the sentence support rule: `sigmoid(intercept + coverage × c +
+    window_coverage × w − missing_words × m − ...)` (validate/support.py). The default is
+    lexical coverage alone; shipped presets carry fitted values."""
+
+    intercept: float = Field(default=-4.0, description="Bias of the logistic rule.")
+    coverage: float = Field(
+        default=8.0, ge=0, description="Per share of content lemmas in the cited evidence."
+    )
+    window_coverage: float = Field(
+        default=0.0, ge=0, description="Per share of content lemmas in the best window."
+    )
+    missing_words: float = Field(
+        default=0.0, ge=0, description="Lost per content lemma absent from the cited evidence."
+    )
+    missing_names: float = Field(
+        default=0.0, ge=0, description="Lost per capitalised name or number word absent."
+    )
+    names_outside_window: float = Field(
+        default=0.0,
+        ge=0,
+        description="Lost per name or number the evidence has, but not in the best window.",
+    )
+    missing_numbers: float = Field(
+        default=0.0, ge=0, description="Lost per number, date or code absent (identifiers)."
+    )
+    polarity_flip: float = Field(
+        default=100.0,
+        ge=0,
+        description="Lost on a negation or antonym flip against the cited evidence.",
+    )
+
+
 class ValidationPolicy(Contract):
     """Post-generation validation knobs (seed 001 R5, seed 003 §6-7, seed 000 P2.2)."""
 
@@ -132,11 +165,22 @@ class ValidationPolicy(Contract):
         le=1,
         description="Lowest acceptable support score per cited sentence (validate/support.py).",
     )
-    missing_name_penalty: float = Field(
-        default=0.0,
+    support_weights: SupportWeights = Field(
+        default_factory=lambda: SupportWeights(),
+        description="Logistic support rule over the paraphrase-robust signals (support.py).",
+    )
+    support_window: int = Field(
+        default=2,
+        ge=1,
+        le=20,
+        description="Consecutive evidence sentences the best-supporting window spans.",
+    )
+    support_prefix: int = Field(
+        default=6,
         ge=0,
-        le=1,
-        description="Support lost per capitalised name or number word absent from the evidence.",
+        le=20,
+        description="A word also matches an evidence word sharing its first N characters "
+        "(0 = whole lemmas only).",
     )
     negation_span_cover: float = Field(
         default=0.8,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,8 +18,9 @@ from citebound.policy import load_policy
 from citebound.testing.bundles import make_answer_bundle
 from citebound.testing.tiny_cross_encoder import write_tiny_cross_encoder, write_tiny_nli
 from citebound.validate import validate_text
+from citebound.validate.analysis import support_params
 from citebound.validate.nli import OnnxNLIModel, load_nli
-from citebound.validate.support import SupportParams, sentence_support
+from citebound.validate.support import rule_score, sentence_support
 
 pytest.importorskip("onnx")
 
@@ -64,24 +66,32 @@ def test_missing_model_is_a_config_error(tmp_path: Path) -> None:
 def test_score_joins_the_decision(tmp_path: Path) -> None:
     path = write_tiny_nli(tmp_path / "nli")
     nli = load_nli(str(path)).entailment_probability
-    params = SupportParams(0.85, 1.0, 0.8, nli_weight=0.5)
+    params = replace(support_params(load_policy("strict-v1")), nli_weight=0.5)
     evidence = "Torque the pump bolts to 40 nm."
     plain = sentence_support("The pump bolts take 40 nm of torque.", evidence, params)
     mixed = sentence_support("The pump bolts take 40 nm of torque.", evidence, params, nli=nli)
-    # Lexical score 5/6 (all but "take"); the premise is the evidence sentence: overlap
-    # torque+pump+bolts+40+nm = 5.
-    assert plain.score == pytest.approx(5 / 6, abs=1e-6)
-    assert mixed.score == pytest.approx(0.5 * 5 / 6 + 0.5 * _p(5), abs=1e-6)
+    # The lexical rule scores the sentence (all but "take" covered); the premise is the best
+    # window, the evidence sentence: overlap torque+pump+bolts+40+nm = 5.
+    assert plain.features is not None and plain.features.missing_words == 1
+    assert plain.score == pytest.approx(rule_score(plain.features, params.weights), abs=1e-6)
+    assert mixed.score == pytest.approx(0.5 * plain.score + 0.5 * _p(5), abs=1e-6)
 
 
 def test_policy_path_reaches_the_validator(tmp_path: Path) -> None:
     path = write_tiny_nli(tmp_path / "nli")
     strict = load_policy("strict-v1")
-    vp = strict.validation.model_copy(update={"nli_model_path": str(path), "nli_weight": 1.0})
+    vp = strict.validation.model_copy(
+        update={
+            "nli_model_path": str(path),
+            "nli_weight": 1.0,
+            "support_window": 1,
+            "min_sentence_support": 0.85,
+        }
+    )
     policy = strict.evolve(validation=vp)
     bundle = make_answer_bundle(["Torque the pump bolts to 40 Nm. Inspect the seal."])
     # Lexically complete (passes without the model), but the tiny model's premise, the best
-    # span "Inspect the seal.", shares only "seal": P = e^1/(e^1+2) < 0.85 -> LOW_SUPPORT.
+    # one-sentence window "Inspect the seal.", shares only "seal": P = e^1/(e^1+2) < 0.85 -> LOW_SUPPORT.
     text = "Inspect the seal and the bolts [C0]."
     assert validate_text(bundle, text, strict).validation_status == "PASSED"
     r = validate_text(bundle, text, policy)

@@ -11,7 +11,8 @@ outputs, `passed` = share of right outputs not flagged, balanced accuracy = thei
 
 Items are split by position: even items are the **fit** half (the `[validation]` support knobs
 were chosen on them), odd items the **holdout** half. The word-coverage baseline flags an
-output when any of its words is absent from the evidence.
+output when any of its words is absent from the evidence; the ratio baseline when the share of
+its words found in the evidence is below a threshold fitted on the fit half.
 
 **Extractive answers** (`extractive_failures`): the built-in extractive provider answers
 questions over real text (SQuAD paragraphs, F' documentation chunks); every answer it gives
@@ -158,6 +159,27 @@ def baseline_flags(item: HaluItem, answer: str) -> bool:
     """Word-coverage baseline: some answer word is not in the knowledge (case-insensitive)."""
     known = set(_WORD.findall(item.knowledge.casefold()))
     return any(w not in known for w in _WORD.findall(answer.casefold()))
+
+
+def word_coverage(item: HaluItem, answer: str) -> float:
+    """Share of the answer's words (case-insensitive, stopwords kept) found in the knowledge."""
+    known = set(_WORD.findall(item.knowledge.casefold()))
+    words = _WORD.findall(answer.casefold())
+    return sum(w in known for w in words) / len(words) if words else 1.0
+
+
+def fit_coverage_threshold(items: Sequence[HaluItem]) -> float:
+    """The word-coverage ratio below which the ratio baseline flags an output: the value in
+    0.50, 0.51, ..., 1.00 with the best balanced accuracy on `items` (lowest on ties)."""
+    right = [word_coverage(i, i.right) for i in items]
+    wrong = [word_coverage(i, i.hallucinated) for i in items]
+    best, best_t = -1.0, 1.0
+    for t in (x / 100 for x in range(50, 101)):
+        caught = sum(c < t for c in wrong) / max(1, len(wrong))
+        passed = sum(c >= t for c in right) / max(1, len(right))
+        if (caught + passed) / 2 > best + 1e-12:
+            best, best_t = (caught + passed) / 2, t
+    return best_t
 
 
 def score(items: Iterable[HaluItem], flag: Callable[[HaluItem, str], bool]) -> Scores:

@@ -12,8 +12,9 @@ Definitions (documented in docs/validation.md):
   (UNCITED_FACTUAL_STATEMENT) when coverage < `policy.validation.min_attribution_coverage`
   (1.0 in strict-v1: any uncited sentence fails). Tolerated ones set `low_confidence`.
 - **support** of a cited factual sentence = `support.sentence_support` against the text of the
-  anchors it cites: content-word coverage, minus a penalty per missing name or number word, 0
-  on a negation or antonym flip. Below `policy.validation.min_sentence_support` the sentence is
+  anchors it cites: a fitted logistic rule over coverage, best-window coverage, missing words,
+  names and numbers (1 for a quotation, 0 on a negation or antonym flip). Below
+  `policy.validation.min_sentence_support` the sentence is
   unsupported (LOW_SUPPORT, or `low_confidence` with `low_support_action = "low_confidence"`);
   its index, score, reason and best evidence span go to `unsupported` (audit only).
 - **suspicious_new_ids**: identifiers of a cited sentence found neither in its cited evidence
@@ -23,6 +24,7 @@ Definitions (documented in docs/validation.md):
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from citebound.contracts.enums import ReasonCode
@@ -33,7 +35,7 @@ from citebound.text.sentences import split_sentences
 from citebound.validate import checks
 from citebound.validate.markers import marker_pattern, scan_markers, strip_markers
 from citebound.validate.nli import load_nli
-from citebound.validate.support import SupportParams, sentence_support
+from citebound.validate.support import SupportFeatures, SupportParams, sentence_support
 from citebound.validate.view import EvidenceView
 
 _ALNUM = re.compile(r"[^\W_]")
@@ -81,17 +83,63 @@ def is_factual(sentence_without_markers: str) -> bool:
     return not (is_label and not any(ch.isdigit() for ch in body))
 
 
-def _why(coverage: float, names: tuple[str, ...], flip: str) -> str:
-    if flip:
-        return flip
-    parts = [f"{coverage:.0%} of its content words in the cited evidence"]
-    if names:
-        parts.append(f"names/number words absent: {list(names)[:5]}")
+def _why(f: SupportFeatures | None, coverage: float) -> str:
+    if f is None:
+        return f"{coverage:.0%} of its content words in the cited evidence"
+    if f.polarity_flip:
+        return f.polarity_flip
+    parts = [
+        f"{f.coverage:.0%} of its content words in the cited evidence, "
+        f"{f.window_coverage:.0%} in the best passage"
+    ]
+    if f.missing_names:
+        parts.append(f"names/number words absent: {list(f.missing_names)[:5]}")
+    if f.names_outside_window:
+        parts.append(f"names/numbers from another passage: {list(f.names_outside_window)[:5]}")
+    if f.missing_numbers:
+        parts.append(f"numbers/codes absent: {list(f.missing_numbers)[:5]}")
     return "; ".join(parts)
+
+
+def support_params(policy: Policy) -> SupportParams:
+    """The support rule's knobs from `policy.validation`."""
+    vp = policy.validation
+    return SupportParams(
+        min_sentence_support=vp.min_sentence_support,
+        negation_span_cover=vp.negation_span_cover,
+        weights=vp.support_weights,
+        window=vp.support_window,
+        prefix=vp.support_prefix,
+        nli_weight=vp.nli_weight,
+    )
 
 
 def _unique(items: list[str]) -> list[str]:
     return list(dict.fromkeys(items))
+
+
+def _factual_sentences(
+    view: EvidenceView, text: str
+) -> Iterator[tuple[str, str, list[str], list[str], str]]:
+    """(sentence, body without markers, markers, valid cited anchors, their joined text) of
+    every factual sentence of `text`, in order."""
+    style = view.citation_style
+    allowed = set(view.anchors)
+    marker = marker_pattern(style)
+    for sentence in split_sentences(text, marker=marker):
+        body = strip_markers(sentence, style)
+        if not is_factual(body):
+            continue
+        labels = re.findall(marker, sentence)
+        cited = _unique([x[1:-1] for x in labels if x[1:-1] in allowed])
+        cited_text = "\n".join(view.texts.get(anchor, "") for anchor in cited)
+        yield sentence, body, labels, cited, cited_text
+
+
+def cited_sentences(view: EvidenceView, text: str) -> list[tuple[str, str]]:
+    """(body, cited evidence text) of every factual sentence citing a valid anchor: what the
+    support check scores (used to fit its weights, benchmarks/fit_support.py)."""
+    return [(body, ev) for _, body, _, cited, ev in _factual_sentences(view, text) if cited]
 
 
 def analyse(view: EvidenceView, text: str, policy: Policy, refusals: tuple[str, ...]) -> Analysis:
@@ -99,7 +147,6 @@ def analyse(view: EvidenceView, text: str, policy: Policy, refusals: tuple[str, 
     a = Analysis()
     style = view.citation_style
     allowed = set(view.anchors)
-    marker = marker_pattern(style)
 
     if checks.looks_like_refusal(text, refusals):
         a.refusal_like = True
@@ -143,21 +190,10 @@ def analyse(view: EvidenceView, text: str, policy: Policy, refusals: tuple[str, 
         )
 
     vp = policy.validation
-    params = SupportParams(
-        min_sentence_support=vp.min_sentence_support,
-        missing_name_penalty=vp.missing_name_penalty,
-        negation_span_cover=vp.negation_span_cover,
-        nli_weight=vp.nli_weight,
-    )
+    params = support_params(policy)
     nli = load_nli(vp.nli_model_path).entailment_probability if vp.nli_model_path else None
-    for sentence in split_sentences(text, marker=marker):
-        body = strip_markers(sentence, style)
-        if not is_factual(body):
-            continue
+    for sentence, body, labels, cited, cited_text in _factual_sentences(view, text):
         a.factual += 1
-        labels = re.findall(marker, sentence)
-        cited = _unique([x[1:-1] for x in labels if x[1:-1] in allowed])
-        cited_text = "\n".join(view.texts.get(anchor, "") for anchor in cited)
         if checks.mentions_evidence_word(body, cited_text):
             a.flag(
                 ReasonCode.META_COMMENTARY,
@@ -171,18 +207,20 @@ def analyse(view: EvidenceView, text: str, policy: Policy, refusals: tuple[str, 
         a.cited += 1
         if len(cited) < len(_unique([x[1:-1] for x in labels])):
             a.sentence_codes.append((index, ReasonCode.INVALID_CITATION_REFERENCE))
-        for ident in checks.identifiers(body):
-            known = checks.present_in(ident, cited_text) or checks.present_in(ident, view.question)
-            if not known:
-                a.sentence_codes.append((index, ReasonCode.UNSUPPORTED_NEW_FACT))
-            if not known and ident not in a.suspicious:
-                a.suspicious.append(ident)
+        new_ids = tuple(
+            ident
+            for ident in checks.identifiers(body)
+            if not (checks.present_in(ident, cited_text) or checks.present_in(ident, view.question))
+        )
+        if new_ids:
+            a.sentence_codes.append((index, ReasonCode.UNSUPPORTED_NEW_FACT))
+        a.suspicious.extend(i for i in new_ids if i not in a.suspicious)
         if not cited:
             a.support.append(0.0)
             if vp.min_sentence_support > _EPS:
                 a.sentence_codes.append((index, ReasonCode.LOW_SUPPORT))
             continue
-        s = sentence_support(body, cited_text, params, view.question, nli)
+        s = sentence_support(body, cited_text, params, view.question, nli, new_ids)
         a.support.append(s.score)
         if not s.supported(vp.min_sentence_support):
             a.sentence_codes.append((index, ReasonCode.LOW_SUPPORT))
@@ -191,7 +229,7 @@ def analyse(view: EvidenceView, text: str, policy: Policy, refusals: tuple[str, 
                     index=a.factual - 1,
                     score=s.score,
                     coverage=s.coverage,
-                    reason=_why(s.coverage, s.missing_names, s.polarity_flip),
+                    reason=_why(s.features, s.coverage),
                     best_evidence_span=s.best_span,
                 )
             )

@@ -138,6 +138,13 @@ _DIGIT = re.compile(r"\d")
 
 
 def identifiers(text: str) -> list[str]:
+    """Numbers, dates, codes and acronyms in `text`, in order, unique (see `_identifiers`)."""
+    return list(_identifiers(text))
+
+
+# Memoized: the validator asks for a sentence's identifiers twice (new facts, support).
+@lru_cache(maxsize=4096)
+def _identifiers(text: str) -> tuple[str, ...]:
     """Numbers, dates, codes and acronyms in `text`, in order, unique.
 
     A token is an identifier when it contains a digit (`40`, `3.5`, `2024-01-03`, `M8`,
@@ -155,7 +162,7 @@ def identifiers(text: str) -> list[str]:
         is_id = _DIGIT.search(tok) is not None or (len(tok) >= 2 and tok.isupper())
         if is_id and tok not in out:
             out.append(tok)
-    return out
+    return tuple(out)
 
 
 @lru_cache(maxsize=256)
@@ -163,21 +170,33 @@ def _canon(text: str) -> str:
     return _THOUSANDS.sub("", text.casefold())
 
 
-@lru_cache(maxsize=4096)
-def _token_pattern(ident: str) -> re.Pattern[str]:
-    # Not glued to letters/digits, and not part of a decimal (`3.4`) or thousands group; parts
-    # of hyphen/slash/colon compounds count (`2019` in `2019-03-01`, `25` in `25-30`).
-    return re.compile(
-        r"(?<![a-z0-9])(?<![a-z0-9][.,])" + re.escape(ident) + r"(?![a-z0-9])(?![.,][a-z0-9])"
-    )
+_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
 
 def present_in(identifier: str, text: str) -> bool:
     """Whether `identifier` occurs in `text` as a whole token (case-insensitive).
 
     `4` is not found in `40` or `3.4`; `1000` matches `1,000`; `2019` matches `2019-03-01`.
+    Not glued to letters/digits, and not part of a decimal (`3.4`) or thousands group; parts
+    of hyphen/slash/colon compounds count (`2019` in `2019-03-01`, `25` in `25-30`). Plain
+    string search (no regex to compile per identifier: this runs for every new number).
     """
-    return _token_pattern(_canon(identifier)).search(_canon(text)) is not None
+    ident, hay = _canon(identifier), _canon(text)
+    if not ident:
+        return False
+    at = hay.find(ident)
+    while at >= 0:
+        end = at + len(ident)
+        before = hay[at - 1] if at >= 1 else ""
+        before2 = hay[at - 2] if at >= 2 else ""
+        after = hay[end] if end < len(hay) else ""
+        after2 = hay[end + 1] if end + 1 < len(hay) else ""
+        glued_before = before in _ALNUM or (before in ".," and before2 in _ALNUM and before2)
+        glued_after = after in _ALNUM or (after in ".," and after2 in _ALNUM and after2)
+        if not (glued_before and before) and not (glued_after and after):
+            return True
+        at = hay.find(ident, at + 1)
+    return False
 
 
 # --- lexical support (seed 003 §6 "simple heuristic") -----------------------------------------

@@ -1,46 +1,58 @@
 """Sentence-level support: does the evidence a sentence cites say what the sentence says?
 
-For one answer sentence (markers removed) and the text of the anchors it cites:
+For one answer sentence (markers removed) and the text of the anchors it cites
+(`validate.evidence` indexes that text into spans and lemmas):
 
-0. **Quotations**: a sentence whose words occur contiguously, in order, in the cited evidence
+0. **Quotation**: a sentence whose words occur contiguously, in order, in the cited evidence
    (verbatim or with markup, punctuation and line wraps stripped) scores 1.0.
-1. **Coverage**: share of the sentence's content words (lowercased, stopwords dropped, light
-   stemming, `checks.content_words`) found anywhere in the cited evidence. Verbatim and
-   markup-stripped quotes score 1.0; paraphrases that reuse the evidence's words score high.
-2. **Missing names**: capitalised words of the sentence (not its first word, not function
-   words) and number words (`two`, `seventh`) absent from the cited evidence. Numbers, dates
-   and codes are checked separately (UNSUPPORTED_NEW_FACT).
-3. **Polarity flips**: a negation (`not`, `never`, `no`, `n't`, `without`, ...) in the sentence
-   that no negated evidence sentence about the same thing (sharing half its supported words)
-   carries; or a plain sentence repeating at least `negation_span_cover` of the words of a
-   negated evidence sentence; or an antonym (`increase`/`decrease`, ...) where the best
-   evidence span uses the other word.
+1. **Polarity flip** scores 0.0: a negation (`not`, `never`, `no`, `n't`, `without`, ...) in
+   the sentence that no negated evidence span about the same thing (sharing half its supported
+   lemmas) carries; a plain sentence repeating at least `negation_span_cover` of a negated
+   evidence span; an antonym (`increase`/`decrease`, ...) absent from the evidence whose
+   partner is in the best window.
+2. Otherwise a logistic rule over signals that survive paraphrase,
+   `score = sigmoid(intercept + Σ weight × feature)` with the weights of
+   `[validation] support_weights` (fitted, see the preset comment):
 
-The support score is `coverage - missing_name_penalty × missing names`, clipped to [0, 1], and
-0 on a polarity flip. A sentence is supported when its score reaches `min_sentence_support`
-(policy `[validation]`). For an unsupported sentence the best evidence span (the cited
-evidence sentence sharing most content words with it, earliest on ties) is reported for the
-audit record.
+   - `coverage`: share of the sentence's content lemmas found anywhere in the cited evidence;
+   - `window_coverage`: share found in the best window of `support_window` consecutive
+     evidence spans (the one covering most, earliest on ties): a sentence stitched from
+     distant parts of a document scores lower than one a single passage states;
+   - `missing_words`: content lemmas absent from the cited evidence (a count: every invented
+     word is evidence of invention, whatever the sentence's length);
+   - `missing_names`: capitalised names (not the first word) and number words absent;
+   - `names_outside_window`: names and numbers the evidence has, but not in the best window
+     (an entity swapped in from another passage: "Cia Berg was inducted" when the passage
+     about the induction names David Lee Roth);
+   - `missing_numbers`: numbers, dates and codes (`checks.identifiers`) in neither the cited
+     evidence nor the question.
 
+A sentence is supported when its score reaches `min_sentence_support`. For an unsupported
+sentence the best window is reported for the audit record (never the public response).
 Everything here is pure and deterministic; an optional NLI model (`validate.nli`,
 `[validation] nli_model_path`) may be mixed into the score (`nli_weight`).
 """
 
 from __future__ import annotations
 
+import math
 import re
-from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from citebound.text.sentences import split_sentences
-from citebound.validate.checks import STOPWORDS, content_words, identifiers, stem
+from citebound.policy import SupportWeights
+from citebound.validate.checks import STOPWORDS, identifiers, present_in
+from citebound.validate.evidence import (
+    NEGATIONS,
+    EvidenceIndex,
+    covered,
+    index_evidence,
+    lemma,
+    lemmas,
+)
 
-_NEGATION_TEXT = """not no never none nothing nobody neither nor without cannot cant isnt arent
-    wasnt werent dont doesnt didnt wont wouldnt shouldnt couldnt mustnt hasnt havent hadnt"""
-_NEGATIONS = frozenset(_NEGATION_TEXT.split())
-_NEGATION_RE = re.compile(r"\b(?:" + "|".join(sorted(_NEGATIONS)) + r")\b|n['’]t\b")
+_NEGATION_RE = re.compile(r"\b(?:" + "|".join(sorted(NEGATIONS)) + r")\b|n['’]t\b")
 _NUMBER_TEXT = """one two three four five six seven eight nine ten eleven twelve thirteen fourteen
     fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty
     ninety hundred thousand million billion trillion dozen first second third fourth fifth
@@ -61,7 +73,6 @@ _ANTONYM_PAIRS = (
     ("more", "less"),
     ("larger", "smaller"),
     ("win", "lose"),
-    ("won", "lost"),
     ("inside", "outside"),
     ("start", "stop"),
     ("true", "false"),
@@ -74,12 +85,14 @@ _ANTONYM_PAIRS = (
 )
 _ANTONYMS: dict[str, str] = {}
 for _a, _b in _ANTONYM_PAIRS:
-    _ANTONYMS[stem(_a)] = stem(_b)
-    _ANTONYMS[stem(_b)] = stem(_a)
+    _ANTONYMS[lemma(_a)] = lemma(_b)
+    _ANTONYMS[lemma(_b)] = lemma(_a)
 # A leading "No," / "Yes." answers a yes/no question; it does not negate the evidence.
 _INTERJECTION = re.compile(r"^\W*(?:no|yes)\b[\s,.;:!-]*", re.IGNORECASE)
 _CAPITALISED = re.compile(r"(?<![\w'’])([A-Z][a-z]+(?:['’][a-z]+)?)\b")
 _ALL_WORDS = re.compile(r"[a-z0-9]+")
+_DIGIT = re.compile(r"\d")
+_EPS = 1e-9
 
 
 @dataclass(frozen=True)
@@ -87,9 +100,26 @@ class SupportParams:
     """The fitted knobs of the rule (copied from `policy.validation`)."""
 
     min_sentence_support: float
-    missing_name_penalty: float
     negation_span_cover: float
+    weights: SupportWeights
+    window: int
+    prefix: int
     nli_weight: float = 0.0
+
+
+@dataclass(frozen=True)
+class SupportFeatures:
+    """The signals of one sentence against its cited evidence (inputs of the rule)."""
+
+    coverage: float
+    window_coverage: float
+    missing_words: int
+    missing_names: tuple[str, ...]
+    names_outside_window: tuple[str, ...]
+    missing_numbers: tuple[str, ...]
+    polarity_flip: str
+    quotation: bool
+    best_span: str
 
 
 @dataclass(frozen=True)
@@ -101,19 +131,10 @@ class SentenceSupport:
     missing_names: tuple[str, ...]
     polarity_flip: str
     best_span: str
+    features: SupportFeatures | None = None
 
     def supported(self, floor: float) -> bool:
-        return self.score >= floor - 1e-9
-
-
-_SINGLE_NEWLINE = re.compile(r"(?<!\n)\n(?!\n)")
-
-
-@lru_cache(maxsize=4096)
-def _spans(evidence: str) -> tuple[tuple[str, frozenset[str]], ...]:
-    # Hard-wrapped lines are one sentence; blank lines and terminators still split.
-    text = _SINGLE_NEWLINE.sub(" ", evidence)
-    return tuple((s, content_words(s)) for s in split_sentences(text) if s.strip())
+        return self.score >= floor - _EPS
 
 
 # A Markdown link's target: `[text](../path.md)` reads as `text` when quoted.
@@ -134,44 +155,54 @@ def is_quotation(sentence: str, evidence: str) -> bool:
     return words.strip() != "" and words in _word_sequence(evidence)
 
 
-@lru_cache(maxsize=4096)
-def _all_words(text: str) -> frozenset[str]:
-    """Every lowercase word (stopwords kept, stemmed): for names and negations."""
-    return frozenset(stem(w) for w in _ALL_WORDS.findall(text.casefold().replace("’", "'")))
+# "No. 1", "no. 3": the abbreviation of number, not a negation.
+_NUMBER_ABBREVIATION = re.compile(r"\bno\.\s*(?=\d)")
+
+
+def _polarity_text(text: str) -> str:
+    return _NUMBER_ABBREVIATION.sub("# ", text.casefold().replace("’", "'"))
 
 
 @lru_cache(maxsize=16_384)
 def _negated(text: str) -> bool:
-    return _NEGATION_RE.search(text.casefold().replace("’", "'")) is not None
+    return _NEGATION_RE.search(_polarity_text(text)) is not None
+
+
+def polarity_flip(
+    sentence: str, words: frozenset[str], index: EvidenceIndex, window: str, cover: float
+) -> str:
+    """Why the sentence flips the polarity of its evidence, or "" when it does not.
+
+    Quotations never reach this check (`is_quotation`)."""
+    negated = [index.span_words[i] for i in index.negated]
+    if _negated(_INTERJECTION.sub("", sentence)):
+        # The negation must come from an evidence span about the same thing: one sharing at
+        # least half of the sentence's supported lemmas (and at least one).
+        need = max(1, (len(words & index.words) + 1) // 2)
+        if not any(len(words & span) >= need for span in negated):
+            return "negation absent from the cited evidence"
+    else:
+        # A plain sentence repeating a negated evidence span (`must not be started` ->
+        # `must be started`), both ways: the sentence is that span without its negation, not
+        # a longer sentence that happens to contain a short negated clause's words.
+        for span in negated:
+            shared = len(words & span)
+            if span and words and min(shared / len(span), shared / len(words)) >= cover:
+                return "the evidence negates what the sentence states"
+    swapped = sorted((w, _ANTONYMS[w]) for w in _all_lemmas(sentence) if w in _ANTONYMS)
+    swapped = [(w, other) for w, other in swapped if w not in index.all_words]
+    if swapped:
+        window_all = _all_lemmas(window)
+        for _, other in swapped:
+            if other in window_all:
+                return f"antonym: evidence says {other!r}"
+    return ""
 
 
 @lru_cache(maxsize=4096)
-def best_span(sentence_words: frozenset[str], evidence: str) -> tuple[str, frozenset[str]]:
-    """The evidence sentence sharing most content words with the sentence (earliest on ties)."""
-    best: tuple[str, frozenset[str]] = ("", frozenset())
-    best_n = -1
-    for span, words in _spans(evidence):
-        n = len(sentence_words & words)
-        if n > best_n:
-            best, best_n = (span, words), n
-    return best
-
-
-def missing_names(sentence: str, evidence: str) -> tuple[str, ...]:
-    """Capitalised words (not the first word) and number words absent from the evidence."""
-    known = _all_words(evidence)
-    out: list[str] = []
-    for i, m in enumerate(_CAPITALISED.finditer(sentence)):
-        word = m.group(1)
-        low = word.casefold().replace("’", "'").split("'")[0]
-        if (i == 0 and m.start() == _first_letter(sentence)) or low in STOPWORDS:
-            continue
-        if stem(low) not in known and word not in out:
-            out.append(word)
-    for w in _ALL_WORDS.findall(sentence.casefold()):
-        if w in _NUMBER_WORDS and stem(w) not in known and w not in out:
-            out.append(w)
-    return tuple(out)
+def _all_lemmas(text: str) -> frozenset[str]:
+    """Every lemma of `text`, stopwords kept (for antonyms and negations)."""
+    return frozenset(map(lemma, _ALL_WORDS.findall(text.casefold().replace("’", "'"))))
 
 
 def _first_letter(sentence: str) -> int:
@@ -181,51 +212,20 @@ def _first_letter(sentence: str) -> int:
     return -1
 
 
-_BOUNDARY = re.compile(r"[.!?\n]")
-
-
-@lru_cache(maxsize=4096)
-def _negated_spans(evidence: str) -> tuple[frozenset[str], ...]:
-    """Content words of each evidence sentence that carries a negation (sentences cut at
-    `.`, `!`, `?` and line breaks: a cheap pass over the evidence, most of it skipped)."""
-    text = evidence.casefold().replace("’", "'")
-    cuts = [m.start() for m in _BOUNDARY.finditer(text)]
-    spans: dict[tuple[int, int], None] = {}
-    for m in _NEGATION_RE.finditer(text):
-        i = bisect_left(cuts, m.start())
-        start = cuts[i - 1] + 1 if i > 0 else 0
-        end = cuts[i] if i < len(cuts) else len(text)
-        spans[(start, end)] = None
-    return tuple(content_words(text[a:b]) for a, b in spans)
-
-
-def polarity_flip(
-    sentence: str, sentence_words: frozenset[str], evidence: str, cover: float
-) -> str:
-    """Why the sentence flips the polarity of its evidence, or "" when it does not.
-
-    Quotations never reach this check (`is_quotation`)."""
-    negated = _negated_spans(evidence) if _negated(evidence) else ()
-    if _negated(_INTERJECTION.sub("", sentence)):
-        # The negation must come from an evidence sentence about the same thing: one sharing
-        # at least half of the sentence's supported content words (and at least one).
-        need = max(1, (len(sentence_words & content_words(evidence)) + 1) // 2)
-        if not any(len(sentence_words & words) >= need for words in negated):
-            return "negation absent from the cited evidence"
-    else:
-        # A plain sentence repeating a negated evidence sentence (`must not be started` ->
-        # `must be started`).
-        for words in negated:
-            if words and len(sentence_words & words) / len(words) >= cover:
-                return "the evidence negates what the sentence states"
-    known = _all_words(evidence)
-    swapped = [(w, _ANTONYMS[w]) for w in _all_words(sentence) if w in _ANTONYMS and w not in known]
-    if swapped:
-        span_all = _all_words(best_span(sentence_words, evidence)[0])
-        for _, other in swapped:
-            if other in span_all:
-                return f"antonym: evidence says {other!r}"
-    return ""
+def _names(sentence: str) -> list[str]:
+    """Capitalised words (not the first word, not function words) and number words."""
+    out: list[str] = []
+    first = _first_letter(sentence)
+    for m in _CAPITALISED.finditer(sentence):
+        word = m.group(1)
+        low = word.casefold().replace("’", "'").split("'")[0]
+        if m.start() == first or low in STOPWORDS or word in out:
+            continue
+        out.append(word)
+    for w in _ALL_WORDS.findall(sentence.casefold()):
+        if w in _NUMBER_WORDS and w not in out:
+            out.append(w)
+    return out
 
 
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
@@ -238,10 +238,85 @@ def _plain_numbers(text: str) -> str:
 
 
 @lru_cache(maxsize=1024)
-def _question_ids(question: str) -> frozenset[str]:
-    """Content words of the question's identifiers (`X200`, `NASA`): a sentence may repeat
-    them, as the new-facts rule allows."""
-    return frozenset(w for ident in identifiers(question) for w in content_words(ident))
+def _question_lemmas(question: str) -> frozenset[str]:
+    """Lemmas of the question's identifiers (`X200`, `NASA`): a sentence may repeat them, as
+    the new-facts rule allows."""
+    return frozenset(w for ident in identifiers(question) for w in lemmas(ident))
+
+
+def support_features(
+    sentence: str,
+    evidence: str,
+    params: SupportParams,
+    question: str = "",
+    missing_numbers: tuple[str, ...] | None = None,
+) -> SupportFeatures:
+    """The signals of `sentence` (markers removed) against the text it cites.
+
+    `missing_numbers`: the sentence's identifiers absent from the evidence and the question,
+    when the caller has them already (the validator's new-facts check); else computed."""
+    sentence, evidence = _plain_numbers(sentence), _plain_numbers(evidence)
+    if is_quotation(sentence, evidence):
+        return SupportFeatures(1.0, 1.0, 0, (), (), (), "", True, "")
+    index = index_evidence(evidence, params.prefix)
+    asked = _question_lemmas(question)
+    words = frozenset(lemmas(sentence))
+    known = {w for w in words if w in asked or covered(w, index, params.prefix)}
+    n = len(words)
+    start, in_window = index.best_window(words - asked, params.window, params.prefix)
+    window = index.window_words(start, params.window)
+    in_window += len(words & asked)
+    missing_names: list[str] = []
+    outside: list[str] = []
+    for name in _names(sentence):
+        raw = name.casefold().replace("’", "'").split("'")[0]
+        low = lemma(raw)
+        if low in asked:
+            continue
+        if raw not in index.raw_words and low not in index.words:
+            missing_names.append(name)
+        elif low not in window and covered(low, index, params.prefix):
+            outside.append(name)
+    for w in sorted(words - asked):
+        if _DIGIT.search(w) and w in index.words and w not in window:
+            outside.append(w)
+    numbers = missing_numbers
+    if numbers is None:
+        numbers = tuple(
+            i
+            for i in identifiers(sentence)
+            if not (present_in(i, evidence) or (question and present_in(i, question)))
+        )
+    window_text = index.window_text(start, params.window)
+    flip = polarity_flip(sentence, words, index, window_text, params.negation_span_cover)
+    return SupportFeatures(
+        coverage=len(known) / n if n else 1.0,
+        window_coverage=min(1.0, in_window / n) if n else 1.0,
+        missing_words=n - len(known),
+        missing_names=tuple(missing_names),
+        names_outside_window=tuple(outside),
+        missing_numbers=numbers,
+        polarity_flip=flip,
+        quotation=False,
+        best_span=window_text,
+    )
+
+
+def rule_score(f: SupportFeatures, w: SupportWeights) -> float:
+    """The fitted logistic rule (1.0 for a quotation)."""
+    if f.quotation:
+        return 1.0
+    z = (
+        w.intercept
+        - w.polarity_flip * bool(f.polarity_flip)
+        + w.coverage * f.coverage
+        + w.window_coverage * f.window_coverage
+        - w.missing_words * f.missing_words
+        - w.missing_names * len(f.missing_names)
+        - w.names_outside_window * len(f.names_outside_window)
+        - w.missing_numbers * len(f.missing_numbers)
+    )
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))  # clamped: no exp overflow
 
 
 def sentence_support(
@@ -250,57 +325,46 @@ def sentence_support(
     params: SupportParams,
     question: str = "",
     nli: Callable[[str, str], float] | None = None,
+    missing_numbers: tuple[str, ...] | None = None,
 ) -> SentenceSupport:
     """Score `sentence` (markers removed) against the concatenated text it cites.
 
     `nli(premise, hypothesis)` (an entailment model, `validate.nli`) is optional: its
-    probability, for the best evidence span as premise, is mixed into the score with weight
-    `params.nli_weight`; polarity flips and quotations are decided before it.
+    probability, for the best window as premise, is mixed into the score with weight
+    `params.nli_weight`; quotations are decided before it.
     """
-    sentence, evidence = _plain_numbers(sentence), _plain_numbers(evidence)
-    words = content_words(sentence)
-    ev_words = content_words(evidence) | _question_ids(question)
-    coverage = len(words & ev_words) / len(words) if words else 1.0
-    if is_quotation(sentence, evidence):
-        # A quotation says what its evidence says: nothing can be missing or flipped.
-        return SentenceSupport(
-            score=1.0, coverage=1.0, missing_names=(), polarity_flip="", best_span=""
-        )
-    names = missing_names(sentence, evidence)
-    flip = polarity_flip(sentence, words, evidence, params.negation_span_cover)
-    score = 0.0 if flip else min(1.0, max(0.0, coverage - params.missing_name_penalty * len(names)))
-    if nli is not None and not flip:
-        premise = best_span(words, evidence)[0] or evidence
-        p = nli(premise, sentence)
+    f = support_features(sentence, evidence, params, question, missing_numbers)
+    score = rule_score(f, params.weights)
+    if nli is not None and not f.quotation:
+        p = nli(f.best_span or evidence, sentence)
         score = (1 - params.nli_weight) * score + params.nli_weight * p
-    # The best span is only reported for unsupported sentences (it costs a pass over the
-    # evidence sentences).
-    weak = score < params.min_sentence_support - 1e-9
+    weak = score < params.min_sentence_support - _EPS
     return SentenceSupport(
         score=round(score, 6),
-        coverage=round(coverage, 6),
-        missing_names=names,
-        polarity_flip=flip,
-        best_span=best_span(words, evidence)[0] if weak else "",
+        coverage=round(f.coverage, 6),
+        missing_names=f.missing_names + f.names_outside_window + f.missing_numbers,
+        polarity_flip=f.polarity_flip,
+        best_span=f.best_span if weak else "",
+        features=f,
     )
 
 
 def clear_caches() -> None:
     """Forget every memoized evidence text (benchmarks measure first-time validation with
-    it); the word-stem memo stays, as it does in any process after a few requests."""
-    from citebound.validate import checks
+    it); the word-lemma memo stays, as it does in any process after a few requests."""
+    from citebound.validate import checks, evidence
 
     for cached in (
-        _spans,
-        _all_words,
         _word_sequence,
         _plain_numbers,
-        best_span,
         _negated,
-        _negated_spans,
-        _question_ids,
+        _question_lemmas,
+        _all_lemmas,
+        evidence.index_evidence,
+        evidence.lemmas,
         checks.content_words,
         checks._canon,
         checks._normalize,
+        checks._identifiers,
     ):
         cached.cache_clear()

@@ -1,0 +1,222 @@
+"""The cited evidence of a sentence, indexed once for the support check (`validate.support`).
+
+Evidence text is cut into spans (sentences: `.`, `!`, `?`, `…`, `;` followed by whitespace,
+blank lines and full-width terminators; a hard-wrapped line is not a boundary) and every span
+into *lemmas*: lowercase word tokens without stopwords, light suffix stripping
+(`checks.stem`) and the common irregular verb forms mapped to their base (`said` -> `say`,
+`took` -> `take`), so "says"/"said" and "finds"/"found" match. A lemma also matches by its first
+`prefix` characters (`investigators` / `investigation`), which survives paraphrase better than
+any suffix list.
+
+Unlike answer sentences (`text.sentences`, a security boundary), evidence spans only choose
+where support is looked for: a cut after `Dr.` costs nothing, the windows of the support check
+span several sentences anyway. So the split here is a cheap regex.
+
+Everything is memoized per evidence text: the same chunks are checked against every sentence
+of an answer and again on the next question about the same documents.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+
+from citebound.validate.checks import STOPWORDS, stem
+
+# Connectives and hedges that organise a summary rather than state a fact: LLM summaries use
+# them whether right or wrong, so they carry no support signal ("despite", "however").
+_DISCOURSE_TEXT = """however although though despite moreover furthermore additionally also
+    meanwhile currently recently now still yet already overall ultimately finally instead
+    thus hence therefore whereas while among several many various including included
+    according said says say"""
+# "say" belongs here too: a summary attributes ("officials say") what the article reports.
+DISCOURSE = frozenset(_DISCOURSE_TEXT.split())
+
+# Irregular past forms whose stem does not reach the base form: a summary's "says" for an
+# article's "said" is the same fact.
+_IRREGULAR_TEXT = """said:say told:tell took:take taken:take found:find saw:see seen:see
+    came:come went:go gone:go made:make got:get gotten:get gave:give given:give held:hold
+    left:leave led:lead won:win lost:lose began:begin begun:begin ran:run brought:bring
+    bought:buy thought:think knew:know known:know wrote:write written:write spoke:speak
+    spoken:speak fell:fall fallen:fall kept:keep met:meet paid:pay sent:send spent:spend
+    built:build struck:strike chose:choose chosen:choose became:become grew:grow grown:grow
+    sold:sell stood:stand felt:feel heard:hear meant:mean taught:teach caught:catch
+    fought:fight sought:seek drove:drive driven:drive rose:rise risen:rise hid:hide
+    hidden:hide shot:shoot broke:break broken:break froze:freeze frozen:freeze wore:wear
+    worn:wear threw:throw thrown:throw flew:fly flown:fly drew:draw drawn:draw died:die
+    dead:die death:die lay:lie laid:lay sat:sit stuck:stick swam:swim sang:sing sung:sing
+    men:man women:woman children:child people:person"""
+IRREGULAR = dict(pair.split(":") for pair in _IRREGULAR_TEXT.split())
+
+_NEGATION_TEXT = """not no never none nothing nobody neither nor without cannot cant isnt arent
+    wasnt werent dont doesnt didnt wont wouldnt shouldnt couldnt mustnt hasnt havent hadnt"""
+NEGATIONS = frozenset(_NEGATION_TEXT.split())
+# "No. 1", "no. 3": the abbreviation of number, not a negation.
+_NO_NUMBER = re.compile(r"\bno\b(?!\.\s*\d)")
+
+_WORD = re.compile(r"[a-z0-9]+")
+# A span ends after a run of terminators (and closing quotes/brackets) followed by whitespace or
+# the end but not by a number ("No. 1", "Fig. 3"), at a blank line, and after a full-width
+# terminator. The pattern starts only at those characters: scanning long evidence stays cheap.
+_SPAN_END = re.compile(r"[.!?…;]+[\"'”’)\]]*(?=\s|$)(?!\s+\d)|\n[ \t]*\n|[。！？]+")
+
+
+@lru_cache(maxsize=65_536)
+def lemma(word: str) -> str:
+    """Base form of one lowercase word: irregular map, then `checks.stem`.
+
+    >>> [lemma(w) for w in ("said", "says", "found", "finds", "valves")]
+    ['say', 'say', 'find', 'find', 'valv']
+    """
+    return stem(IRREGULAR.get(word, word))
+
+
+def is_content(word: str) -> bool:
+    """Counts towards support: not a stopword, not a connective, 2+ characters or a digit."""
+    return word not in STOPWORDS and word not in DISCOURSE and (len(word) > 1 or word.isdigit())
+
+
+@lru_cache(maxsize=65_536)
+def content_lemma(word: str) -> str:
+    """The lemma of a content word, "" for a stopword or connective."""
+    return lemma(word) if is_content(word) else ""
+
+
+def _fold(text: str) -> str:
+    return text.casefold().replace("’", "'")
+
+
+@lru_cache(maxsize=16_384)
+def lemmas(text: str) -> tuple[str, ...]:
+    """Content lemmas of `text` in order, repeats kept (casefolded, `’` as `'`)."""
+    return tuple(x for x in map(content_lemma, _WORD.findall(_fold(text))) if x)
+
+
+def prefix_key(word: str, prefix: int) -> str:
+    """The key a lemma also matches by: its first `prefix` characters (long words only)."""
+    return "~" + word[:prefix] if prefix > 0 and len(word) > prefix else ""
+
+
+@dataclass(frozen=True)
+class EvidenceIndex:
+    """Spans of one evidence text with their lemmas; lemma prefixes (`~` + first `prefix`
+    characters) mapped to the evidence lemmas that carry them."""
+
+    spans: tuple[str, ...]
+    starts: tuple[int, ...]
+    span_words: tuple[frozenset[str], ...]
+    words: frozenset[str]
+    prefixes: dict[str, set[str]]
+    raw_words: frozenset[str]
+    negated: tuple[int, ...]
+
+    @cached_property
+    def all_words(self) -> frozenset[str]:
+        """Every lemma, stopwords kept (names, antonyms): computed on first use only."""
+        return frozenset(map(lemma, self.raw_words))
+
+    def matches(self, word: str, prefix: int) -> AbstractSet[str]:
+        """The evidence lemmas `word` matches: itself, else those sharing its prefix."""
+        if word in self.words:
+            return {word}
+        key = prefix_key(word, prefix)
+        return self.prefixes.get(key, set()) if key else set()
+
+    def best_window(self, sentence: frozenset[str], size: int, prefix: int) -> tuple[int, int]:
+        """(first span, lemmas covered) of the `size` consecutive spans covering most of the
+        sentence's distinct lemmas; earliest window on ties, (0, 0) when none is covered."""
+        direct = sentence & self.words
+        hits = [direct & words for words in self.span_words]
+        for w in sentence - direct:
+            matched = self.matches(w, prefix)
+            if matched:
+                hits = [
+                    h | {w} if not matched.isdisjoint(s) else h
+                    for h, s in zip(hits, self.span_words, strict=True)
+                ]
+        best_start, best_n = 0, 0
+        for start in range(max(1, len(hits) - size + 1)):
+            window = hits[start : start + size]
+            if sum(map(len, window)) <= best_n:
+                continue  # an upper bound: cannot beat the best so far
+            n = len(set().union(*window)) if size > 1 else len(window[0])
+            if n > best_n:
+                best_start, best_n = start, n
+        return best_start, best_n
+
+    def window_words(self, start: int, size: int) -> frozenset[str]:
+        return frozenset().union(*self.span_words[start : start + size])
+
+    def window_text(self, start: int, size: int) -> str:
+        return " ".join(" ".join(s.split()) for s in self.spans[start : start + size])
+
+
+def _cut(evidence: str) -> tuple[list[str], list[int], list[int]]:
+    """(spans, start offsets, end offsets) of the non-blank spans of `evidence`."""
+    spans: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    start = 0
+    for end in [*(m.end() for m in _SPAN_END.finditer(evidence)), len(evidence)]:
+        piece = evidence[start:end].strip()
+        if piece:
+            spans.append(piece)
+            starts.append(start)
+            ends.append(end)
+        start = end
+    return spans, starts, ends
+
+
+_NO_WORD = frozenset({""})
+
+
+@lru_cache(maxsize=1024)
+def index_evidence(evidence: str, prefix: int) -> EvidenceIndex:
+    """Spans and lemmas of `evidence`, and its lemma prefixes.
+
+    Hot path (every new evidence text): one casefold, then set operations over each span's
+    distinct words."""
+    spans, starts, ends = _cut(evidence)
+    folded = _fold(evidence)
+    if len(folded) != len(evidence):  # casefold changed lengths (`ß`): offsets differ
+        folded_spans = [_fold(s) for s in spans]
+        bounds = [(0, len(s)) for s in folded_spans]
+    else:
+        folded_spans = [folded] * len(spans)
+        bounds = list(zip(starts, ends, strict=True))
+    span_words: list[frozenset[str]] = []
+    raw_all: set[str] = set()
+    negated: list[int] = []
+    for i, (text, (a, b)) in enumerate(zip(folded_spans, bounds, strict=True)):
+        raw = set(_WORD.findall(text, a, b))
+        raw_all |= raw
+        span_words.append(frozenset(map(content_lemma, raw)) - _NO_WORD)
+        found = raw & NEGATIONS  # "No. 1" is a number, "n't" splits as "n" + "t"
+        word = bool(found) and (found != {"no"} or _NO_NUMBER.search(text, a, b) is not None)
+        if word or ("t" in raw and "n't" in text[a:b]):
+            negated.append(i)
+    words = frozenset().union(*span_words)
+    prefixes: dict[str, set[str]] = {}
+    if prefix > 0:
+        for w in words:
+            if len(w) > prefix:
+                prefixes.setdefault("~" + w[:prefix], set()).add(w)
+    return EvidenceIndex(
+        spans=tuple(spans),
+        starts=tuple(starts),
+        span_words=tuple(span_words),
+        words=words,
+        prefixes=prefixes,
+        raw_words=frozenset(raw_all),
+        negated=tuple(negated),
+    )
+
+
+def covered(word: str, index: EvidenceIndex, prefix: int) -> bool:
+    """The lemma, or a lemma with its prefix, occurs in the evidence."""
+    if word in index.words:
+        return True
+    key = prefix_key(word, prefix)
+    return bool(key) and key in index.prefixes
