@@ -196,9 +196,12 @@ def test_a_version_3_store_is_upgraded_in_place(tmp_path: Path) -> None:
         conn.execute(
             "INSERT INTO _migrations VALUES (?, ?, '2026-01-01T00:00:00Z')", (version, name)
         )
-    old = record_for("ok", request_id="old").model_copy(update={"schema_version": 3})
+    v4 = [f for f, v in ADDED_IN_VERSION.items() if v >= 4]
+    old = record_for("ok", request_id="old").model_copy(
+        update={"schema_version": 3, **dict.fromkeys(v4)}
+    )
     old = old.model_copy(update={"record_hash": old.compute_hash()})
-    row = {k: v for k, v in to_row(old, lists_as_json=True).items() if k != "conversation"}
+    row = {k: v for k, v in to_row(old, lists_as_json=True).items() if k not in v4}
     conn.execute(
         f"INSERT INTO audit_records ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
         tuple(row.values()),

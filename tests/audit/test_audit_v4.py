@@ -154,7 +154,7 @@ def test_a_version_3_sqlite_store_is_upgraded_in_place(tmp_path: Path) -> None:
     path = tmp_path / "audit.sqlite"
     old = _v3_sqlite(path)
     with SQLiteAuditSink(path) as sink:
-        assert sink.schema_version() == 6
+        assert sink.schema_version() == 7
         (back,) = sink.find(old.request_id)
         assert back == old and back.schema_version == 3 and back.model_calls is None
         assert back.hash_ok()
@@ -164,7 +164,7 @@ def test_a_version_3_sqlite_store_is_upgraded_in_place(tmp_path: Path) -> None:
         assert again == new and again.hash_ok() and len(again.model_calls or []) == 2
         assert sink.integrity_check() == "ok"
     with SQLiteAuditSink(path) as sink:  # reopening applies nothing twice
-        assert sink.schema_version() == 6 and len(sink.records()) == 2
+        assert sink.schema_version() == 7 and len(sink.records()) == 2
 
 
 def test_a_version_3_delta_table_gains_model_calls(tmp_path: Path) -> None:

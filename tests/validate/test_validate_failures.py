@@ -43,7 +43,8 @@ def test_a_passing_answer_names_nothing() -> None:
         ),
         (
             "Torque the impeller bolts to 95 Nm in a cross pattern [C0].",
-            [(0, "UNSUPPORTED_NEW_FACT")],
+            # the number the evidence lacks also lowers the fitted support score
+            [(0, "UNSUPPORTED_NEW_FACT"), (0, "LOW_SUPPORT")],
         ),
     ],
 )
@@ -54,8 +55,13 @@ def test_sentences_are_named_by_index_and_code(
 
 
 def test_whole_answer_rules_have_no_index() -> None:
-    located = _located("According to the evidence, torque the impeller bolts to 45 Nm [C0].")
-    assert located == [(0, "LOW_SUPPORT"), (None, "META_COMMENTARY")]  # sentences first
+    located = _located(
+        "According to the evidence, torque the impeller bolts to 45 Nm [C0]. Mars has two moons."
+    )
+    assert located == [
+        (1, "UNCITED_FACTUAL_STATEMENT"),
+        (None, "META_COMMENTARY"),
+    ]  # sentences first
 
 
 def test_tolerated_rules_are_not_named() -> None:
