@@ -9,11 +9,14 @@ take and return pandas DataFrames and are handed to `mapInPandas` by the driver.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from citebound.config import Config
 from citebound.contracts.audit import AuditRecord
 from citebound.errors import AuditError
+
+if TYPE_CHECKING:
+    from citebound.batch.staging import Staging
 
 # Questions embedded ahead in one call inside a partition (same bound as `ask --questions`).
 PREFETCH_CHUNK = 256
@@ -22,8 +25,8 @@ _CONTEXTS: dict[str, Any] = {}
 
 
 class CollectingSink:
-    """An in-memory audit sink: the executor hands each record back to the driver, which
-    writes all of them to the Delta audit table in one commit."""
+    """An in-memory audit sink: the executor takes each record right after its request and
+    stages it (batch answer) or drops it (batch eval keeps metrics, not a second trail)."""
 
     def __init__(self) -> None:
         self._records: list[AuditRecord] = []
@@ -61,34 +64,69 @@ def worker_context(config_json: str) -> tuple[Any, CollectingSink]:
     return pipe, sink
 
 
-def answer_partitions(config_json: str, run_id: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
+def answer_partitions(
+    config_json: str, run_id: str, staging: Staging, stage_rows: int
+) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """The mapInPandas function of `batch answer`: rows (request_id, text) in, rows
-    (request_id, response_json, audit_json) out, one audit record per row."""
+    (request_id, part) out, where `part` is the staged file holding the row's answer and audit
+    record (see `citebound.batch.staging`).
+
+    Rows are staged as they finish: at once after a request that reached a model over the
+    network (a crash must not leave that call unaudited), otherwise every `stage_rows` rows and
+    at the end of the partition (re-running an in-process answer after a crash costs nothing
+    and calls no model). A retried task finds its slice's staged rows and does not answer them
+    again. When a request raises, the rows finished before it are staged before the task fails.
+    """
 
     def run(frames: Iterator[Any]) -> Iterator[Any]:
         import pandas as pd
 
+        from citebound.batch.staging import slice_key
+
         pipe, sink = worker_context(config_json)
+        remote = pipe.ctx.config.provider.name != "extractive"
+        key: str | None = None
+        done: dict[str, str] = {}
+        pending: list[tuple[str, str, str]] = []
+        out: list[tuple[str, str]] = []
+
+        def flush() -> None:
+            if pending and key is not None:
+                part = staging.write_part(key, pending)
+                out.extend((rid, part) for rid, _, _ in pending)
+                pending.clear()
+
         for frame in frames:
+            if key is None and len(frame):
+                key = slice_key(run_id, str(frame["request_id"].iloc[0]))
+                for part in staging.part_files(key):  # an earlier attempt of this task
+                    rows, _ = staging.read_parts([part])
+                    done.update((r[0], part) for r in rows)
             ids = [str(x) for x in frame["request_id"]]
             texts = [str(x) for x in frame["text"]]
-            responses: list[str] = []
-            audits: list[str] = []
-            for start in range(0, len(ids), PREFETCH_CHUNK):
-                chunk = list(zip(ids[start : start + PREFETCH_CHUNK], texts[start:], strict=False))
-                with pipe.prefetched([t for _, t in chunk]):
-                    for rid, text in chunk:
-                        state = pipe.run(text, request_id=rid, run_id=run_id)
-                        records = sink.take()
-                        if len(records) != 1 or state.response is None:
-                            raise AuditError(
-                                f"request {rid}: {len(records)} audit records, expected one"
-                            )
-                        responses.append(state.response.model_dump_json())
-                        audits.append(records[0].model_dump_json())
-            yield pd.DataFrame(
-                {"request_id": ids, "response_json": responses, "audit_json": audits}
-            )
+            todo = [(rid, t) for rid, t in zip(ids, texts, strict=True) if rid not in done]
+            out.extend((rid, done[rid]) for rid in ids if rid in done)
+            try:
+                for start in range(0, len(todo), PREFETCH_CHUNK):
+                    chunk = todo[start : start + PREFETCH_CHUNK]
+                    with pipe.prefetched([t for _, t in chunk]):
+                        for rid, text in chunk:
+                            state = pipe.run(text, request_id=rid, run_id=run_id)
+                            records = sink.take()
+                            if len(records) != 1 or state.response is None:
+                                raise AuditError(
+                                    f"request {rid}: {len(records)} audit records, expected one"
+                                )
+                            response = state.response.model_dump_json()
+                            pending.append((rid, response, records[0].model_dump_json()))
+                            llm = state.llm_result
+                            called = remote and llm is not None and llm.attempts > 0
+                            if called or len(pending) >= stage_rows:
+                                flush()
+            finally:
+                flush()
+            yield pd.DataFrame(out, columns=["request_id", "part"])
+            out.clear()
 
     return run
 
