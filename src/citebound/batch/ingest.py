@@ -140,10 +140,12 @@ def ingest_batch(
             return
         parts["files"] = slices(len(pairs))
         job = spark.sparkContext.parallelize(list(pairs), numSlices=parts["files"])
-        # toLocalIterator yields partition after partition, each in order: listing order.
-        yield from job.mapPartitions(
-            prepare_partitions(coll, config.model_dump_json())
-        ).toLocalIterator(prefetchPartitions=True)
+        prepared = _computed(job.mapPartitions(prepare_partitions(coll, config.model_dump_json())))
+        try:
+            # Partition after partition, each in order: listing order.
+            yield from prepared.toLocalIterator()
+        finally:
+            prepared.unpersist()
 
     store = open_store(store_dir, database=database)
     try:
@@ -165,11 +167,14 @@ def ingest_batch(
                 spark.sparkContext.parallelize(rows, numSlices=parts["chunks"]),
                 "chunk_id string, text string",
             )
-            out = frame.mapInPandas(embed_partitions(emb.name), "chunk_id string, vector binary")
-            for row in out.toLocalIterator(prefetchPartitions=True):
+            out = _computed(
+                frame.mapInPandas(embed_partitions(emb.name), "chunk_id string, vector binary")
+            )
+            for row in out.toLocalIterator():
                 text = todo.get(row["chunk_id"])
                 if text is not None:
                     vectors[text] = np.frombuffer(row["vector"], dtype="<f4")
+            out.unpersist()
         pre = PrecomputedEmbedder(emb, vectors)
         version = update_indexes(store, collection, embedder=pre)
         report = report.model_copy(
@@ -190,6 +195,17 @@ def ingest_batch(
         search_index_version=version,
         seconds=round(time.perf_counter() - started, 3),
     )
+
+
+def _computed(data: Any) -> Any:
+    """`data` (RDD or DataFrame) computed by one job over all partitions at once and kept
+    (memory, else disk), so the driver can then stream it with toLocalIterator without
+    holding it whole; toLocalIterator alone would compute one partition at a time."""
+    from pyspark import StorageLevel
+
+    data = data.persist(StorageLevel.MEMORY_AND_DISK)
+    data.count()
+    return data
 
 
 def _unembedded(store: Any, collection: str, model: str) -> dict[str, str]:

@@ -78,6 +78,23 @@ def _location(where: str, config: Any) -> Any:
 
 def _finish(summary: Any) -> None:
     click.echo(summary.model_dump_json(indent=2))
+    _shutdown()
+
+
+def _shutdown() -> None:
+    """Stop Spark and collect garbage while the libraries are still whole: Arrow's and
+    delta-rs' native thread pools torn down during interpreter exit can abort the process
+    (SIGABRT, "terminate called without an active exception") after the work is done."""
+    import gc
+    import sys
+
+    if "pyspark" in sys.modules:
+        from pyspark.sql import SparkSession
+
+        active = SparkSession.getActiveSession()
+        if active is not None:
+            active.stop()
+    gc.collect()
 
 
 @click.group("batch")
