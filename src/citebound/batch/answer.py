@@ -8,8 +8,10 @@ from wall-clock fields (`latency_ms`, `timestamp_utc`, `llm_latency_ms` and the 
 over them). The run id is one per run: `--run-id`, or by default a hash of the question set,
 the config and the policy, so resubmitting the same job cannot write a run twice.
 
-Write order: the audit table first (every request that reached a model is recorded), then the
-answers; each is one Delta commit, so a failed job leaves neither half-written.
+Durability: the executors stage every finished row (answer + audit record) in OUT/_staging/
+<run> as they go (`citebound.batch.staging`); the driver commits staged rows idempotently, audit
+table first (`citebound.batch.commit`). A job that died is resumed by running it again: what it
+staged is committed first and only the questions without an audit record are answered.
 """
 
 from __future__ import annotations
