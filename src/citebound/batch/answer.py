@@ -56,6 +56,10 @@ class AnswerSummary(Contract):
     answers_uri: str = Field(description="Answers Delta table.")
     audit_uri: str = Field(description="Audit Delta table.")
     seconds: float = Field(description="Wall time of the Spark job and the writes.")
+    phase_seconds: dict[str, float] = Field(
+        description="Wall time by phase: setup (checks, resume commit), spark_job (answering, "
+        "staging), commit (staged rows to Delta, checks)."
+    )
 
 
 def answers_arrow_schema() -> Any:
@@ -191,6 +195,7 @@ def answer_batch(
     resumed = commit_staged(staging, expected, audit_at, answers_at)
     audited = run_request_ids(audit_at, run)
     todo = [q for q in questions if q[0] not in audited]
+    job_started = time.perf_counter()
     n = max(1, min(partitions or spark.sparkContext.defaultParallelism, max(1, len(todo))))
     if todo:
         frame = spark.createDataFrame(
@@ -211,6 +216,7 @@ def answer_batch(
             seen.add(rid)
         if seen != wanted:
             raise AuditError(f"{len(wanted - seen)} questions came back without an answer")
+    commit_started = time.perf_counter()
     now = commit_staged(staging, expected, audit_at, answers_at)
     audited = run_request_ids(audit_at, run)
     answered = run_request_ids(answers_at, run)
@@ -220,18 +226,25 @@ def answer_batch(
             f"{len(expected - answered)} without an answer after the commit"
         )
     staging.write_manifest({**run_manifest(questions, config, run), "complete": True})
+    statuses = _statuses(answers_at, run)
+    done = time.perf_counter()
     return AnswerSummary(
         run_id=run,
         questions=len(questions),
         answers=len(answered),
         audit_records=len(audited),
         resumed=len(questions) - len(todo),
-        statuses=_statuses(answers_at, run),
+        statuses=statuses,
         partitions=n,
         answers_uri=answers_at.uri,
         audit_uri=audit_at.uri,
         unreadable_staged_files=resumed.unreadable_files + now.unreadable_files,
-        seconds=round(time.perf_counter() - started, 3),
+        seconds=round(done - started, 3),
+        phase_seconds={
+            "setup": round(job_started - started, 3),
+            "spark_job": round(commit_started - job_started, 3),
+            "commit": round(done - commit_started, 3),
+        },
     )
 
 
