@@ -389,11 +389,8 @@ def _store_prepared(store: IngestStore, prep: Prepared) -> _Outcome:
             continue
         documents.append((document, chunks))
     if not documents:
-        entry = SkippedFile(
-            source_path=source_path,
-            reason=SkipReason.DUPLICATE_ID,
-            message="every document id in the file is already taken",
-        )
+        why = "every document id in the file is already taken"
+        entry = SkippedFile(source_path=source_path, reason=SkipReason.DUPLICATE_ID, message=why)
         return _Outcome("skipped", skipped=(*record_skips, entry), source_path=source_path)
     written = store.replace_source(prep.record, documents)
     return _Outcome(
