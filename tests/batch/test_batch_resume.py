@@ -150,3 +150,31 @@ def test_killed_job_then_rerun_audits_every_question_once(
     assert asked == sum(r.attempts for r in records if r.request_id not in staged)
     assert sum(r.attempts for r in records if r.request_id in staged) >= 2
     assert staging.part_files() == []
+
+
+def test_eval_rerun_commits_staged_rows_and_audits_each_question_once(
+    spark: Any, demo_store_dir: Path, questions_file: Path, tmp_path: Path
+) -> None:
+    """`batch eval` audits its pipeline runs the same way: an eval that died after staging
+    some rows is re-run; those rows are committed, not asked again, and the metrics match a
+    clean run."""
+    import pandas as pd
+
+    from citebound.batch.evaluate import eval_batch, eval_partitions
+
+    questions = read_questions(questions_file)
+    config = batch_config(demo_store_dir)
+    clean = eval_batch(spark, questions, config, table_location(tmp_path / "clean"), qrels={})
+    run = clean.run_id
+    staging = Staging(table_location(tmp_path / "crashed"), run)
+    fn = eval_partitions(executor_config(config).model_dump_json(), run, {}, {}, staging, {})
+    frame = pd.DataFrame(questions[:4], columns=["request_id", "text"])
+    assert [len(f) for f in fn(iter([frame]))] == [4]
+    assert staging.part_files()
+
+    again = eval_batch(spark, questions, config, table_location(tmp_path / "crashed"), qrels={})
+    assert again.run_id == run and again.audit_records == len(questions)
+    assert sorted(_audit_ids(tmp_path / "crashed")) == [rid for rid, _ in questions]
+    strip = {"seconds", "out_uri", "audit_uri"}
+    assert again.model_dump(exclude=strip) == clean.model_dump(exclude=strip)
+    assert staging.part_files() == []

@@ -64,69 +64,84 @@ def worker_context(config_json: str) -> tuple[Any, CollectingSink]:
     return pipe, sink
 
 
+class RowStager:
+    """Stages one task's finished rows (answer + audit record) in the run's staging area.
+
+    A row whose request reached a model over the network is staged at once (a crash must not
+    leave that call unaudited); other rows every `stage_rows` rows and at the end (answering
+    them again after a crash calls no model). `start` returns the rows an earlier attempt of
+    the same task staged, so a retried task does not answer them again.
+    """
+
+    def __init__(self, staging: Staging, run_id: str, stage_rows: int, remote: bool) -> None:
+        self.staging, self.run_id = staging, run_id
+        self.stage_rows, self.remote = stage_rows, remote
+        self.key: str | None = None
+        self.pending: list[tuple[str, str, str]] = []
+        self.out: list[tuple[str, str]] = []
+        self.staged: dict[str, tuple[str, str]] = {}  # rid -> (response, record) JSON
+
+    def start(self, first_request_id: str) -> dict[str, str]:
+        from citebound.batch.staging import slice_key
+
+        self.key = slice_key(self.run_id, first_request_id)
+        done: dict[str, str] = {}
+        for part in self.staging.part_files(self.key):  # an earlier attempt of this task
+            rows, _ = self.staging.read_parts([part])
+            done.update((r[0], part) for r in rows)
+            self.staged.update((r[0], (r[1], r[2])) for r in rows)
+        return done
+
+    def add(self, rid: str, state: Any, records: list[AuditRecord]) -> None:
+        if len(records) != 1 or state.response is None:
+            raise AuditError(f"request {rid}: {len(records)} audit records, expected one")
+        response = state.response.model_dump_json()
+        self.pending.append((rid, response, records[0].model_dump_json()))
+        llm = state.llm_result
+        called = self.remote and llm is not None and llm.attempts > 0
+        if called or len(self.pending) >= self.stage_rows:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending and self.key is not None:
+            part = self.staging.write_part(self.key, self.pending)
+            self.out.extend((rid, part) for rid, _, _ in self.pending)
+            self.pending.clear()
+
+
 def answer_partitions(
     config_json: str, run_id: str, staging: Staging, stage_rows: int
 ) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """The mapInPandas function of `batch answer`: rows (request_id, text) in, rows
     (request_id, part) out, where `part` is the staged file holding the row's answer and audit
-    record (see `citebound.batch.staging`).
-
-    Rows are staged as they finish: at once after a request that reached a model over the
-    network (a crash must not leave that call unaudited), otherwise every `stage_rows` rows and
-    at the end of the partition (re-running an in-process answer after a crash costs nothing
-    and calls no model). A retried task finds its slice's staged rows and does not answer them
-    again. When a request raises, the rows finished before it are staged before the task fails.
-    """
+    record (see `RowStager` and `citebound.batch.staging`). When a request raises, the rows
+    finished before it are staged before the task fails."""
 
     def run(frames: Iterator[Any]) -> Iterator[Any]:
         import pandas as pd
 
-        from citebound.batch.staging import slice_key
-
         pipe, sink = worker_context(config_json)
         remote = pipe.ctx.config.provider.name != "extractive"
-        key: str | None = None
+        stager = RowStager(staging, run_id, stage_rows, remote)
         done: dict[str, str] = {}
-        pending: list[tuple[str, str, str]] = []
-        out: list[tuple[str, str]] = []
-
-        def flush() -> None:
-            if pending and key is not None:
-                part = staging.write_part(key, pending)
-                out.extend((rid, part) for rid, _, _ in pending)
-                pending.clear()
-
         for frame in frames:
-            if key is None and len(frame):
-                key = slice_key(run_id, str(frame["request_id"].iloc[0]))
-                for part in staging.part_files(key):  # an earlier attempt of this task
-                    rows, _ = staging.read_parts([part])
-                    done.update((r[0], part) for r in rows)
+            if stager.key is None and len(frame):
+                done = stager.start(str(frame["request_id"].iloc[0]))
             ids = [str(x) for x in frame["request_id"]]
             texts = [str(x) for x in frame["text"]]
             todo = [(rid, t) for rid, t in zip(ids, texts, strict=True) if rid not in done]
-            out.extend((rid, done[rid]) for rid in ids if rid in done)
+            stager.out.extend((rid, done[rid]) for rid in ids if rid in done)
             try:
                 for start in range(0, len(todo), PREFETCH_CHUNK):
                     chunk = todo[start : start + PREFETCH_CHUNK]
                     with pipe.prefetched([t for _, t in chunk]):
                         for rid, text in chunk:
                             state = pipe.run(text, request_id=rid, run_id=run_id)
-                            records = sink.take()
-                            if len(records) != 1 or state.response is None:
-                                raise AuditError(
-                                    f"request {rid}: {len(records)} audit records, expected one"
-                                )
-                            response = state.response.model_dump_json()
-                            pending.append((rid, response, records[0].model_dump_json()))
-                            llm = state.llm_result
-                            called = remote and llm is not None and llm.attempts > 0
-                            if called or len(pending) >= stage_rows:
-                                flush()
+                            stager.add(rid, state, sink.take())
             finally:
-                flush()
-            yield pd.DataFrame(out, columns=["request_id", "part"])
-            out.clear()
+                stager.flush()
+            yield pd.DataFrame(stager.out, columns=["request_id", "part"])
+            stager.out.clear()
 
     return run
 
