@@ -17,3 +17,18 @@ def batch_config(store: Path, **overrides: Any) -> Config:
         **overrides,
     }
     return load_config(env={}, overrides=values)
+
+
+def support_policy(tmp: Path, floor: float) -> Path:
+    """strict-v1 with `min_sentence_support = floor` (and its own version), as a policy file."""
+    import re
+
+    base = (Path(__file__).parents[2] / "src/citebound/presets/strict-v1.toml").read_text()
+    text, n = re.subn(
+        r"(?m)^min_sentence_support = [0-9.]+$", f"min_sentence_support = {floor}", base
+    )
+    assert n == 1
+    text = text.replace('policy_version = "', f'policy_version = "support-{floor}-', 1)
+    path = tmp / f"support-{floor}.toml"
+    path.write_text(text)
+    return path

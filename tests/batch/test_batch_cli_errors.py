@@ -25,9 +25,9 @@ def test_errors_are_one_line_with_exit_2(tmp_path: Path) -> None:
         "--out",
         str(tmp_path / "o"),
         "--database",
-        "postgresql://127.0.0.1/x",
+        "postgresql://u:hunter2@127.0.0.1:9/x?connect_timeout=2",
     )
-    assert code == 2 and "PostgreSQL store backend" in out
+    assert code == 2 and "cannot reach the" in out and "hunter2" not in out
     code, out = _run(
         "answer",
         "--questions",

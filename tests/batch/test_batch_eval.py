@@ -9,9 +9,11 @@ from typing import Any
 import pytest
 from batch_helpers import batch_config
 
+from citebound.audit.delta import DeltaAuditSink
 from citebound.audit.location import table_location
 from citebound.batch.evaluate import eval_batch, read_in_corpus, read_qrels
 from citebound.batch.tables import read_delta_arrow, read_questions
+from citebound.errors import ConfigError
 from citebound.eval.metrics import mean_metric
 from citebound.sample_corpus.questions import DEMO_QUESTIONS
 
@@ -60,8 +62,14 @@ def test_eval_metrics_match_the_definitions(
         in_corpus=read_in_corpus(qfile),
         partitions=3,
     )
-    strip = {"seconds", "out_uri"}
+    strip = {"seconds", "out_uri", "audit_uri"}
     assert a.model_dump(exclude=strip) == b.model_dump(exclude=strip)
+    # Every pipeline run is audited once, like a batch answer row.
+    records = DeltaAuditSink(a.audit_uri).records()
+    assert a.audit_records == len(questions)
+    assert sorted(r.request_id for r in records) == [rid for rid, _ in questions]
+    with pytest.raises(ConfigError, match="already holds"):
+        eval_batch(spark, questions, config, table_location(tmp_path / "a"), qrels=qrels)
     rows = read_delta_arrow(table_location(a.out_uri)).to_pylist()
     runs = {r["request_id"]: r["ranking"] for r in rows}
     assert a.ndcg_at_10 == pytest.approx(mean_metric(runs, qrels, "ndcg", 10))

@@ -1,4 +1,5 @@
-"""`batch ingest` on real Spark: the same store and index as `citebound ingest`."""
+"""`batch ingest` on real Spark (load, chunk and embed on the executors): the same store and
+index as `citebound ingest`; reads never leave the ingested folder."""
 
 from __future__ import annotations
 
@@ -28,6 +29,13 @@ def test_batch_ingest_builds_the_same_index(spark: Any, tmp_path: Path) -> None:
     assert batch.embedded_on_executors == report.chunks_total > 20
     assert batch.embedded_on_driver == 0
     assert batch.search_index_version == report.search_index_version
+    strip = {"seconds"}
+    assert batch.ingest.model_dump(exclude=strip) == report.model_dump(exclude=strip)
+    with SqliteStore(tmp_path / "plain") as a_store, SqliteStore(tmp_path / "batch") as b_store:
+        assert a_store.list_sources("c") == b_store.list_sources("c")
+        assert a_store.list_documents("c") == b_store.list_documents("c")
+        assert list(a_store.iter_chunks("c")) == list(b_store.iter_chunks("c"))
+        assert a_store.index_version("c") == b_store.index_version("c")
     a, b = index_dir(tmp_path / "plain", "c"), index_dir(tmp_path / "batch", "c")
     assert json.loads((a / "rows.json").read_text()) == json.loads((b / "rows.json").read_text())
     va, vb = np.load(a / "vectors.npy"), np.load(b / "vectors.npy")
@@ -38,3 +46,23 @@ def test_batch_ingest_builds_the_same_index(spark: Any, tmp_path: Path) -> None:
     again = ingest_batch(spark, tmp_path / "batch", [docs], collection="c", partitions=2)
     assert again.embedded_on_executors == 0 and again.ingest.files_unchanged > 0
     assert again.search_index_version == batch.search_index_version
+
+
+def test_executors_never_read_outside_the_folder(tmp_path: Path) -> None:
+    """What an executor runs for one listed file: a file that resolves outside the folder it
+    was listed in (a link swapped in after the listing) is skipped unread."""
+    from citebound.contracts.ingest import ChunkerConfig, SkipReason
+    from citebound.ingest.pipeline import Prepared, _Candidate, prepare_file
+
+    docs, outside = tmp_path / "docs", tmp_path / "secret.md"
+    docs.mkdir()
+    outside.write_text("# Secret\n\nThe vault code is 1234.\n")
+    (docs / "a.md").write_text("# A\n\nThe pump runs at 40 bar.\n")
+    root = docs.resolve()
+    ok = prepare_file(_Candidate(docs / "a.md", "docs/a.md", root), "c", ChunkerConfig(), None)
+    assert isinstance(ok, Prepared) and ok.documents
+    (docs / "a.md").unlink()
+    (docs / "a.md").symlink_to(outside)
+    out = prepare_file(_Candidate(docs / "a.md", "docs/a.md", root), "c", ChunkerConfig(), None)
+    assert not isinstance(out, Prepared)
+    assert [s.reason for s in out.skipped] == [SkipReason.OUTSIDE_ROOT]

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from batch_helpers import batch_config
+from batch_helpers import batch_config, support_policy
 
 from citebound.audit.delta import DeltaAuditSink
 from citebound.audit.location import table_location
@@ -24,21 +24,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 # Cites C0 but shares few words with any evidence: passes strict-v1 without a support floor,
 # fails it with a floor of 0.9 lexical support per sentence.
 LOOSE_ANSWER = "This is covered in the maintenance documentation [C0]."
-
-
-def support_policy(tmp: Path, floor: float) -> Path:
-    """strict-v1 with `min_sentence_support = floor` (and its own version), as a policy file."""
-    import re
-
-    base = (Path(__file__).parents[2] / "src/citebound/presets/strict-v1.toml").read_text()
-    text, n = re.subn(
-        r"(?m)^min_sentence_support = [0-9.]+$", f"min_sentence_support = {floor}", base
-    )
-    assert n == 1
-    text = text.replace('policy_version = "', f'policy_version = "support-{floor}-', 1)
-    path = tmp / f"support-{floor}.toml"
-    path.write_text(text)
-    return path
 
 
 def test_same_validator_changes_nothing(

@@ -153,3 +153,54 @@ def test_s3_sink_on_a_loopback_server(monkeypatch: pytest.MonkeyPatch) -> None:
         assert table.version() == 2 and table.metadata().configuration == {
             "delta.appendOnly": "true"
         }
+
+
+def test_batch_staging_on_a_loopback_s3_server() -> None:
+    """The staging area of `batch answer` (staged rows, run manifest) and its idempotent commit
+    work on an `s3://` OUT like on a directory: a commit run twice writes each record once."""
+    pytest.importorskip("moto", reason="the S3 test needs moto[server] (citebound[spark])")
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "audit"))
+    from audit_samples import record_for
+
+    from citebound.audit.delta import DeltaAuditSink
+    from citebound.batch.commit import commit_staged, run_request_ids
+    from citebound.batch.staging import Staging, slice_key
+    from citebound.contracts.public import PublicResponse
+    from citebound.testing.object_store import create_bucket, s3_server, storage_options
+
+    with s3_server() as endpoint:
+        create_bucket(endpoint, "batch")
+        out = table_location("s3://batch/runs/out", storage_options(endpoint))
+        staging = Staging(out, "run-1")
+        assert staging.read_manifest() is None
+        staging.write_manifest({"run_id": "run-1", "complete": False})
+        assert staging.read_manifest() == {"complete": False, "run_id": "run-1"}
+        rows = []
+        for rid in ("a", "b", "c"):
+            record = record_for("refusal", request_id=rid, run_id="run-1")
+            response = PublicResponse.model_validate(
+                {
+                    "request_id": rid,
+                    "status": "NO_EVIDENCE",
+                    "answer": "Not in the documents.",
+                    "token_usage": {"prompt": 0, "completion": 0, "total": 0},
+                    "latency_ms": 1.0,
+                }
+            )
+            rows.append((rid, response.model_dump_json(), record.model_dump_json()))
+        key = slice_key("run-1", "a")
+        staging.write_part(key, rows[:2])
+        staging.write_part(key, rows[2:])
+        assert len(staging.part_files(key)) == 2 and staging.part_files("s0") == []
+        audit_at, answers_at = out.child("audit"), out.child("answers")
+        DeltaAuditSink(audit_at)
+        done = commit_staged(staging, {"a", "b", "c"}, audit_at, answers_at)
+        assert (done.audit_appended, done.answers_appended, done.files) == (3, 3, 2)
+        assert staging.part_files() == []
+        staging.write_part(key, rows[:1])  # staged again (a crash before the delete)
+        again = commit_staged(staging, {"a", "b", "c"}, audit_at, answers_at)
+        assert (again.audit_appended, again.answers_appended, again.staged_rows) == (0, 0, 1)
+        assert run_request_ids(audit_at, "run-1") == {"a", "b", "c"}
+        assert len(DeltaAuditSink(audit_at).records()) == 3

@@ -8,15 +8,16 @@ from wall-clock fields (`latency_ms`, `timestamp_utc`, `llm_latency_ms` and the 
 over them). The run id is one per run: `--run-id`, or by default a hash of the question set,
 the config and the policy, so resubmitting the same job cannot write a run twice.
 
-Write order: the audit table first (every request that reached a model is recorded), then the
-answers; each is one Delta commit, so a failed job leaves neither half-written.
+Durability: the executors stage every finished row (answer + audit record) in OUT/_staging/
+<run> as they go (`citebound.batch.staging`); the driver commits staged rows idempotently, audit
+table first (`citebound.batch.commit`). A job that died is resumed by running it again: what it
+staged is committed first and only the questions without an audit record are answered.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -24,14 +25,15 @@ from typing import Any
 from pydantic import Field
 
 from citebound.audit.location import TableLocation
+from citebound.batch.staging import Staging, questions_digest
 from citebound.config import Config
-from citebound.contracts.audit import AuditRecord
 from citebound.contracts.base import Contract
-from citebound.contracts.public import PublicResponse
 from citebound.errors import AuditError, ConfigError
 
-# Rows per Arrow batch when the driver streams executor output to its staging files.
-STAGE_BATCH_ROWS = 1024
+# Rows an executor stages per file when no request reached a model over the network (those
+# are staged one by one): small enough that a crash re-answers little, large enough that a
+# 2,000-question extractive run writes tens of files, not thousands.
+STAGE_ROWS = 64
 
 
 class AnswerSummary(Contract):
@@ -39,13 +41,25 @@ class AnswerSummary(Contract):
 
     run_id: str = Field(description="Run id of every row written.")
     questions: int = Field(description="Questions read.")
-    answers: int = Field(description="Rows appended to OUT/answers.")
-    audit_records: int = Field(description="Rows appended to OUT/audit.")
+    answers: int = Field(description="Rows of this run in OUT/answers.")
+    audit_records: int = Field(description="Rows of this run in OUT/audit.")
+    resumed: int = Field(
+        description="Questions an earlier attempt of this run had already answered and staged "
+        "or committed (not asked again)."
+    )
+    unreadable_staged_files: int = Field(
+        description="Staged files that could not be read (left in place; their rows were "
+        "answered again)."
+    )
     statuses: dict[str, int] = Field(description="Answers by public status.")
     partitions: int = Field(description="Spark partitions the questions were cut into.")
     answers_uri: str = Field(description="Answers Delta table.")
     audit_uri: str = Field(description="Audit Delta table.")
     seconds: float = Field(description="Wall time of the Spark job and the writes.")
+    phase_seconds: dict[str, float] = Field(
+        description="Wall time by phase: setup (checks, resume commit), spark_job (answering, "
+        "staging), commit (staged rows to Delta, checks)."
+    )
 
 
 def answers_arrow_schema() -> Any:
@@ -92,14 +106,61 @@ def default_run_id(questions: list[tuple[str, str]], config: Config) -> str:
 
 def executor_config(config: Config) -> Config:
     """The config the executors get: absolute store and policy paths (their working directory
-    may differ), and no audit sinks of their own (records come back to the driver)."""
+    may differ). With `database` set the store is PostgreSQL (checked reachable here, so a bad
+    URL fails before the job); the store directory then only holds each host's index files."""
     store = Path(config.store)
-    if not (store / "store.sqlite").is_file():
+    if config.database:
+        from citebound.store.open import open_store
+
+        open_store(store, database=config.database).close()
+    elif not (store / "store.sqlite").is_file():
         raise ConfigError(f"no citebound store at {store} (run `citebound ingest` first)")
     policy = config.policy
     if Path(policy).suffix == ".toml" and Path(policy).exists():
         policy = str(Path(policy).absolute())
     return config.model_copy(update={"store": str(store.absolute()), "policy": policy})
+
+
+def run_manifest(questions: list[tuple[str, str]], config: Config, run: str) -> dict[str, Any]:
+    """What a run is: a re-run resumes it only when all of this is unchanged."""
+    return {
+        "run_id": run,
+        "questions": len(questions),
+        "questions_sha256": questions_digest(questions),
+        "config_fingerprint": config.fingerprint,
+        "policy_fingerprint": config.load_policy().fingerprint,
+    }
+
+
+def _start_or_resume(
+    staging: Staging, manifest: dict[str, Any], audit_at: TableLocation, answers_at: TableLocation
+) -> None:
+    """Write the run manifest for a new run, or check that a re-run is the same run."""
+    from citebound.batch.commit import run_request_ids
+
+    run = staging.run_id
+    held = len(run_request_ids(audit_at, run) | run_request_ids(answers_at, run))
+    earlier = staging.read_manifest()
+    again = "pass another --run-id to run the batch again"
+    if earlier is None:
+        if held:
+            raise ConfigError(
+                f"{audit_at.uri} already holds {held} rows of run {staging.run_id!r}: a run is "
+                f"written once ({again})"
+            )
+        staging.write_manifest({**manifest, "complete": False})
+        return
+    same = {k: earlier.get(k) for k in manifest} == manifest
+    if not same:
+        raise ConfigError(
+            f"run {staging.run_id!r} was started with other questions, config or policy "
+            f"({staging.location.uri}/run.json); {again}"
+        )
+    if earlier.get("complete"):
+        raise ConfigError(
+            f"{audit_at.uri} already holds {held} rows of run {staging.run_id!r}: a run is "
+            f"written once ({again})"
+        )
 
 
 def answer_batch(
@@ -110,93 +171,91 @@ def answer_batch(
     *,
     run_id: str | None = None,
     partitions: int | None = None,
+    stage_rows: int = STAGE_ROWS,
 ) -> AnswerSummary:
-    """Answer `questions` ((request_id, text), unique ids) and append both tables under `out`."""
-    import pyarrow as pa
-    import pyarrow.dataset as ds
-    import pyarrow.parquet as pq
+    """Answer `questions` ((request_id, text), unique ids) and append both tables under `out`.
 
-    from citebound.audit.delta import DeltaAuditSink, records_to_arrow
-    from citebound.batch.tables import check_run_absent, write_table
+    A run that died part-way is resumed by calling this again with the same run id (the
+    default run id is the same for the same questions and config): rows it staged are committed
+    first and only the others are answered.
+    """
+    from citebound.audit.delta import DeltaAuditSink
+    from citebound.batch.commit import commit_staged, run_request_ids
     from citebound.batch.worker import answer_partitions
 
     started = time.perf_counter()
     questions = sorted(questions)
     run = run_id or default_run_id(questions, config)
     conf = executor_config(config)
-    n = max(1, min(partitions or spark.sparkContext.defaultParallelism, len(questions)))
     answers_at, audit_at = out.child("answers"), out.child("audit")
-    audit_sink = DeltaAuditSink(audit_at)  # creates or checks the audit schema up front
-    for table in (audit_sink.location, answers_at):  # fail before hours of work, not after
-        check_run_absent(table, run)
-    rdd = spark.sparkContext.parallelize(questions, numSlices=n)
-    frame = spark.createDataFrame(rdd, "request_id string, text string")
-    result = frame.mapInPandas(
-        answer_partitions(conf.model_dump_json(), run),
-        "request_id string, response_json string, audit_json string",
-    )
+    DeltaAuditSink(audit_at)  # creates or checks the audit schema up front
+    staging = Staging(out, run)
+    _start_or_resume(staging, run_manifest(questions, config, run), audit_at, answers_at)
     expected = {rid for rid, _ in questions}
-    seen: set[str] = set()
-    statuses: dict[str, int] = {}
-    answer_schema = answers_arrow_schema()
-    with tempfile.TemporaryDirectory(prefix="citebound-batch-") as tmp:
-        a_path, r_path = Path(tmp) / "answers.parquet", Path(tmp) / "audit.parquet"
-        a_rows: list[dict[str, Any]] = []
-        r_rows: list[AuditRecord] = []
-        a_writer = pq.ParquetWriter(a_path, answer_schema)
-        r_writer = pq.ParquetWriter(r_path, records_to_arrow([]).schema)
-
-        def flush() -> None:
-            a_writer.write_table(pa.Table.from_pylist(a_rows, schema=answer_schema))
-            r_writer.write_table(records_to_arrow(r_rows))
-            a_rows.clear()
-            r_rows.clear()
-
-        try:
-            for row in result.toLocalIterator(prefetchPartitions=True):
-                resp = PublicResponse.model_validate_json(row["response_json"])
-                record = AuditRecord.model_validate_json(row["audit_json"])
-                rid = row["request_id"]
-                if rid not in expected or rid in seen:
-                    raise AuditError(f"executor returned request {rid!r} unexpectedly")
-                if resp.request_id != rid or record.request_id != rid or record.run_id != run:
-                    raise AuditError(f"request {rid}: response and audit record disagree")
-                if not record.hash_ok():
-                    raise AuditError(f"request {rid}: audit record hash does not verify")
-                seen.add(rid)
-                statuses[resp.status.value] = statuses.get(resp.status.value, 0) + 1
-                a_rows.append({**resp.model_dump(mode="json"), "run_id": run})
-                r_rows.append(record)
-                if len(a_rows) >= STAGE_BATCH_ROWS:
-                    flush()
-            flush()
-        finally:
-            a_writer.close()
-            r_writer.close()
-        if seen != expected:
-            raise AuditError(f"{len(expected - seen)} questions came back without an answer")
-        write_table(
-            audit_sink.location,
-            ds.dataset(r_path).scanner().to_reader(),
-            name="citebound_audit",
-            description="citebound audit records (append-only)",
-            unique_run=run,
+    resumed = commit_staged(staging, expected, audit_at, answers_at)
+    audited = run_request_ids(audit_at, run)
+    todo = [q for q in questions if q[0] not in audited]
+    job_started = time.perf_counter()
+    n = max(1, min(partitions or spark.sparkContext.defaultParallelism, max(1, len(todo))))
+    if todo:
+        frame = spark.createDataFrame(
+            spark.sparkContext.parallelize(todo, numSlices=n), "request_id string, text string"
         )
-        write_table(
-            answers_at,
-            ds.dataset(a_path).scanner().to_reader(),
-            name="citebound_answers",
-            description="citebound batch answers: PublicResponse per request (append-only)",
-            unique_run=run,
+        result = frame.mapInPandas(
+            answer_partitions(conf.model_dump_json(), run, staging, stage_rows),
+            "request_id string, part string",
         )
+        wanted = {rid for rid, _ in todo}
+        seen: set[str] = set()
+        # collect(): one job over every partition at once (toLocalIterator would run them one
+        # or two at a time); the rows are small, the answers themselves are in the staging area.
+        for row in result.collect():
+            rid = row["request_id"]
+            if rid not in wanted or rid in seen:
+                raise AuditError(f"executor returned request {rid!r} unexpectedly")
+            seen.add(rid)
+        if seen != wanted:
+            raise AuditError(f"{len(wanted - seen)} questions came back without an answer")
+    commit_started = time.perf_counter()
+    now = commit_staged(staging, expected, audit_at, answers_at)
+    audited = run_request_ids(audit_at, run)
+    answered = run_request_ids(answers_at, run)
+    if audited != expected or answered != expected:
+        raise AuditError(
+            f"run {run}: {len(expected - audited)} questions without an audit record, "
+            f"{len(expected - answered)} without an answer after the commit"
+        )
+    staging.write_manifest({**run_manifest(questions, config, run), "complete": True})
+    statuses = _statuses(answers_at, run)
+    done = time.perf_counter()
     return AnswerSummary(
         run_id=run,
         questions=len(questions),
-        answers=len(seen),
-        audit_records=len(seen),
-        statuses=dict(sorted(statuses.items())),
+        answers=len(answered),
+        audit_records=len(audited),
+        resumed=len(questions) - len(todo),
+        statuses=statuses,
         partitions=n,
         answers_uri=answers_at.uri,
         audit_uri=audit_at.uri,
-        seconds=round(time.perf_counter() - started, 3),
+        unreadable_staged_files=resumed.unreadable_files + now.unreadable_files,
+        seconds=round(done - started, 3),
+        phase_seconds={
+            "setup": round(job_started - started, 3),
+            "spark_job": round(commit_started - job_started, 3),
+            "commit": round(done - commit_started, 3),
+        },
     )
+
+
+def _statuses(answers_at: TableLocation, run: str) -> dict[str, int]:
+    from deltalake import DeltaTable
+
+    options = answers_at.storage_options or None
+    table = DeltaTable(answers_at.uri, storage_options=options).to_pyarrow_table(
+        columns=["status"], filters=[("run_id", "=", run)]
+    )
+    counts: dict[str, int] = {}
+    for status in table.column("status").to_pylist():
+        counts[str(status)] = counts.get(str(status), 0) + 1
+    return dict(sorted(counts.items()))

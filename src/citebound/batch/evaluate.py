@@ -11,6 +11,11 @@ A question is in-corpus when its JSONL row says `"in_corpus": true`, or, without
 when it has a judgment with relevance > 0. Each question runs through the whole pipeline in the
 executors (one pipeline per Python worker); per-question rows go to OUT/eval (Delta) and the
 driver averages them in request-id order, so the figures do not depend on partitioning.
+
+Every pipeline run is audited like a `batch answer` row (a model may be called): answers and
+audit records are staged as the job goes and committed to OUT/answers and OUT/audit under the
+eval run id. A re-run after a crash commits what was staged and does not ask those questions
+again (their status and LLM attempts come from the tables; retrieval metrics are recomputed).
 """
 
 from __future__ import annotations
@@ -25,9 +30,10 @@ from typing import Any
 from pydantic import Field
 
 from citebound.audit.location import TableLocation
+from citebound.batch.staging import Staging
 from citebound.config import Config
 from citebound.contracts.base import Contract
-from citebound.errors import ConfigError
+from citebound.errors import AuditError, ConfigError
 
 # Ranking depth kept per question: Recall@100 needs the first 100 distinct documents.
 RANKING_DEPTH = 100
@@ -60,6 +66,8 @@ class EvalSummary(Contract):
     failed: int = Field(description="Questions that ended FAILED.")
     run_id: str = Field(description="Run id of the pipeline requests.")
     out_uri: str = Field(description="Per-question Delta table.")
+    audit_uri: str = Field(description="Audit Delta table (one record per question).")
+    audit_records: int = Field(description="Audit records of this run.")
     seconds: float = Field(description="Wall time.")
 
 
@@ -96,50 +104,94 @@ def read_in_corpus(path: Path) -> dict[str, bool]:
 
 
 def eval_partitions(
-    config_json: str, run_id: str, qrels: dict[str, dict[str, int]], flags: dict[str, bool]
+    config_json: str,
+    run_id: str,
+    qrels: dict[str, dict[str, int]],
+    flags: dict[str, bool],
+    staging: Staging,
+    known: dict[str, tuple[str, int]],
 ) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    """mapInPandas function: (request_id, text) rows in, EVAL_FIELDS rows out."""
+    """mapInPandas function: (request_id, text) rows in, EVAL_FIELDS rows out. Each pipeline
+    run's answer and audit record are staged like `batch answer`'s; a question `known` to be
+    audited already in this run ((status, LLM attempts) from an earlier attempt) is not asked
+    again, only retrieved."""
 
     def run(frames: Iterator[Any]) -> Iterator[Any]:
         import pandas as pd
 
-        from citebound.batch.worker import worker_context
+        from citebound.batch.answer import STAGE_ROWS
+        from citebound.batch.worker import RowStager, worker_context
+        from citebound.contracts.audit import AuditRecord
+        from citebound.contracts.public import PublicResponse
         from citebound.eval.metrics import ndcg_at_k, recall_at_k
 
         pipe, sink = worker_context(config_json)
         ctx = pipe.ctx
+        remote = ctx.config.provider.name != "extractive"
+        stager = RowStager(staging, run_id, STAGE_ROWS, remote)
+        seen = dict(known)
         for frame in frames:
+            if stager.key is None and len(frame):
+                stager.start(str(frame["request_id"].iloc[0]))
+                for rid, (resp_json, rec_json) in stager.staged.items():
+                    status = PublicResponse.model_validate_json(resp_json).status.value
+                    seen[rid] = (status, AuditRecord.model_validate_json(rec_json).attempts)
             rows: list[dict[str, Any]] = []
-            for rid, text in zip(frame["request_id"], frame["text"], strict=True):
-                rid, text = str(rid), str(text)
-                bundle = ctx.retriever.retrieve(
-                    text, collection=ctx.config.collection, policy=ctx.policy, request_id=rid
-                )
-                ranking = list(dict.fromkeys(r.knowledge_id for r in bundle.results))
-                state = pipe.run(text, request_id=rid, run_id=run_id)
-                sink.take()  # eval keeps metrics, not a second audit trail
-                resp, llm = state.response, state.llm_result
-                status = resp.status.value if resp is not None else "FAILED"
-                judged = rid in qrels
-                rel = qrels.get(rid, {})
-                rows.append(
-                    {
-                        "request_id": rid,
-                        "in_corpus": flags.get(rid, any(g > 0 for g in rel.values())),
-                        "judged": judged,
-                        "status": status,
-                        "refused_before_llm": status == "NO_EVIDENCE"
-                        and (llm is None or llm.attempts == 0),
-                        "ndcg_at_10": ndcg_at_k(ranking, rel, NDCG_K) if judged else None,
-                        "recall_at_100": recall_at_k(ranking, rel, RANKING_DEPTH)
-                        if judged
-                        else None,
-                        "ranking": ranking[:RANKING_DEPTH],
-                    }
-                )
+            try:
+                for rid, text in zip(frame["request_id"], frame["text"], strict=True):
+                    rid, text = str(rid), str(text)
+                    bundle = ctx.retriever.retrieve(
+                        text, collection=ctx.config.collection, policy=ctx.policy, request_id=rid
+                    )
+                    ranking = list(dict.fromkeys(r.knowledge_id for r in bundle.results))
+                    if rid in seen:
+                        status, attempts = seen[rid]
+                    else:
+                        state = pipe.run(text, request_id=rid, run_id=run_id)
+                        stager.add(rid, state, sink.take())
+                        resp, llm = state.response, state.llm_result
+                        status = resp.status.value if resp is not None else "FAILED"
+                        attempts = llm.attempts if llm is not None else 0
+                    judged = rid in qrels
+                    rel = qrels.get(rid, {})
+                    rows.append(
+                        {
+                            "request_id": rid,
+                            "in_corpus": flags.get(rid, any(g > 0 for g in rel.values())),
+                            "judged": judged,
+                            "status": status,
+                            "refused_before_llm": status == "NO_EVIDENCE" and attempts == 0,
+                            "ndcg_at_10": ndcg_at_k(ranking, rel, NDCG_K) if judged else None,
+                            "recall_at_100": recall_at_k(ranking, rel, RANKING_DEPTH)
+                            if judged
+                            else None,
+                            "ranking": ranking[:RANKING_DEPTH],
+                        }
+                    )
+            finally:
+                stager.flush()
             yield pd.DataFrame(rows, columns=list(EVAL_FIELDS))
 
     return run
+
+
+def known_results(audit_at: TableLocation, answers_at: TableLocation, run: str) -> dict[str, Any]:
+    """request_id -> (public status, LLM attempts) of the questions this run already audited."""
+    from deltalake import DeltaTable
+
+    def read(at: TableLocation, column: str) -> dict[str, Any]:
+        options = at.storage_options or None
+        if not DeltaTable.is_deltatable(at.uri, storage_options=options):
+            return {}
+        table = DeltaTable(at.uri, storage_options=options).to_pyarrow_table(
+            columns=["request_id", column], filters=[("run_id", "=", run)]
+        )
+        return dict(
+            zip(*(table.column(c).to_pylist() for c in ("request_id", column)), strict=True)
+        )
+
+    statuses, attempts = read(answers_at, "status"), read(audit_at, "attempts")
+    return {rid: (statuses[rid], int(attempts[rid])) for rid in statuses if rid in attempts}
 
 
 def _mean(values: list[float]) -> float | None:
@@ -164,24 +216,38 @@ def eval_batch(
     """Evaluate `questions`; append per-question rows to OUT/eval; return the averages."""
     import pyarrow as pa
 
+    from citebound.audit.delta import DeltaAuditSink
     from citebound.batch.answer import default_run_id, executor_config
-    from citebound.batch.tables import write_table
+    from citebound.batch.commit import commit_staged, run_request_ids
+    from citebound.batch.tables import check_run_absent, write_table
 
     started = time.perf_counter()
     questions = sorted(questions)
     run = run_id or "eval-" + default_run_id(questions, config).removeprefix("batch-")
     conf = executor_config(config)
+    eval_at, audit_at, answers_at = out.child("eval"), out.child("audit"), out.child("answers")
+    check_run_absent(eval_at, run)  # before any model call, not after
+    DeltaAuditSink(audit_at)
+    staging = Staging(out, run)
+    expected = {rid for rid, _ in questions}
+    commit_staged(staging, expected, audit_at, answers_at)  # what an attempt that died staged
+    known = known_results(audit_at, answers_at, run)
     n = max(1, min(partitions or spark.sparkContext.defaultParallelism, len(questions)))
     frame = spark.createDataFrame(
         spark.sparkContext.parallelize(questions, numSlices=n), "request_id string, text string"
     )
     schema = ", ".join(f"{k} {v}" for k, v in EVAL_FIELDS.items())
     result = frame.mapInPandas(
-        eval_partitions(conf.model_dump_json(), run, qrels, in_corpus or {}), schema
+        eval_partitions(conf.model_dump_json(), run, qrels, in_corpus or {}, staging, known),
+        schema,
     )
     rows = sorted((r.asDict() for r in result.collect()), key=lambda r: r["request_id"])
     if len(rows) != len(questions):
         raise ConfigError(f"{len(questions) - len(rows)} questions came back without a result")
+    commit_staged(staging, expected, audit_at, answers_at)
+    audited = run_request_ids(audit_at, run)
+    if audited != expected:
+        raise AuditError(f"run {run}: {len(expected - audited)} questions without an audit record")
     judged = [r for r in rows if r["judged"]]
     inn = [r for r in rows if r["in_corpus"]]
     outside = [r for r in rows if not r["in_corpus"]]
@@ -197,7 +263,6 @@ def eval_batch(
         ]
         + [("run_id", pa.string())]
     )
-    eval_at = out.child("eval")
     write_table(
         eval_at,
         pa.Table.from_pylist([{**r, "run_id": run} for r in rows], schema=arrow_schema),
@@ -218,5 +283,7 @@ def eval_batch(
         failed=sum(r["status"] == "FAILED" for r in rows),
         run_id=run,
         out_uri=eval_at.uri,
+        audit_uri=audit_at.uri,
+        audit_records=len(audited),
         seconds=round(time.perf_counter() - started, 3),
     )

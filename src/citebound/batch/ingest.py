@@ -1,19 +1,22 @@
-"""`citebound batch ingest`: embed a corpus on Spark executors, then build the index once.
+"""`citebound batch ingest`: load, chunk and embed on Spark executors, then build the index once.
 
-Embedding is nearly all of an ingest's time (docs/ingest.md), so that is what runs in the
-executors: each Python worker loads the embedding model once and embeds a slice of the chunks
-that have no vector yet. Loading and chunking run on the driver through `ingest_paths` (the
-same incremental, deterministic code path as `citebound ingest`: same skips, same source
-records, same chunk ids), because they write the store, which has one writer. The driver then
-builds the index once with the executors' vectors (`update_indexes` with a precomputed
-embedder); a chunk the executors did not return is embedded on the driver, never dropped.
+Two Spark jobs. (1) Load and chunk: the driver lists the files (the same listing as `citebound
+ingest`: sorted source paths; hidden files, sidecars, the store directory and links leaving a
+folder left out) and reads what the store holds for each; the executors get contiguous slices
+of that list and, per file, read it (only if it still resolves inside the folder it was listed
+in), skip it when its hash and settings are unchanged, else load and chunk it with the code of
+`citebound ingest` (`citebound.ingest.pipeline.prepare_file`). Prepared files stream back in
+listing order and the driver writes them (the store has one writer: ownership checks and
+`replace_source` as in `ingest_paths`). (2) Embed: the chunks without a vector, cut into
+partitions by count (one large file, e.g. a JSONL corpus, still spreads over every executor);
+each Python worker loads the embedding model once. The driver then builds the index once with
+those vectors (`update_indexes` with a precomputed embedder; a chunk the executors did not
+return is embedded on the driver, never dropped).
 
-Embedders return one vector per text whatever else is in the call, so the vectors and the
-index version do not depend on partitioning.
-
-Stores: the embedded store directory (`--store`). A PostgreSQL backend plugs in where
-`SqliteStore` is opened below: it needs `iter_chunks`, the `IngestStore` writes and an
-`index_dir` for the vector and BM25 files (see the report of issue #18).
+So the store holds exactly what `citebound ingest` writes, whatever the partitioning: the same
+rows, chunk ids and index version, byte-identical vectors (embedders return one vector per text
+whatever else is in the call). Stores: the embedded directory (`--store`) or PostgreSQL
+(`--database`; the directory then holds this host's index files).
 """
 
 from __future__ import annotations
@@ -35,12 +38,30 @@ _EMBEDDERS: dict[str, Any] = {}
 class BatchIngestReport(Contract):
     """`batch ingest`: the ingest report plus what the executors embedded."""
 
-    ingest: IngestReport = Field(description="What loading and chunking did (driver).")
-    embedded_on_executors: int = Field(description="Chunks embedded in the executors.")
+    ingest: IngestReport = Field(description="What loading, chunking and storing did.")
+    embedded_on_executors: int = Field(
+        description="Chunks of new or changed files embedded in the executors."
+    )
     embedded_on_driver: int = Field(description="Chunks the driver had to embed itself.")
-    partitions: int = Field(description="Spark partitions of the embedding job.")
+    partitions: int = Field(description="Spark partitions of the load/chunk/embed job.")
     search_index_version: str = Field(description="Index version built.")
     seconds: float = Field(description="Wall time.")
+
+
+def prepare_partitions(
+    collection: str, config_json: str
+) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """RDD mapPartitions: (candidate, stored record) in, `Prepared` or outcome out, in order."""
+
+    def run(items: Iterator[Any]) -> Iterator[Any]:
+        from citebound.contracts.ingest import ChunkerConfig
+        from citebound.ingest.pipeline import prepare_file
+
+        config = ChunkerConfig.model_validate_json(config_json)
+        for cand, previous in items:
+            yield prepare_file(cand, collection, config, previous)
+
+    return run
 
 
 def embed_partitions(model_name: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
@@ -49,9 +70,9 @@ def embed_partitions(model_name: str) -> Callable[[Iterator[Any]], Iterator[Any]
     def run(frames: Iterator[Any]) -> Iterator[Any]:
         import pandas as pd
 
-        from citebound.index.embedder import load_embedder
+        if model_name not in _EMBEDDERS:  # once per Python worker (Spark reuses workers)
+            from citebound.index.embedder import load_embedder
 
-        if model_name not in _EMBEDDERS:
             _EMBEDDERS[model_name] = load_embedder(model_name)
         emb = _EMBEDDERS[model_name]
         for frame in frames:
@@ -97,35 +118,63 @@ def ingest_batch(
     *,
     collection: str,
     partitions: int | None = None,
+    database: str | None = None,
 ) -> BatchIngestReport:
-    """Ingest `paths` into `collection` of the store at `store_dir`, embedding on Spark."""
-    from citebound.index.build import _cached_vectors, index_dir, index_text, update_indexes
+    """Ingest `paths` into `collection` of the store at `store_dir` (or of the PostgreSQL
+    store `database`): files loaded and chunked on Spark, chunks embedded on Spark."""
+    from citebound.contracts.ingest import ChunkerConfig
+    from citebound.index.build import update_indexes
     from citebound.index.embedder import default_embedder
     from citebound.ingest import ingest_paths
-    from citebound.store.sqlite import SqliteStore
+    from citebound.ingest.pipeline import Candidates
+    from citebound.store.open import open_store
 
     started = time.perf_counter()
-    with SqliteStore(store_dir) as store:
-        report = ingest_paths(store, list(paths), collection=collection, update_index=False)
+    parts = {"files": 1, "chunks": 1}
+
+    def slices(rows: int) -> int:
+        return max(1, min(partitions or spark.sparkContext.defaultParallelism, rows))
+
+    def load_on_spark(pairs: Candidates, coll: str, config: ChunkerConfig) -> Iterator[Any]:
+        if not pairs:
+            return
+        parts["files"] = slices(len(pairs))
+        job = spark.sparkContext.parallelize(list(pairs), numSlices=parts["files"])
+        prepared = _computed(job.mapPartitions(prepare_partitions(coll, config.model_dump_json())))
+        try:
+            # Partition after partition, each in order: listing order.
+            yield from prepared.toLocalIterator()
+        finally:
+            prepared.unpersist()
+
+    store = open_store(store_dir, database=database)
+    try:
+        report = ingest_paths(
+            store,
+            list(paths),
+            collection=collection,
+            progress=False,
+            update_index=False,
+            preparer=load_on_spark,
+        )
         emb = default_embedder()
-        cached = _cached_vectors(index_dir(store.root, collection), emb.name)
-        todo: dict[str, str] = {}
-        for chunk in sorted(store.iter_chunks(collection), key=lambda c: c.chunk_id):
-            if chunk.chunk_id not in cached:
-                todo[chunk.chunk_id] = index_text(chunk)
-        n = 1
+        todo = _unembedded(store, collection, emb.name)
         vectors: dict[str, Any] = {}
         if todo:
-            n = max(1, min(partitions or spark.sparkContext.defaultParallelism, len(todo)))
+            parts["chunks"] = slices(len(todo))
             rows = sorted(todo.items())
             frame = spark.createDataFrame(
-                spark.sparkContext.parallelize(rows, numSlices=n), "chunk_id string, text string"
+                spark.sparkContext.parallelize(rows, numSlices=parts["chunks"]),
+                "chunk_id string, text string",
             )
-            out = frame.mapInPandas(embed_partitions(emb.name), "chunk_id string, vector binary")
-            for row in out.toLocalIterator(prefetchPartitions=True):
+            out = _computed(
+                frame.mapInPandas(embed_partitions(emb.name), "chunk_id string, vector binary")
+            )
+            for row in out.toLocalIterator():
                 text = todo.get(row["chunk_id"])
                 if text is not None:
                     vectors[text] = np.frombuffer(row["vector"], dtype="<f4")
+            out.unpersist()
         pre = PrecomputedEmbedder(emb, vectors)
         version = update_indexes(store, collection, embedder=pre)
         report = report.model_copy(
@@ -133,13 +182,40 @@ def ingest_batch(
                 "index_status": "updated",
                 "search_index_version": version,
                 "index_version": store.index_version(collection),
+                "seconds": round(time.perf_counter() - started, 3),
             }
         )
+    finally:
+        store.close()
     return BatchIngestReport(
         ingest=report,
         embedded_on_executors=len(vectors),
         embedded_on_driver=pre.fallback_count,
-        partitions=n,
+        partitions=max(parts.values()),
         search_index_version=version,
         seconds=round(time.perf_counter() - started, 3),
     )
+
+
+def _computed(data: Any) -> Any:
+    """`data` (RDD or DataFrame) computed by one job over all partitions at once and kept
+    (memory, else disk), so the driver can then stream it with toLocalIterator without
+    holding it whole; toLocalIterator alone would compute one partition at a time."""
+    from pyspark import StorageLevel
+
+    data = data.persist(StorageLevel.MEMORY_AND_DISK)
+    data.count()
+    return data
+
+
+def _unembedded(store: Any, collection: str, model: str) -> dict[str, str]:
+    """chunk_id -> index text of the chunks with no vector in the local index files or, for a
+    shared store (PostgreSQL), in the database."""
+    from citebound.index.build import _cached_vectors, _shared_vectors, index_dir, index_text
+
+    chunks = sorted(store.iter_chunks(collection), key=lambda c: c.chunk_id)
+    have = set(_cached_vectors(index_dir(store.root, collection), model))
+    shared = _shared_vectors(store)
+    if shared is not None:
+        have |= set(shared.get_vectors(model, [c.chunk_id for c in chunks]))
+    return {c.chunk_id: index_text(c) for c in chunks if c.chunk_id not in have}

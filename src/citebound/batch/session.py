@@ -17,8 +17,11 @@ from citebound.errors import ConfigError
 
 # Spark settings a batch needs regardless of the cluster: no UI port, no progress bar on
 # stderr, Arrow for mapInPandas, and reuse of Python workers so each loads the store and models
-# once (worker reuse is Spark's default; it is set so a cluster default cannot turn it off).
+# once (worker reuse is Spark's default; it is set so a cluster default cannot turn it off),
+# and no speculative task copies: a second copy of a `batch answer` task would call the model
+# again for the same rows (a retried task, which runs after the failed one, skips rows staged).
 BATCH_CONF: dict[str, str] = {
+    "spark.speculation": "false",
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.execution.arrow.pyspark.enabled": "true",

@@ -9,11 +9,14 @@ take and return pandas DataFrames and are handed to `mapInPandas` by the driver.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from citebound.config import Config
 from citebound.contracts.audit import AuditRecord
 from citebound.errors import AuditError
+
+if TYPE_CHECKING:
+    from citebound.batch.staging import Staging
 
 # Questions embedded ahead in one call inside a partition (same bound as `ask --questions`).
 PREFETCH_CHUNK = 256
@@ -22,8 +25,8 @@ _CONTEXTS: dict[str, Any] = {}
 
 
 class CollectingSink:
-    """An in-memory audit sink: the executor hands each record back to the driver, which
-    writes all of them to the Delta audit table in one commit."""
+    """An in-memory audit sink: the executor takes each record right after its request and
+    stages it (batch answer) or drops it (batch eval keeps metrics, not a second trail)."""
 
     def __init__(self) -> None:
         self._records: list[AuditRecord] = []
@@ -61,34 +64,84 @@ def worker_context(config_json: str) -> tuple[Any, CollectingSink]:
     return pipe, sink
 
 
-def answer_partitions(config_json: str, run_id: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
+class RowStager:
+    """Stages one task's finished rows (answer + audit record) in the run's staging area.
+
+    A row whose request reached a model over the network is staged at once (a crash must not
+    leave that call unaudited); other rows every `stage_rows` rows and at the end (answering
+    them again after a crash calls no model). `start` returns the rows an earlier attempt of
+    the same task staged, so a retried task does not answer them again.
+    """
+
+    def __init__(self, staging: Staging, run_id: str, stage_rows: int, remote: bool) -> None:
+        self.staging, self.run_id = staging, run_id
+        self.stage_rows, self.remote = stage_rows, remote
+        self.key: str | None = None
+        self.pending: list[tuple[str, str, str]] = []
+        self.out: list[tuple[str, str]] = []
+        self.staged: dict[str, tuple[str, str]] = {}  # rid -> (response, record) JSON
+
+    def start(self, first_request_id: str) -> dict[str, str]:
+        from citebound.batch.staging import slice_key
+
+        self.key = slice_key(self.run_id, first_request_id)
+        done: dict[str, str] = {}
+        for part in self.staging.part_files(self.key):  # an earlier attempt of this task
+            rows, _ = self.staging.read_parts([part])
+            done.update((r[0], part) for r in rows)
+            self.staged.update((r[0], (r[1], r[2])) for r in rows)
+        return done
+
+    def add(self, rid: str, state: Any, records: list[AuditRecord]) -> None:
+        if len(records) != 1 or state.response is None:
+            raise AuditError(f"request {rid}: {len(records)} audit records, expected one")
+        response = state.response.model_dump_json()
+        self.pending.append((rid, response, records[0].model_dump_json()))
+        llm = state.llm_result
+        called = self.remote and llm is not None and llm.attempts > 0
+        if called or len(self.pending) >= self.stage_rows:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending and self.key is not None:
+            part = self.staging.write_part(self.key, self.pending)
+            self.out.extend((rid, part) for rid, _, _ in self.pending)
+            self.pending.clear()
+
+
+def answer_partitions(
+    config_json: str, run_id: str, staging: Staging, stage_rows: int
+) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """The mapInPandas function of `batch answer`: rows (request_id, text) in, rows
-    (request_id, response_json, audit_json) out, one audit record per row."""
+    (request_id, part) out, where `part` is the staged file holding the row's answer and audit
+    record (see `RowStager` and `citebound.batch.staging`). When a request raises, the rows
+    finished before it are staged before the task fails."""
 
     def run(frames: Iterator[Any]) -> Iterator[Any]:
         import pandas as pd
 
         pipe, sink = worker_context(config_json)
+        remote = pipe.ctx.config.provider.name != "extractive"
+        stager = RowStager(staging, run_id, stage_rows, remote)
+        done: dict[str, str] = {}
         for frame in frames:
+            if stager.key is None and len(frame):
+                done = stager.start(str(frame["request_id"].iloc[0]))
             ids = [str(x) for x in frame["request_id"]]
             texts = [str(x) for x in frame["text"]]
-            responses: list[str] = []
-            audits: list[str] = []
-            for start in range(0, len(ids), PREFETCH_CHUNK):
-                chunk = list(zip(ids[start : start + PREFETCH_CHUNK], texts[start:], strict=False))
-                with pipe.prefetched([t for _, t in chunk]):
-                    for rid, text in chunk:
-                        state = pipe.run(text, request_id=rid, run_id=run_id)
-                        records = sink.take()
-                        if len(records) != 1 or state.response is None:
-                            raise AuditError(
-                                f"request {rid}: {len(records)} audit records, expected one"
-                            )
-                        responses.append(state.response.model_dump_json())
-                        audits.append(records[0].model_dump_json())
-            yield pd.DataFrame(
-                {"request_id": ids, "response_json": responses, "audit_json": audits}
-            )
+            todo = [(rid, t) for rid, t in zip(ids, texts, strict=True) if rid not in done]
+            stager.out.extend((rid, done[rid]) for rid in ids if rid in done)
+            try:
+                for start in range(0, len(todo), PREFETCH_CHUNK):
+                    chunk = todo[start : start + PREFETCH_CHUNK]
+                    with pipe.prefetched([t for _, t in chunk]):
+                        for rid, text in chunk:
+                            state = pipe.run(text, request_id=rid, run_id=run_id)
+                            stager.add(rid, state, sink.take())
+            finally:
+                stager.flush()
+            yield pd.DataFrame(stager.out, columns=["request_id", "part"])
+            stager.out.clear()
 
     return run
 

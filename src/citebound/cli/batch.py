@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
-from citebound.cli._common import fail
+from citebound.cli._common import database_option, fail, resolve_database
 from citebound.errors import CiteboundError
 
 F = TypeVar("F", bound=Callable[..., object])
@@ -43,7 +43,9 @@ def config_options(fn: F) -> F:
             click.option(
                 "--database",
                 default=None,
-                help="PostgreSQL store URL (needs the PostgreSQL backend; not in this build).",
+                envvar="CITEBOUND_DATABASE_URL",
+                help="PostgreSQL store URL (also $CITEBOUND_DATABASE_URL); the store directory "
+                "then holds each host's index files.",
             ),
             click.option("--collection", default=None, help="Collection."),
             click.option("--policy", default=None, help="Policy preset or file."),
@@ -63,13 +65,8 @@ def _config(
 ) -> Any:
     from citebound.cli.ask import config_from_options
 
-    if database is not None:
-        fail(
-            "--database needs the PostgreSQL store backend, which this build does not have; "
-            "use --store DIR"
-        )
     return config_from_options(
-        config_file, store=store, collection=collection, policy=policy, **extra
+        config_file, store=store, database=database, collection=collection, policy=policy, **extra
     )
 
 
@@ -81,6 +78,23 @@ def _location(where: str, config: Any) -> Any:
 
 def _finish(summary: Any) -> None:
     click.echo(summary.model_dump_json(indent=2))
+    _shutdown()
+
+
+def _shutdown() -> None:
+    """Stop Spark and collect garbage while the libraries are still whole: Arrow's and
+    delta-rs' native thread pools torn down during interpreter exit can abort the process
+    (SIGABRT, "terminate called without an active exception") after the work is done."""
+    import gc
+    import sys
+
+    if "pyspark" in sys.modules:
+        from pyspark.sql import SparkSession
+
+        active = SparkSession.getActiveSession()
+        if active is not None:
+            active.stop()
+    gc.collect()
 
 
 @click.group("batch")
@@ -127,12 +141,13 @@ def batch_answer(
         **{"provider.name": provider, "provider.model": model, "provider.base_url": base_url},
     )
     try:
-        from citebound.batch.answer import answer_batch
+        from citebound.batch.answer import answer_batch, executor_config
         from citebound.batch.session import spark_session
         from citebound.batch.tables import read_questions
 
         where = _location(out, config)
         questions = read_questions(questions_src, config_options=config.audit.delta_storage_options)
+        executor_config(config)  # a missing store or unreachable database: before Spark starts
         spark = spark_session(master)
         summary = answer_batch(
             spark, questions, config, where, run_id=run_id, partitions=partitions
@@ -257,11 +272,7 @@ def batch_eval(
 @batch_group.command("ingest")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--store", default=None, help="Store directory (default ./.citebound).")
-@click.option(
-    "--database",
-    default=None,
-    help="PostgreSQL store URL (needs the PostgreSQL backend; not in this build).",
-)
+@database_option
 @click.option("--collection", default="default", show_default=True, help="Collection.")
 @spark_options
 def batch_ingest(
@@ -272,14 +283,11 @@ def batch_ingest(
     master: str | None,
     partitions: int | None,
 ) -> None:
-    """Ingest PATHS: chunks embedded on the Spark executors, the index built once."""
+    """Ingest PATHS: files loaded, chunked and embedded on the Spark executors, written to
+    the store by the driver, the index built once."""
     from pathlib import Path
 
-    if database is not None:
-        fail(
-            "--database needs the PostgreSQL store backend, which this build does not have; "
-            "use --store DIR"
-        )
+    url = resolve_database(database)
     try:
         from citebound.batch.ingest import ingest_batch
         from citebound.batch.session import spark_session
@@ -290,6 +298,7 @@ def batch_ingest(
             list(paths),
             collection=collection,
             partitions=partitions,
+            database=url or None,
         )
     except CiteboundError as err:
         fail(str(err))

@@ -38,8 +38,15 @@ BATCH_TOKENS = 512
 
 
 def default_workers() -> int:
-    """Forward passes run at once by a multi-batch `embed` call: one per core, at most 4."""
-    return max(1, min(4, os.cpu_count() or 1))
+    """Forward passes run at once by a multi-batch `embed` call: one per core, at most 4, and
+    at most $OMP_NUM_THREADS when that is set. Spark sets it to the task's cores
+    (`spark.task.cpus`, default 1) in every Python worker: two workers of `local[2]` each
+    running two passes would fight over two cores (and `local[1]` would already use both)."""
+    cores = max(1, min(4, os.cpu_count() or 1))
+    limit = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if limit.isdigit() and int(limit) > 0:
+        return min(cores, int(limit))
+    return cores
 
 
 @runtime_checkable

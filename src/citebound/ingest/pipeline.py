@@ -19,7 +19,7 @@ import hashlib
 import importlib
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,6 +66,7 @@ def settings_fingerprint(config: ChunkerConfig, sidecar: bytes) -> str:
 class _Candidate:
     path: Path
     source_path: str
+    root: Path  # the resolved folder (or file) given to ingest: reads never leave it
 
 
 def _hidden(name: str) -> bool:
@@ -99,7 +100,7 @@ def _discover(
     ignored = 0
     dupes: list[SkippedFile] = []
 
-    def add(path: Path, source_path: str) -> None:
+    def add(path: Path, source_path: str, root: Path) -> None:
         if source_path in found and found[source_path].path != path:
             dupes.append(
                 SkippedFile(
@@ -109,11 +110,11 @@ def _discover(
                 )
             )
             return
-        found[source_path] = _Candidate(path, source_path)
+        found[source_path] = _Candidate(path, source_path, root)
 
     for root in roots:
         if root.is_file():
-            add(root, f"{root.parent.name}/{root.name}" if root.parent.name else root.name)
+            add(root, f"{root.parent.name}/{root.name}" if root.parent.name else root.name, root)
             continue
         prefix = root.name or "root"
         prefixes.append(prefix + "/")
@@ -137,7 +138,7 @@ def _discover(
                 if not is_supported(path):
                     ignored += 1
                     continue
-                add(path, f"{prefix}/{path.relative_to(root).as_posix()}")
+                add(path, f"{prefix}/{path.relative_to(root).as_posix()}", root)
     ordered = [found[k] for k in sorted(found)]
     return ordered, sorted(set(prefixes)), ignored, dupes
 
@@ -193,6 +194,7 @@ def ingest_paths(
     config: ChunkerConfig | None = None,
     progress: bool | None = None,
     update_index: bool = True,
+    preparer: Preparer | None = None,
 ) -> IngestReport:
     """Ingest files and folders into `collection` of `store`; see the module docstring.
 
@@ -203,6 +205,9 @@ def ingest_paths(
         config: chunk sizes (default ChunkerConfig()).
         progress: True/False forces the progress bar; None shows it only on a terminal.
         update_index: call `citebound.index.update_indexes` afterwards when available.
+        preparer: loads and chunks the files elsewhere (`citebound batch ingest` on Spark
+            executors); yields one `Prepared` or outcome per (candidate, stored record), in
+            order. Default: here, one file at a time. The store is written here either way.
 
     Raises:
         ConfigError: a path does not exist or the collection name is invalid.
@@ -229,12 +234,15 @@ def ingest_paths(
             deleted += 1
 
     added = updated = unchanged = docs_written = chunks_written = 0
+    pairs = [(cand, stored.get(cand.source_path)) for cand in candidates]
+    prepared = (preparer or _prepare_here)(pairs, collection, config)
     with _progress(progress) as bar:
         task = bar.add_task("", total=len(candidates))
-        for cand in candidates:
+        for (cand, previous), ready in zip(pairs, prepared, strict=True):
             bar.update(task, description=cand.source_path[-60:])
-            previous = stored.get(cand.source_path)
-            outcome = _ingest_one(store, cand, collection, config, previous)
+            if ready.source_path != cand.source_path:
+                raise ConfigError(f"preparer returned {ready.source_path} out of order")
+            outcome = ready if isinstance(ready, _Outcome) else _store_prepared(store, ready)
             if outcome.status == "skipped" and previous is not None:
                 # Never keep answering from a version of a file that is now unreadable.
                 store.delete_source(collection, cand.source_path)
@@ -291,25 +299,48 @@ class _Outcome:
     documents: int = 0
     chunks: int = 0
     skipped: tuple[SkippedFile, ...] = ()
+    source_path: str = ""
 
 
-def _ingest_one(
-    store: IngestStore,
-    cand: _Candidate,
-    collection: str,
-    config: ChunkerConfig,
-    previous: SourceRecord | None,
-) -> _Outcome:
-    """Load, chunk and store one file; every failure becomes a skip entry."""
+@dataclass
+class Prepared:
+    """One file loaded and chunked, not stored yet: what can run away from the store."""
+
+    source_path: str
+    record: SourceRecord
+    previous: bool
+    documents: list[tuple[Document, list[Chunk]]]
+    skipped: tuple[SkippedFile, ...] = ()
+
+
+Candidates = Sequence[tuple[_Candidate, SourceRecord | None]]
+Preparer = Callable[[Candidates, str, ChunkerConfig], Iterator[Prepared | _Outcome]]
+
+
+def _prepare_here(
+    pairs: Candidates, collection: str, config: ChunkerConfig
+) -> Iterator[Prepared | _Outcome]:
+    for cand, previous in pairs:
+        yield prepare_file(cand, collection, config, previous)
+
+
+def prepare_file(
+    cand: _Candidate, collection: str, config: ChunkerConfig, previous: SourceRecord | None
+) -> Prepared | _Outcome:
+    """Read, load and chunk one file (no store access); every failure becomes a skip entry."""
     record_skips: list[SkippedFile] = []
 
     def skip(reason: str, message: str) -> _Outcome:
         entry = SkippedFile(
             source_path=cand.source_path, reason=SkipReason(reason), message=message
         )
-        return _Outcome("skipped", skipped=(*record_skips, entry))
+        return _Outcome("skipped", skipped=(*record_skips, entry), source_path=cand.source_path)
 
     try:
+        # Listed inside the folder, and still inside it now (a link swapped in since the
+        # listing, or a candidate built elsewhere, is never followed out of the folder).
+        if not cand.path.resolve(strict=True).is_relative_to(cand.root):
+            return skip(SkipReason.OUTSIDE_ROOT, f"{cand.path} resolves outside {cand.root}")
         raw = cand.path.read_bytes()
         sidecar_path = cand.path.with_name(cand.path.name + SIDECAR_SUFFIX)
         sidecar = sidecar_path.read_bytes() if sidecar_path.is_file() else b""
@@ -318,39 +349,54 @@ def _ingest_one(
     sha = hashlib.sha256(raw).hexdigest()
     meta_sha = settings_fingerprint(config, sidecar)
     if previous and (previous.content_sha256, previous.meta_sha256) == (sha, meta_sha):
-        return _Outcome("unchanged")
+        return _Outcome("unchanged", source_path=cand.source_path)
     try:
         metadata = parse_sidecar(sidecar) if sidecar else {}
         src = SourceFile(cand.path, cand.source_path, collection, raw, sha, metadata)
         parsed = load_file(src, record_skips.append)
     except StageError as err:
         return skip(err.reason_code, str(err))
-
-    owners = store.document_sources([p.document.knowledge_id for p in parsed])
-    documents: list[tuple[Document, Sequence[Chunk]]] = []
-    for p in parsed:
-        owner = owners.get(p.document.knowledge_id)
-        if owner is not None and owner != (collection, cand.source_path):
-            record_skips.append(
-                SkippedFile(
-                    source_path=cand.source_path,
-                    reason=SkipReason.DUPLICATE_ID,
-                    message=f"id {p.document.knowledge_id} already belongs to "
-                    f"{owner[1]} in collection {owner[0]}",
-                )
-            )
-            continue
-        documents.append((p.document, chunk_document(p, config)))
-    if not documents:
-        return skip(SkipReason.DUPLICATE_ID, "every document id in the file is already taken")
     record = SourceRecord(
         collection=collection, source_path=cand.source_path, content_sha256=sha,
         meta_sha256=meta_sha,
     )  # fmt: skip
-    written = store.replace_source(record, documents)
+    return Prepared(
+        source_path=cand.source_path,
+        record=record,
+        previous=previous is not None,
+        documents=[(p.document, list(chunk_document(p, config))) for p in parsed],
+        skipped=tuple(record_skips),
+    )
+
+
+def _store_prepared(store: IngestStore, prep: Prepared) -> _Outcome:
+    """Write one prepared file, never taking a document id another file owns."""
+    collection, source_path = prep.record.collection, prep.source_path
+    record_skips = list(prep.skipped)
+    owners = store.document_sources([d.knowledge_id for d, _ in prep.documents])
+    documents: list[tuple[Document, Sequence[Chunk]]] = []
+    for document, chunks in prep.documents:
+        owner = owners.get(document.knowledge_id)
+        if owner is not None and owner != (collection, source_path):
+            record_skips.append(
+                SkippedFile(
+                    source_path=source_path,
+                    reason=SkipReason.DUPLICATE_ID,
+                    message=f"id {document.knowledge_id} already belongs to "
+                    f"{owner[1]} in collection {owner[0]}",
+                )
+            )
+            continue
+        documents.append((document, chunks))
+    if not documents:
+        why = "every document id in the file is already taken"
+        entry = SkippedFile(source_path=source_path, reason=SkipReason.DUPLICATE_ID, message=why)
+        return _Outcome("skipped", skipped=(*record_skips, entry), source_path=source_path)
+    written = store.replace_source(prep.record, documents)
     return _Outcome(
-        "updated" if previous else "added",
+        "updated" if prep.previous else "added",
         documents=len(documents),
         chunks=written,
         skipped=tuple(record_skips),
+        source_path=source_path,
     )

@@ -1,0 +1,163 @@
+"""The staging area of a `batch answer` run: audit records made durable while the job runs.
+
+Every request that reached a model is audited exactly once, even when the job dies. So the
+executors do not hand their records to the driver alone: each task writes its finished rows
+(request id, PublicResponse JSON, AuditRecord JSON) as small Parquet files under
+`OUT/_staging/<run_id>/` while it runs, and the driver commits the staged rows to the Delta
+tables at the end. A re-run of the same run id commits what an earlier attempt staged first and
+sends only the rest to the executors, so no model is asked twice for an audited row and no
+record is written twice.
+
+Layout (any location delta-rs can write: a directory, `s3://`, `abfss://`, `gs://`; files are
+written through delta-rs' object store, with the table's storage options):
+
+    OUT/_staging/<run_id>/run.json                  what the run is (questions, config, policy)
+    OUT/_staging/<run_id>/parts/<slice>-<hash>.parquet   staged rows
+
+`<slice>` names the task's slice of the question set (a hash of its first request id),
+`<hash>` the request ids in the file: a retried task finds its slice's files and skips their
+rows, and a file re-written with the same rows replaces itself. Files are written whole
+(an object-store PUT; delta-rs' local store writes a temporary file and renames it); a file
+that cannot be read (a crash inside the write) is left out and counted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from citebound.audit.location import TableLocation
+from citebound.errors import ConfigError
+
+STAGING_DIR = "_staging"
+PARTS = "parts"
+MANIFEST = "run.json"
+STAGED_COLUMNS = ("request_id", "response_json", "audit_json")
+
+
+def _hash(*parts: str) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p.encode("utf-8") + b"\n")
+    return h.hexdigest()
+
+
+def slice_key(run_id: str, first_id: str) -> str:
+    """The name prefix of one task's files, from the first request id of its partition: a
+    retried task gets the same key, two tasks of one job never share it."""
+    return "s" + _hash(run_id, first_id)[:16]
+
+
+def part_name(key: str, request_ids: list[str]) -> str:
+    return f"{key}-{_hash(*request_ids)[:16]}.parquet"
+
+
+def questions_digest(questions: list[tuple[str, str]]) -> str:
+    """sha256 over the sorted (request_id, text) rows: what a run answers."""
+    h = hashlib.sha256()
+    for rid, text in sorted(questions):
+        h.update(json.dumps([rid, text]).encode("utf-8") + b"\n")
+    return h.hexdigest()
+
+
+class Staging:
+    """The staging area of one run under `out` (picklable: executors get a copy)."""
+
+    def __init__(self, out: TableLocation, run_id: str) -> None:
+        self.location = out.child(f"{STAGING_DIR}/{run_id}")
+        self.run_id = run_id
+        self._store: Any = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_store": None}  # the store handle is rebuilt, not pickled
+
+    def _handler(self) -> Any:
+        """delta-rs' object store for the staging folder, with the table's storage options."""
+        if self._store is None:
+            from deltalake.fs import DeltaStorageHandler
+
+            uri = self.location.uri
+            if self.location.is_local:
+                self.location.local_path.mkdir(parents=True, exist_ok=True)
+                uri = self.location.local_path.as_uri()
+            self._store = DeltaStorageHandler(uri, self.location.storage_options or None)
+        return self._store
+
+    def _put(self, name: str, data: bytes) -> None:
+        # The raw delta-rs stream: its pyarrow wrapper (PythonFile) hands it pyarrow Buffers,
+        # which deltalake 1.x refuses ("'Buffer' object is not an instance of 'bytes'").
+        stream = self._handler()._handler.open_output_stream(name, None)
+        try:
+            stream.write(data)
+        finally:
+            stream.close()
+
+    def _get(self, name: str) -> bytes:
+        data: bytes = self._handler()._handler.open_input_file(name).read()
+        return data
+
+    # -- the run manifest ----------------------------------------------------------------------
+    def read_manifest(self) -> dict[str, Any] | None:
+        import pyarrow.fs as pafs
+
+        (info,) = self._handler().get_file_info([MANIFEST])
+        if info.type == pafs.FileType.NotFound:
+            return None
+        data = json.loads(self._get(MANIFEST).decode("utf-8"))
+        if not isinstance(data, dict):
+            raise ConfigError(f"{self.location.uri}/{MANIFEST} is not a run manifest")
+        return data
+
+    def write_manifest(self, manifest: dict[str, Any]) -> None:
+        self._put(MANIFEST, json.dumps(manifest, indent=2, sort_keys=True).encode("utf-8"))
+
+    # -- staged rows ---------------------------------------------------------------------------
+    def part_files(self, key: str = "") -> list[str]:
+        """Staged files (relative paths), sorted; only those of slice `key` when given."""
+        import pyarrow.fs as pafs
+
+        selector = pafs.FileSelector(PARTS, allow_not_found=True)
+        names = [
+            i.path
+            for i in self._handler().get_file_info_selector(selector)
+            if i.type == pafs.FileType.File
+            and i.path.endswith(".parquet")
+            and i.path.rsplit("/", 1)[-1].startswith(key)
+        ]
+        return sorted(names)
+
+    def write_part(self, key: str, rows: list[tuple[str, str, str]]) -> str:
+        """Write staged rows (request_id, response_json, audit_json) as one file; its path."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        name = f"{PARTS}/{part_name(key, [r[0] for r in rows])}"
+        table = pa.table({c: [r[i] for r in rows] for i, c in enumerate(STAGED_COLUMNS)})
+        sink = pa.BufferOutputStream()
+        pq.write_table(table, sink)
+        self._put(name, sink.getvalue().to_pybytes())
+        return name
+
+    def read_parts(self, names: list[str]) -> tuple[list[tuple[str, str, str]], int]:
+        """(rows of the readable files in file order, number of unreadable files)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        rows: list[tuple[str, str, str]] = []
+        bad = 0
+        for name in names:
+            try:
+                data = pa.BufferReader(self._get(name))
+                table = pq.read_table(data, columns=list(STAGED_COLUMNS))
+            except Exception:  # a file cut short by a crash: its rows were never acknowledged
+                bad += 1
+                continue
+            cols = [table.column(c).to_pylist() for c in STAGED_COLUMNS]
+            rows.extend(zip(*cols, strict=True))
+        return rows, bad
+
+    def delete_parts(self, names: list[str]) -> None:
+        handler = self._handler()
+        for name in names:
+            handler.delete_file(name)
