@@ -105,23 +105,28 @@ def build_pgvector(source: Path, pg_config: Path, cache: Path | None = None) -> 
         if shutil.which(tool) is None:
             raise StoreError(f"building pgvector needs `{tool}` (apt-get install gcc make)")
     version = _version(source)
-    root = Path(
-        cache or os.environ.get(CACHE_ENV) or Path(tempfile.gettempdir()) / "citebound-pgvector"
-    )
-    root.mkdir(parents=True, exist_ok=True)
-    root.chmod(0o755)
+    default = Path(tempfile.gettempdir()) / "citebound-pgvector"
+    root = Path(cache or os.environ.get(CACHE_ENV) or default)
     target = root / f"vector-{version}-{_cache_key(source, pg_version)}"
     done = PgvectorBuild(target, target / "lib" / "vector.so", version)
-    # One builder at a time per cache (several test sessions may start together).
-    with open(root / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if (target / "COMPLETE").is_file():
-            return done
-        work = Path(tempfile.mkdtemp(prefix="build-", dir=root))
-        try:
-            _build(source, pg_config, work, target, version)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
+    try:
+        if not root.is_dir():
+            root.mkdir(parents=True)
+            root.chmod(0o755)  # the server's own user must read the build
+        # One builder at a time per cache (several test sessions may start together).
+        with open(root / ".lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if (target / "COMPLETE").is_file():
+                return done
+            work = Path(tempfile.mkdtemp(prefix="build-", dir=root))
+            try:
+                _build(source, pg_config, work, target, version)
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+    except OSError as err:
+        raise StoreError(
+            f"cannot build pgvector in {root}: {err} (set ${CACHE_ENV} to a writable directory)"
+        ) from None
     return done
 
 
