@@ -40,6 +40,27 @@ def test_the_server_runs_the_portable_build(pg_server: Any, pg_url: str) -> None
         assert one is not None and abs(one[0]) < 1e-6
 
 
+def test_a_parallel_hnsw_build_loads_the_same_library(pg_url: str) -> None:
+    """Parallel index builds load pgvector by its bare name in each worker: that must be the
+    portable build too, not the wheel's (whose GUCs would collide with the leader's)."""
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE t (id int PRIMARY KEY, v vector(384))")
+        conn.execute(
+            "INSERT INTO t SELECT i, (SELECT array_agg(sin(i * 7 + j)) FROM generate_series"
+            "(1, 384) j)::vector FROM generate_series(1, 2000) i"
+        )
+        conn.execute("SET min_parallel_table_scan_size = 0")
+        conn.execute("SET max_parallel_maintenance_workers = 2")
+        conn.execute("SET maintenance_work_mem = '64MB'")
+        conn.execute("ALTER TABLE t SET (parallel_workers = 2)")
+        conn.execute("CREATE INDEX ON t USING hnsw (v vector_cosine_ops)")
+        conn.execute("SET enable_seqscan = off")
+        rows = conn.execute(
+            "SELECT id FROM t ORDER BY v <=> (SELECT v FROM t WHERE id = 5) LIMIT 3"
+        ).fetchall()
+    assert rows[0] == (5,)
+
+
 def test_wide_vector_instructions_only_behind_runtime_cpu_checks(pg_server: Any) -> None:
     """No -march=native: AVX/AVX-512 registers appear only in the dispatched functions, so
     the build runs on any x86-64 CPU whatever machine compiled it."""

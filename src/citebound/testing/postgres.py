@@ -74,15 +74,35 @@ class PgTestServer:
                 server = pgserver.get_server(pgdata, cleanup_mode="stop")
                 if build is not None:
                     # For every later session (CREATE EXTENSION in the store migration too).
+                    # dynamic_library_path as well: parallel HNSW builds load the library by
+                    # its bare name "vector", which would otherwise resolve to the wheel's
+                    # $libdir/vector and fail ("attempt to redefine parameter hnsw.ef_search").
                     server.psql(
                         f"ALTER SYSTEM SET extension_control_path = '{build.control_dir}:$system';"
+                        f"ALTER SYSTEM SET dynamic_library_path = '{build.library.parent}:$libdir';"
+                        "SELECT pg_reload_conf();"
                     )
-                    server.psql("SELECT pg_reload_conf();")
         except Exception as err:
             raise StoreError(f"cannot start a test PostgreSQL server: {err}") from None
         started = cls(server=server, base_url=str(server.get_uri()), pgvector=build)
+        if build is not None:
+            started._wait_for_setting("dynamic_library_path", f"{build.library.parent}:$libdir")
         started.create_vector_extension(started.base_url)
         return started
+
+    def _wait_for_setting(self, name: str, value: str, tries: int = 100) -> None:
+        """pg_reload_conf() only signals the server: wait until new sessions see `value`."""
+        import time
+
+        import psycopg
+
+        for _ in range(tries):
+            with psycopg.connect(self.base_url, autocommit=True) as conn:
+                row = conn.execute("SELECT current_setting(%s)", (name,)).fetchone()
+            if row is not None and row[0] == value:
+                return
+            time.sleep(0.1)
+        raise StoreError(f"the test PostgreSQL server did not take {name} = {value!r}")
 
     def create_vector_extension(self, url: str) -> None:
         """CREATE EXTENSION vector in the database of `url` and check that it works: the
