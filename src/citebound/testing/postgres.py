@@ -165,6 +165,8 @@ class PgTestServer:
                     user=self.server.system_user,
                     timeout=60,
                 )
+                # let the postmaster exit, or cleanup() tries a second stop and logs an error
+                self.server.get_postmaster_info().process.wait(10)
             except Exception:  # cleanup() below stops or kills it anyway
                 pass
             self.server.cleanup()
