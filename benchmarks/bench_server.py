@@ -290,7 +290,9 @@ def main() -> int:
                 pg_base.mkdir()
                 root.chmod(0o755)
                 pg_base.chmod(0o755)  # pgserver runs PostgreSQL as its own user under root
-                server = PgTestServer.start(pg_base / "pgdata")
+                # the vendored pgvector, built portably (the wheel's needs AVX-512)
+                pgvector = Path(__file__).resolve().parents[1] / "third_party" / "pgvector"
+                server = PgTestServer.start(pg_base / "pgdata", pgvector_source=pgvector)
                 database = server.new_database()
             from citebound.ingest import ingest_paths
             from citebound.store.open import open_store

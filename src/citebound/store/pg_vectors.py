@@ -138,6 +138,42 @@ class PgVectors:
             self._read("SELECT 1 FROM pg_class WHERE relname = %s", (self.hnsw_name(model),))
         )
 
+    @staticmethod
+    def dense_search_sql(dim: int, k: int, *, approximate: bool) -> tuple[list[str], str]:
+        """(SET LOCAL statements, query) of `dense_search`; the query takes (vector literal,
+        model, collection). Public so a test can EXPLAIN exactly what runs."""
+        if approximate:
+            settings = [
+                f"SET LOCAL hnsw.ef_search = {max(40, min(1000, HNSW_EF_PER_K * int(k)))}",
+                # pgvector >= 0.8: keep scanning the graph until k rows pass the collection
+                # filter (the HNSW index covers every collection of the model).
+                "SET LOCAL hnsw.iterative_scan = relaxed_order",
+                # The index is partial (WHERE model = '...'): a generic plan of a prepared
+                # statement (psycopg prepares after 5 runs) cannot prove `model = $2` matches
+                # it. And at the threshold the rule is the rule, not the planner's cost guess:
+                # with table statistics it prefers the primary key + a sort of every row of
+                # the model (seen on a 109-row table); no seq scan and no sort leaves the HNSW
+                # index, whose scan yields rows in distance order.
+                "SET LOCAL plan_cache_mode = force_custom_plan",
+                "SET LOCAL enable_seqscan = off",
+                "SET LOCAL enable_sort = off",
+            ]
+            query = (
+                f"SELECT v.chunk_id, (v.embedding::vector({int(dim)})) <=> "
+                f"%s::vector({int(dim)}) AS d "
+                "FROM chunk_vectors v JOIN chunks c ON c.chunk_id = v.chunk_id "
+                f"WHERE v.model = %s AND c.collection = %s ORDER BY d LIMIT {int(k)}"
+            )
+        else:
+            settings = ["SET LOCAL enable_indexscan = off", "SET LOCAL enable_bitmapscan = off"]
+            query = (
+                "SELECT v.chunk_id, v.embedding <=> %s::vector AS d "
+                "FROM chunk_vectors v JOIN chunks c ON c.chunk_id = v.chunk_id "
+                "WHERE v.model = %s AND c.collection = %s "
+                f"ORDER BY d, v.chunk_id LIMIT {int(k)}"
+            )
+        return settings, query
+
     def dense_search(
         self, model: str, collection: str, query: Matrix, k: int, *, approximate: bool
     ) -> list[tuple[str, float]]:
@@ -149,32 +185,14 @@ class PgVectors:
         """
         if k <= 0:
             return []
-        dim = int(np.asarray(query).size)
-        q = vector_literal(query)
+        settings, sql = self.dense_search_sql(
+            int(np.asarray(query).size), k, approximate=approximate
+        )
         try:
             with self._pool.connection() as conn, conn.transaction():
-                if approximate:
-                    conn.execute(
-                        f"SET LOCAL hnsw.ef_search = {max(40, min(1000, HNSW_EF_PER_K * k))}"
-                    )
-                    conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-                    rows = conn.execute(
-                        f"SELECT v.chunk_id, (v.embedding::vector({dim})) <=> "
-                        f"%s::vector({dim}) AS d "
-                        "FROM chunk_vectors v JOIN chunks c ON c.chunk_id = v.chunk_id "
-                        f"WHERE v.model = %s AND c.collection = %s ORDER BY d LIMIT {int(k)}",
-                        (q, model, collection),
-                    ).fetchall()
-                else:
-                    conn.execute("SET LOCAL enable_indexscan = off")
-                    conn.execute("SET LOCAL enable_bitmapscan = off")
-                    rows = conn.execute(
-                        "SELECT v.chunk_id, v.embedding <=> %s::vector AS d "
-                        "FROM chunk_vectors v JOIN chunks c ON c.chunk_id = v.chunk_id "
-                        "WHERE v.model = %s AND c.collection = %s "
-                        f"ORDER BY d, v.chunk_id LIMIT {int(k)}",
-                        (q, model, collection),
-                    ).fetchall()
+                for setting in settings:
+                    conn.execute(setting)
+                rows = conn.execute(sql, (vector_literal(query), model, collection)).fetchall()
         except Exception as err:
             raise StoreError(f"dense search failed ({redact(self.url)}): {err}") from err
         hits = sorted(((str(r[0]), 1.0 - float(r[1])) for r in rows), key=lambda h: (-h[1], h[0]))
