@@ -45,11 +45,9 @@ from citebound.audit.location import table_location
 from citebound.batch.answer import answer_batch
 from citebound.batch.revalidate import revalidate_batch
 from citebound.batch.session import spark_session
-from citebound.batch.tables import read_delta_arrow
+from citebound.batch.tables import read_delta_arrow, without_clock_fields
 from citebound.config import Config, load_config
 from citebound.eval.data import dataset_dir
-
-CLOCK = {"latency_ms", "timestamp_utc", "llm_latency_ms", "record_hash"}
 
 
 def questions(folder: Path, n: int) -> list[tuple[str, str]]:
@@ -94,7 +92,7 @@ def ensure_store(folder: Path, work: Path, docs: int | None) -> Path:
 def rows(uri: str) -> list[dict[str, Any]]:
     table = read_delta_arrow(table_location(uri)).to_pylist()
     return sorted(
-        ({k: v for k, v in r.items() if k not in CLOCK} for r in table),
+        (without_clock_fields(r) for r in table),
         key=lambda r: r["request_id"],
     )
 

@@ -12,21 +12,17 @@ from batch_helpers import batch_config as _config
 
 from citebound.audit.location import table_location
 from citebound.batch.answer import answer_batch
-from citebound.batch.tables import read_delta_arrow, read_delta_spark, read_questions
+from citebound.batch.tables import (
+    read_delta_arrow,
+    read_delta_spark,
+    read_questions,
+    without_clock_fields,
+)
 from citebound.errors import ConfigError
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-# Wall-clock fields: the only ones allowed to differ between two runs of the same batch.
-CLOCK_FIELDS = {"latency_ms", "timestamp_utc", "llm_latency_ms", "record_hash"}
-
-
-def _unclocked(row: dict[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in row.items() if k not in CLOCK_FIELDS}
-    if out.get("model_calls"):  # each model call's wall time is a clock field too
-        calls = json.loads(out["model_calls"])
-        out["model_calls"] = [{k: v for k, v in c.items() if k not in CLOCK_FIELDS} for c in calls]
-    return out
+_unclocked = without_clock_fields
 
 
 def _rows(uri: str) -> list[dict[str, Any]]:

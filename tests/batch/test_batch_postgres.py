@@ -13,19 +13,17 @@ from citebound.audit.delta import DeltaAuditSink
 from citebound.audit.location import table_location
 from citebound.batch.answer import answer_batch
 from citebound.batch.ingest import ingest_batch
-from citebound.batch.tables import read_delta_arrow, read_questions
+from citebound.batch.tables import read_delta_arrow, read_questions, without_clock_fields
 from citebound.sample_corpus import copy_sample_corpus
 from citebound.store.open import open_store
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-CLOCK_FIELDS = {"latency_ms", "timestamp_utc", "llm_latency_ms", "record_hash"}
-
 
 def _rows(uri: str) -> list[dict[str, Any]]:
     rows = read_delta_arrow(table_location(uri)).to_pylist()
     return sorted(
-        ({k: v for k, v in r.items() if k not in CLOCK_FIELDS} for r in rows),
+        (without_clock_fields(r) for r in rows),
         key=lambda r: r["request_id"],
     )
 

@@ -177,3 +177,18 @@ def check_run_absent(location: TableLocation, run_id: str) -> None:
             f"{location.uri} already holds {done.num_rows} rows of run {run_id!r}: a run is "
             "written once (pass another --run-id to run the batch again)"
         )
+
+
+# Wall-clock fields of an answers/audit row: the only ones that may differ between two runs of
+# the same batch (the record hash covers them). Each model call (`model_calls`, JSON) has one too.
+CLOCK_FIELDS = frozenset({"latency_ms", "timestamp_utc", "llm_latency_ms", "record_hash"})
+
+
+def without_clock_fields(row: dict[str, Any]) -> dict[str, Any]:
+    """`row` (an answers or audit table row) without its wall-clock fields, nested ones too:
+    what must be identical for any partitioning and executor count."""
+    out = {k: v for k, v in row.items() if k not in CLOCK_FIELDS}
+    if isinstance(out.get("model_calls"), str):
+        calls = json.loads(out["model_calls"])
+        out["model_calls"] = [{k: v for k, v in c.items() if k not in CLOCK_FIELDS} for c in calls]
+    return out
