@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from audit_samples import EVIDENCE, POLICY, QUESTION, record_for
+from audit_samples import EVIDENCE, POLICY, QUESTION, record_for, with_conversation
 
 from citebound.audit import (
     COLUMN_NAMES,
@@ -157,14 +157,18 @@ def test_a_version_3_sqlite_store_is_upgraded_in_place(tmp_path: Path) -> None:
         assert sink.schema_version() == 7
         (back,) = sink.find(old.request_id)
         assert back == old and back.schema_version == 3 and back.model_calls is None
-        assert back.hash_ok()
+        assert back.conversation is None and back.hash_ok()
         new = _two_calls()
         sink.append(new)
         (again,) = sink.find(new.request_id)
         assert again == new and again.hash_ok() and len(again.model_calls or []) == 2
+        follow = with_conversation(record_for("ok", request_id="new"))  # a follow-up's history
+        sink.append(follow)
+        (back_follow,) = sink.find("new")
+        assert back_follow == follow and back_follow.hash_ok()
         assert sink.integrity_check() == "ok"
     with SQLiteAuditSink(path) as sink:  # reopening applies nothing twice
-        assert sink.schema_version() == 7 and len(sink.records()) == 2
+        assert sink.schema_version() == 7 and len(sink.records()) == 3
 
 
 def test_a_version_3_delta_table_gains_model_calls(tmp_path: Path) -> None:

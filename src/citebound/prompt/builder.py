@@ -117,22 +117,24 @@ def _counts(
     )
 
 
-def _not_built(
+def not_built_result(
     bundle: AnswerBundle,
-    template: PromptTemplate,
+    template_id: str,
+    template_sha256: str,
     policy: Policy,
     status: BuildStatus,
     reason: str,
     message: str,
     dropped: list[str] | None = None,
 ) -> PromptBuildResult:
+    """The PromptBuildResult of a prompt that was not built (any prompt contract)."""
     return PromptBuildResult(
         request_id=bundle.request_id,
         build_status=status,
         failure_reason=reason,
         message=message,
-        template_id=template.template_id,
-        template_sha256=template.sha256,
+        template_id=template_id,
+        template_sha256=template_sha256,
         tokenizer=policy.tokenizer,
         dropped_chunk_ids=dropped or [],
     )
@@ -277,7 +279,17 @@ def build_prompt(
         status: BuildStatus, reason: str, message: str, dropped: list[str] | None = None
     ) -> BuildOutcome:
         return BuildOutcome(
-            bundle, _not_built(bundle, template, policy, status, reason, message, dropped)
+            bundle,
+            not_built_result(
+                bundle,
+                template.template_id,
+                template.sha256,
+                policy,
+                status,
+                reason,
+                message,
+                dropped,
+            ),
         )
 
     problem = _precheck(bundle)

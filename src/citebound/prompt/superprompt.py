@@ -34,6 +34,7 @@ from citebound.contracts.base import sha256_hex
 from citebound.contracts.enums import BuildStatus, ReasonCode
 from citebound.policy import Policy
 from citebound.prompt.anchors import citation_format
+from citebound.prompt.builder import not_built_result
 from citebound.prompt.condense import extractive_s_ctx
 from citebound.prompt.format_rules import FormatSpec, format_spec, requested_format
 from citebound.text.tokens import Tokenizer, get_tokenizer
@@ -255,16 +256,7 @@ def build_superprompt(
     def not_built(
         status: BuildStatus, reason: str, message: str, dropped: list[str]
     ) -> PromptBuildResult:
-        return PromptBuildResult(
-            request_id=bundle.request_id,
-            build_status=status,
-            failure_reason=reason,
-            message=message,
-            template_id=TEMPLATE_ID,
-            template_sha256=sha,
-            tokenizer=policy.tokenizer,
-            dropped_chunk_ids=dropped,
-        )
+        return not_built_result(bundle, TEMPLATE_ID, sha, policy, status, reason, message, dropped)
 
     conflict = structure_problem(
         inputs.task,
