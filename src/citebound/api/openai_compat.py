@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
@@ -37,7 +37,6 @@ from citebound.api.deps import Caller, Runtime, openai_errors
 from citebound.api.limits import message_texts
 from citebound.api.openai_common import (
     MODEL_PREFIX,
-    Conversation,
     citations_in,
     collection_of_model,
     conversation_of,
@@ -57,13 +56,13 @@ from citebound.contracts.chat import (
     ChatInMessage,
     ChatOutMessage,
     ChatUsage,
+    CiteboundChatOptions,
     CiteboundResult,
     ModelCard,
     ModelList,
     UrlCitation,
 )
 from citebound.contracts.enums import PublicStatus
-from citebound.contracts.retrieval import FiltersApplied
 from citebound.pipeline import RequestState
 
 router = APIRouter(prefix="/v1")
@@ -81,14 +80,18 @@ def run_conversation(
     rt: ApiRuntime,
     who: Principal,
     model: str,
-    conv: Conversation,
+    messages: Sequence[tuple[str, str]],
+    options: CiteboundChatOptions | None,
     *,
-    collection: str | None,
-    filters: FiltersApplied | None,
     max_output_tokens: int | None,
 ) -> RequestState:
-    """Resolve the collection, run the pipeline on the question after its turns, record."""
+    """The (role, text) messages of either OpenAI route as a conversation: resolve the
+    collection, run the pipeline on the last question after its turns, record."""
     from citebound.retrieve import compile_filters
+
+    conv = conversation_of(messages, options.system_message if options is not None else "reject")
+    collection = options.collection if options is not None else None
+    filters = options.filters if options is not None else None
 
     rt.check_question(conv.question)  # one input size policy (api.limits), before any work
     rt.check_texts(
@@ -234,17 +237,12 @@ def chat_completions(
     user message, or the exact refusal, with citations."""
     rt.check_texts(message_texts(body.messages))  # one input size policy (api.limits)
     options = body.citebound
-    conv = conversation_of(
-        [(m.role, message_text(m)) for m in body.messages],
-        options.system_message if options is not None else "reject",
-    )
     state = run_conversation(
         rt,
         who,
         body.model,
-        conv,
-        collection=options.collection if options is not None else None,
-        filters=options.filters if options is not None else None,
+        [(m.role, message_text(m)) for m in body.messages],
+        options,
         max_output_tokens=lower_cap(body.max_tokens, body.max_completion_tokens),
     )
     r = state.response

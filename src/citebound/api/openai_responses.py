@@ -22,7 +22,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
 from citebound.api.deps import Caller, Runtime, openai_errors
-from citebound.api.openai_common import citations_in, conversation_of, is_refusal, usage_of
+from citebound.api.openai_common import citations_in, is_refusal, usage_of
 from citebound.api.openai_compat import lower_cap, run_conversation, sse_response, word_pieces
 from citebound.api.runtime import ApiRuntime
 from citebound.contracts.chat import CiteboundResult
@@ -150,19 +150,16 @@ def responses(
             "previous_response_id is not supported: citebound keeps no conversation on the "
             "server; send the earlier turns as messages in `input`"
         )
-    options = body.citebound
     try:
         messages = body.messages()
     except ValueError as err:
         raise ContractError(str(err)) from None
-    conv = conversation_of(messages, options.system_message if options is not None else "reject")
     state = run_conversation(
         rt,
         who,
         body.model,
-        conv,
-        collection=options.collection if options is not None else None,
-        filters=options.filters if options is not None else None,
+        messages,
+        body.citebound,
         max_output_tokens=lower_cap(body.max_output_tokens),
     )
     final = response_object(state, rt, body, int(time.time()), str(request.base_url))
