@@ -107,3 +107,33 @@ def test_replay_notices_shown_anchors_that_differ(make_pipeline: Callable[..., P
     forged = forged.model_copy(update={"record_hash": forged.compute_hash()})
     report = replay(forged, load_policy("strict-v1"))
     assert report.display_changed and not report.verdict_changed
+
+
+def test_the_demo_fails_an_answer_whose_anchors_skip(
+    make_pipeline: Callable[..., Pipeline],
+) -> None:
+    """`citebound demo` counts an answer as expected only when its anchors have no gap."""
+    from citebound.cli.demo import _expectation_met
+    from citebound.pipeline.state import DISPLAY_ANCHORS
+    from citebound.sample_corpus import DEMO_QUESTIONS
+
+    q = DEMO_QUESTIONS[0]
+    state = make_pipeline().run(q.text)
+    r = state.response
+    assert r is not None and r.citations
+    assert _expectation_met(q.kind, q.expect, state)
+    # The same answer and sources shown one number up (C0 -> C1, ...): the evidence still
+    # resolves, the gap at C0 fails it.
+    up = {f"C{i}": f"C{i + 1}" for i in range(len(r.citations))}
+    shown = state.extras[DISPLAY_ANCHORS]
+    skipped = state.evolve(
+        response=r.model_copy(
+            update={
+                "answer": relabel_text(r.answer, up, "C"),
+                "citations": [c.model_copy(update={"anchor": up[c.anchor]}) for c in r.citations],
+            }
+        ),
+        extras={**state.extras, DISPLAY_ANCHORS: {a: up[s] for a, s in shown.items()}},
+    )
+    assert len(skipped.shown_sources()) == len(r.citations)
+    assert not _expectation_met(q.kind, q.expect, skipped)
