@@ -175,3 +175,12 @@ def test_numbering_problem_names_gaps_and_source_order() -> None:
     )
     assert rn.numbering_problem("A [¹]. B [²][¹].", ["¹", "²"], "superscript") is None
     assert rn.numbering_problem("A [^1]. B [^3].", ["^1", "^3"], "footnote") is not None
+
+
+def test_citations_outside_the_evidence_fail_closed_even_in_order() -> None:
+    b = make_answer_bundle(FACTS)
+    text = _answer(CitationStyle.C, [0])
+    v = validate_answer(b, make_llm_result(b, text), POLICY)
+    forged = v.model_copy(update={"validated_citations": ["C0", "C7"]})
+    with pytest.raises(rn.RenumberError, match="C7"):
+        rn.renumber(EvidenceView.from_bundle(b), forged, POLICY)

@@ -122,9 +122,12 @@ def renumber(view: EvidenceView, validation: ValidationResult, policy: Policy) -
     if _nothing_to_renumber(validation):
         return Renumbered(text, tuple(validation.validated_citations), {}, {})
     cited = validation.validated_citations
+    unknown = [a for a in cited if a not in view.texts]
+    if unknown:  # a passed answer cites only the evidence; this result is not for this view
+        raise RenumberError(f"validated citations {unknown} are not anchors of the evidence")
     mapping = renumbering(cited, view.anchors, view.citation_style)
-    shown = {a: mapping[a] for a in cited if a in mapping}
-    citations = tuple(mapping.get(a, a) for a in cited)
+    shown = {a: mapping[a] for a in cited}
+    citations = tuple(mapping[a] for a in cited)
     if all(k == v for k, v in mapping.items()):
         # Identity: the same text against the same view; the verdict is the one we have.
         return Renumbered(text, citations, mapping, shown)
