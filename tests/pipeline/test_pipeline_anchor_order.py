@@ -137,3 +137,17 @@ def test_the_demo_fails_an_answer_whose_anchors_skip(
     )
     assert len(skipped.shown_sources()) == len(r.citations)
     assert not _expectation_met(q.kind, q.expect, skipped)
+
+
+def test_the_s_style_of_hybridrag_is_renumbered_too(make_pipeline: Callable[..., Pipeline]) -> None:
+    pipe = make_pipeline(policy="hybridrag")
+    renumbered = 0
+    for question in QUESTIONS[:4]:
+        state = pipe.run(question)
+        r, v, b = state.response, state.validation, state.answer_bundle
+        assert r is not None and v is not None and b is not None
+        assert b.citation_style == "S" and r.status.value == "OK"
+        shown = [c.anchor for c in r.citations]
+        assert shown[0] == "S1" and numbering_problem(r.answer, shown, "S") is None
+        renumbered += v.validated_citations != shown
+    assert renumbered, "no question cited out of order any more: pick new QUESTIONS"
