@@ -103,6 +103,23 @@ def test_answerable_question_shows_citations(page: object) -> None:
     shot(pg, "answer")
 
 
+def test_anchors_read_in_citation_order(page: object) -> None:
+    """#15: chips numbered C0, C1, ... in the order the answer cites them, sources listed in
+    that order (the model cited the evidence out of rank order for this question)."""
+    pg = page
+    ask(pg, "How do I replace the HP-220 mechanical seal?")
+    assert pg.inner_text("#status-badge") == "Answered"  # type: ignore[attr-defined]
+    chips = [c.inner_text() for c in pg.locator("#answer .chip").all()]  # type: ignore[attr-defined]
+    first = list(dict.fromkeys(chips))
+    assert len(first) > 1 and first == [f"C{i}" for i in range(len(first))]
+    sources = [
+        s.get_attribute("data-anchor")
+        for s in pg.locator("#sources .source").all()  # type: ignore[attr-defined]
+    ]
+    assert sources == first
+    shot(pg, "anchors-in-order")
+
+
 def test_unanswerable_question_shows_the_refusal(page: object, server: LiveServer) -> None:
     pg = page
     ask(pg, UNANSWERABLE)

@@ -57,7 +57,7 @@ def record_for(
     else:
         llm = make_llm_result(b, text[path])
     v = validate_answer(b, llm, POLICY)
-    resp = package_response(b, llm, v, latency_ms=250.0)
+    resp = package_response(b, llm, v, policy=POLICY, latency_ms=250.0)
     return build_audit_record(
         response=resp,
         bundle=b,

@@ -17,7 +17,7 @@ from audit_samples import (
 )
 
 from citebound.audit import build_audit_record
-from citebound.contracts.audit import AuditRecord
+from citebound.contracts.audit import AUDIT_SCHEMA_VERSION, AuditRecord
 from citebound.contracts.base import sha256_hex
 from citebound.errors import ContractError
 from citebound.respond import package_failure
@@ -140,7 +140,7 @@ def test_version_2_records_keep_their_hashes(path: str) -> None:
     assert v2.schema_version == 2 and v2.unsupported_sentences is None
     assert v2.hash_ok()  # verified by today's code
     new = record_for(path, store_evidence_text=(path == "ok"))
-    assert new.schema_version == 4
+    assert new.schema_version == AUDIT_SCHEMA_VERSION
     assert new.record_hash != v2.record_hash  # later hashes cover the new fields
 
 
@@ -160,6 +160,7 @@ _TODAY = {
     "schema_version",
     "record_hash",
     "model_calls",
+    "display_anchors",
     "policy_fingerprint",
     "min_support",
     "unsupported_sentences",

@@ -57,7 +57,7 @@ def test_verdict_change_is_reported() -> None:
     llm = make_llm_result(b, "Torque the M8 cylinder head bolts to 30 Nm [C0].")
     v = validate_answer(b, llm, lenient)
     assert v.validation_status == "PASSED"
-    resp = package_response(b, llm, v, latency_ms=1.0)
+    resp = package_response(b, llm, v, policy=POLICY, latency_ms=1.0)
     r = build_audit_record(
         policy=POLICY,
         response=resp,

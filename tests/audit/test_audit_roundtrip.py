@@ -47,7 +47,7 @@ def test_prompt_hash_always_text_only_on_opt_in() -> None:
     b = make_answer_bundle(EVIDENCE, question=QUESTION)
     llm = make_llm_result(b, "Torque the M8 cylinder head bolts to 25 Nm [C0].")
     v = validate_answer(b, llm, POLICY)
-    resp = package_response(b, llm, v, latency_ms=9.0)
+    resp = package_response(b, llm, v, policy=POLICY, latency_ms=9.0)
     prompt = _prompt(b.request_id)
     common = {"policy": POLICY, "response": resp, "question": QUESTION, "bundle": b}
     plain = build_audit_record(prompt=prompt, llm=llm, validation=v, **common)  # type: ignore[arg-type]

@@ -51,7 +51,8 @@ def test_exact_schema(sink: SQLiteAuditSink) -> None:
     (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE name='audit_records'").fetchone()
     # Migrations 4, 5, 6 and 7 ALTER TABLE: they append columns to the stored CREATE statement.
     assert sql == AUDIT_TABLE.removesuffix(")") + (
-        ", reranker TEXT, unsupported_sentences TEXT, model_calls TEXT, conversation TEXT)"
+        ", reranker TEXT, unsupported_sentences TEXT, model_calls TEXT, conversation TEXT, "
+        "display_anchors TEXT)"
     )
     cols = [r[1] for r in conn.execute("PRAGMA table_info(audit_records)")]
     assert cols == ["seq", *COLUMN_NAMES]
@@ -64,7 +65,7 @@ def test_exact_schema(sink: SQLiteAuditSink) -> None:
         ("timestamp_utc", "TEXT", 1),
     ]
     versions = [r[0] for r in conn.execute("SELECT version FROM _migrations ORDER BY version")]
-    assert versions == [1, 2, 3, 4, 5, 6, 7]
+    assert versions == [1, 2, 3, 4, 5, 6, 7, 8]
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()
 
@@ -83,10 +84,10 @@ def test_reopen_applies_no_migration_twice(tmp_path: Path) -> None:
     path = tmp_path / "audit.sqlite"
     SQLiteAuditSink(path).close()
     again = SQLiteAuditSink(path)
-    assert again.schema_version() == 7
+    assert again.schema_version() == 8
     again.close()
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT count(*) FROM _migrations").fetchone()[0] == 7
+    assert conn.execute("SELECT count(*) FROM _migrations").fetchone()[0] == 8
     conn.close()
 
 
@@ -166,7 +167,7 @@ def test_a_version_1_store_is_upgraded_in_place(tmp_path: Path) -> None:
     conn.close()
 
     with SQLiteAuditSink(path) as sink:
-        assert sink.schema_version() == 7
+        assert sink.schema_version() == 8
         (back,) = sink.find("old")
         assert back == old and back.schema_version == 1 and back.reranker is None
         assert back.hash_ok()

@@ -19,7 +19,7 @@ from citebound.audit import (
     build_audit_record,
     replay,
 )
-from citebound.contracts.audit import ADDED_IN_VERSION
+from citebound.contracts.audit import ADDED_IN_VERSION, AUDIT_SCHEMA_VERSION
 from citebound.respond import package_response
 from citebound.testing.bundles import make_answer_bundle, make_llm_result
 from citebound.validate import validate_answer
@@ -42,7 +42,7 @@ def test_version_3_records_keep_their_hashes(path: str) -> None:
     assert v3.schema_version == 3 and v3.model_calls is None
     assert v3.hash_ok()  # verified by today's code
     new = record_for(path, store_evidence_text=(path == "ok"))
-    assert new.schema_version == 4 and new.model_calls is not None
+    assert new.schema_version == AUDIT_SCHEMA_VERSION and new.model_calls is not None
     assert new.record_hash != v3.record_hash  # v4 hashes cover model_calls
 
 
@@ -98,7 +98,7 @@ def _two_calls() -> AuditRecord:
     ]
     return build_audit_record(
         policy=POLICY,
-        response=package_response(b, second, v2, latency_ms=9.0),
+        response=package_response(b, second, v2, policy=POLICY, latency_ms=9.0),
         question=QUESTION,
         bundle=b,
         llm=second,
@@ -154,7 +154,7 @@ def test_a_version_3_sqlite_store_is_upgraded_in_place(tmp_path: Path) -> None:
     path = tmp_path / "audit.sqlite"
     old = _v3_sqlite(path)
     with SQLiteAuditSink(path) as sink:
-        assert sink.schema_version() == 7
+        assert sink.schema_version() == 8
         (back,) = sink.find(old.request_id)
         assert back == old and back.schema_version == 3 and back.model_calls is None
         assert back.conversation is None and back.hash_ok()
@@ -168,7 +168,7 @@ def test_a_version_3_sqlite_store_is_upgraded_in_place(tmp_path: Path) -> None:
         assert back_follow == follow and back_follow.hash_ok()
         assert sink.integrity_check() == "ok"
     with SQLiteAuditSink(path) as sink:  # reopening applies nothing twice
-        assert sink.schema_version() == 7 and len(sink.records()) == 3
+        assert sink.schema_version() == 8 and len(sink.records()) == 3
 
 
 def test_a_version_3_delta_table_gains_model_calls(tmp_path: Path) -> None:

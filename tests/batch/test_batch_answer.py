@@ -19,6 +19,7 @@ from citebound.batch.tables import (
     without_clock_fields,
 )
 from citebound.errors import ConfigError
+from citebound.respond.renumber import relabel_text
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -58,8 +59,13 @@ def test_one_audit_record_per_question_with_deterministic_ids(
         assert row["status"] == by_id[rid].status.value
         assert row["run_id"] == "r"
         if row["status"] == "OK":
-            assert row["answer"] == by_id[rid].validated_answer_text
-            assert [c["anchor"] for c in row["citations"]] == by_id[rid].validated_citations
+            # The audit keeps the prompt's anchors and what the reader was shown instead.
+            shown = by_id[rid].display_anchors or {}
+            raw = by_id[rid].validated_answer_text or ""
+            assert row["answer"] == relabel_text(raw, shown, "C")
+            assert [c["anchor"] for c in row["citations"]] == [
+                shown[a] for a in by_id[rid].validated_citations
+            ]
 
 
 def test_spark_reads_the_tables_back(spark: Any, two_runs: tuple[Any, Any, Any]) -> None:

@@ -104,7 +104,7 @@ def test_a_hallucinated_answer_is_regenerated_and_both_calls_are_audited(
     assert first.messages()[0] == second.messages()[0]  # same system message
 
     (record,) = pipe.ctx.sinks[0].find(state.request_id)
-    assert record.hash_ok() and record.schema_version == 4
+    assert record.hash_ok() and record.schema_version >= 4
     calls = record.model_calls or []
     assert [(c.stage, c.template_id) for c in calls] == [
         ("answer", "qa_v1"),

@@ -72,7 +72,7 @@ def test_two_sinks_starting_at_once_migrate_once(pg_url: str) -> None:
 
     with ThreadPoolExecutor(4) as pool:
         sinks = list(pool.map(lambda _: PostgresAuditSink(pg_url), range(4)))
-    assert {s.schema_version() for s in sinks} == {7}
+    assert {s.schema_version() for s in sinks} == {8}
     for s in sinks:
         s.close()
 
@@ -120,7 +120,7 @@ def test_a_version_3_database_is_upgraded_in_place(pg_url: str) -> None:
             row,
         )
     sink = PostgresAuditSink(pg_url)
-    assert sink.schema_version() == 7
+    assert sink.schema_version() == 8
     (back,) = sink.find(old.request_id)
     assert back == old and back.schema_version == 3 and back.model_calls is None
     assert back.hash_ok()

@@ -19,6 +19,11 @@ OK_TEXT = (
     "Check the coolant level only when the engine is cold [C2]. "
     "Torque the M8 cylinder head bolts to 25 Nm [C0]."
 )
+# What the reader sees: anchors numbered in the order the answer cites them.
+SHOWN_TEXT = (
+    "Check the coolant level only when the engine is cold [C0]. "
+    "Torque the M8 cylinder head bolts to 25 Nm [C1]."
+)
 POLICY = load_policy("strict-v1")
 
 
@@ -39,7 +44,12 @@ def every_status() -> dict[str, tuple[AnswerBundle, PublicResponse]]:
     ]:
         reason = "LLM_RETRIES_EXHAUSTED" if status is GenerationStatus.FAILED else None
         llm = make_llm_result(b, text, status=status, failure_reason=reason)
-        out[name] = (b, package_response(b, llm, validate_answer(b, llm, POLICY), latency_ms=42.0))
+        out[name] = (
+            b,
+            package_response(
+                b, llm, validate_answer(b, llm, POLICY), policy=POLICY, latency_ms=42.0
+            ),
+        )
     for name, st in [("gate", AssemblyStatus.NO_EVIDENCE), ("assembly", AssemblyStatus.FAILED)]:
         nb = make_answer_bundle([], status=st)
         out[name] = (b, package_without_generation(nb, POLICY, latency_ms=3.0))

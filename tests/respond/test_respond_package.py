@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from respond_samples import OK_TEXT, POLICY, bundle, every_status
+from respond_samples import OK_TEXT, POLICY, SHOWN_TEXT, bundle, every_status
 
 from citebound.contracts.enums import GenerationStatus, PublicStatus, ValidationStatus
 from citebound.contracts.execution import GroundingMetrics, ValidationResult
@@ -13,8 +13,11 @@ from citebound.testing.bundles import make_llm_result
 def test_ok_maps_validated_citations_in_their_order() -> None:
     _, r = every_status()["ok"]
     assert r.status is PublicStatus.OK
-    assert r.answer == OK_TEXT
-    assert [c.anchor for c in r.citations] == ["C2", "C0"]
+    # The model cited C2 then C0; the reader sees C0 then C1, sources in that order.
+    assert OK_TEXT.index("[C2]") < OK_TEXT.index("[C0]")
+    assert r.answer == SHOWN_TEXT
+    assert [c.anchor for c in r.citations] == ["C0", "C1"]
+    assert r.citations[0].knowledge_id == "kb-2"
     c0 = r.citations[1]
     assert (c0.knowledge_id, c0.document, c0.heading_path, c0.page) == (
         "kb-0",
@@ -28,7 +31,9 @@ def test_ok_maps_validated_citations_in_their_order() -> None:
     assert r.latency_ms == 42.0 and r.failure_reason is None
 
 
-def test_only_anchors_of_the_bundle_become_citations() -> None:
+def test_a_validation_that_does_not_match_its_text_fails_closed() -> None:
+    """Citations the text does not carry (C1, C9): the renumbered text validates differently
+    from the result it came from, so nothing is shown."""
     b = bundle()
     llm = make_llm_result(b, OK_TEXT)
     v = ValidationResult(
@@ -46,8 +51,9 @@ def test_only_anchors_of_the_bundle_become_citations() -> None:
         ),
         validator_version="test",
     )
-    r = package_response(b, llm, v, latency_ms=1.0)
-    assert [c.anchor for c in r.citations] == ["C1", "C0"]
+    r = package_response(b, llm, v, policy=POLICY, latency_ms=1.0)
+    assert (r.status, r.answer, r.citations) == (PublicStatus.FAILED, "", [])
+    assert r.failure_reason == "INTERNAL_ERROR"
 
 
 def test_failed_validation_packages_empty() -> None:
@@ -66,7 +72,7 @@ def test_latency_defaults_to_llm_latency() -> None:
     llm = make_llm_result(b, OK_TEXT + " [C9]")
     from citebound.validate import validate_answer
 
-    r = package_response(b, llm, validate_answer(b, llm, POLICY))
+    r = package_response(b, llm, validate_answer(b, llm, POLICY), policy=POLICY)
     assert r.latency_ms == llm.llm_latency_ms
 
 
@@ -101,7 +107,7 @@ def test_mismatched_request_ids_fail_closed() -> None:
     from citebound.validate import validate_answer
 
     v = validate_answer(b, llm, POLICY).model_copy(update={"request_id": "other"})
-    r = package_response(b, llm, v, latency_ms=1.0)
+    r = package_response(b, llm, v, policy=POLICY, latency_ms=1.0)
     assert (r.status, r.answer, r.failure_reason) == (PublicStatus.FAILED, "", "INTERNAL_ERROR")
 
 
@@ -115,6 +121,6 @@ def test_low_confidence_flows_from_validation_to_text() -> None:
     hybrid = load_policy("hybridrag")
     b = make_answer_bundle(["Torque the M8 bolts to 25 Nm."], style=CitationStyle.S, policy=hybrid)
     llm = make_llm_result(b, "Engines are marvellous machines built by people [S1].")
-    r = package_response(b, llm, validate_answer(b, llm, hybrid), latency_ms=1.0)
+    r = package_response(b, llm, validate_answer(b, llm, hybrid), policy=hybrid, latency_ms=1.0)
     assert r.status is PublicStatus.OK and r.low_confidence is True
     assert render_text(r).startswith("Answer (LOW CONFIDENCE")

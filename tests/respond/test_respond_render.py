@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
-from respond_samples import OK_TEXT, POLICY, every_status
+from respond_samples import OK_TEXT, POLICY, SHOWN_TEXT, every_status
 
 from citebound.respond import render_text
+from citebound.testing.bundles import make_llm_result
+from citebound.validate import validate_answer
 
 
 def test_ok_text_shape() -> None:
     _, response = every_status()["ok"]
     assert render_text(response) == (
         "Answer:\n"
-        f"{OK_TEXT}\n"
+        f"{SHOWN_TEXT}\n"
         "\n"
         "Confidence: high (weakest sentence's support)\n"
         "\n"
         "Sources:\n"
-        "- [C2] manual-2.pdf, Pump > Section 3, p. 4\n"
-        "- [C0] manual-0.pdf, Pump > Section 1, p. 2\n"
+        "- [C0] manual-2.pdf, Pump > Section 3, p. 4\n"
+        "- [C1] manual-0.pdf, Pump > Section 1, p. 2\n"
     )
 
 
@@ -25,9 +27,11 @@ def test_scores_only_when_asked_and_bundle_given() -> None:
     bundle, response = every_status()["ok"]
     assert "score" not in render_text(response, bundle=bundle)
     assert "score" not in render_text(response, show_scores=True)  # no bundle, no scores
-    text = render_text(response, bundle=bundle, show_scores=True)
-    assert "- [C2] manual-2.pdf, Pump > Section 3, p. 4 (score: 0.70)\n" in text
-    assert "- [C0] manual-0.pdf, Pump > Section 1, p. 2 (score: 0.90)\n" in text
+    validation = validate_answer(bundle, make_llm_result(bundle, OK_TEXT), POLICY)
+    text = render_text(response, bundle=bundle, validation=validation, show_scores=True)
+    # Scores follow the shown anchors (C0 is the prompt's C2).
+    assert "- [C0] manual-2.pdf, Pump > Section 3, p. 4 (score: 0.70)\n" in text
+    assert "- [C1] manual-0.pdf, Pump > Section 1, p. 2 (score: 0.90)\n" in text
 
 
 def test_low_confidence_header() -> None:

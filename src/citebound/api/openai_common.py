@@ -138,7 +138,8 @@ def citations_in(state: RequestState, base_url: str) -> list[Citation]:
     if r.status is not PublicStatus.OK or state.answer_bundle is None:
         return []
     by_anchor = {c.anchor: c for c in r.citations}
-    chunks = state.answer_bundle.anchor_map
+    # The answer's anchors are the shown ones (first-citation order), not the prompt's.
+    chunks = {a: e.chunk_id for a, e in state.shown_sources().items()}
     fmt = citation_format(state.answer_bundle.citation_style)
     out: list[Citation] = []
     for m in re.finditer(fmt.marker_regex, r.answer):

@@ -6,6 +6,10 @@ among the answer sentences that cite it (levels: high ≥ 0.75, medium ≥ 0.5, 
 answer, the validator's level from the support score of the weakest sentence
 (`PublicResponse.confidence`) and the attribution coverage; a `low_confidence` flag from the
 validator always means low.
+
+The public response carries the anchors the reader sees (numbered in first-citation order,
+respond/renumber.py); sources join them to the bundle through the same renumbering. Stage
+panels list the prompt's anchors, as the prompt and the validator used them.
 """
 
 from __future__ import annotations
@@ -118,7 +122,8 @@ def _support_by_anchor(state: RequestState) -> dict[str, float]:
         return {}
     style = bundle.citation_style
     marker = marker_pattern(style)
-    texts = {e.citation_anchor: e.sanitized_text for e in bundle.selected_evidence}
+    # The answer carries the shown anchors (first-citation order), not the prompt's.
+    texts = {a: e.sanitized_text for a, e in state.shown_sources().items()}
     best: dict[str, float] = {}
     for sentence in split_sentences(response.answer, marker=marker):
         body = strip_markers(sentence, style)
@@ -134,7 +139,7 @@ def answer_view(state: RequestState) -> AnswerView:
     response = state.response
     assert response is not None, "answer_view needs a packaged state"
     support = _support_by_anchor(state)
-    anchors = state.answer_bundle.anchor_map if state.answer_bundle is not None else {}
+    anchors = {a: e.chunk_id for a, e in state.shown_sources().items()}
     sources = [
         SourceView(
             anchor=c.anchor,

@@ -2,10 +2,10 @@
 
 Scalars map to typed columns. `text_list` columns are JSON arrays in SQLite and
 `list<string>` in Delta. `json` columns (anchor_map, evidence, unsupported_sentences,
-model_calls) are canonical JSON text in both, so Spark reads them with `from_json` and pandas
-with `json.loads`. A test checks this list against the `AuditRecord` fields, so a new field
-cannot be silently dropped by a sink. New columns go at the end, where SQLite's ALTER TABLE
-and Delta's add_columns put them.
+model_calls, conversation, display_anchors) are canonical JSON text in both, so Spark reads
+them with `from_json` and pandas with `json.loads`. A test checks this list against the
+`AuditRecord` fields, so a new field cannot be silently dropped by a sink. New columns go at
+the end, where SQLite's ALTER TABLE and Delta's add_columns put them.
 """
 
 from __future__ import annotations
@@ -85,6 +85,7 @@ COLUMNS: tuple[Column, ...] = (
     _c("unsupported_sentences", "json", True),
     _c("model_calls", "json", True),  # schema v4, migration 6
     _c("conversation", "json", True),
+    _c("display_anchors", "json", True),  # schema v5, migration 8
 )
 COLUMN_NAMES = tuple(c.name for c in COLUMNS)
 

@@ -101,4 +101,5 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (6, "model_calls", ("ALTER TABLE audit_records ADD COLUMN model_calls TEXT",)),
     # 6 is taken by another v4 column; numbers are applied as a set, so either lands first.
     (7, "conversation", ("ALTER TABLE audit_records ADD COLUMN conversation TEXT",)),
+    (8, "display_anchors", ("ALTER TABLE audit_records ADD COLUMN display_anchors TEXT",)),
 )

@@ -35,7 +35,7 @@ _SQL_TYPES = {
     "json": "TEXT",
 }
 # Columns added by a later migration (as in SQLite): not in the CREATE TABLE of migration 1.
-_LATER = {"reranker": 4, "model_calls": 6, "conversation": 7}
+_LATER = {"reranker": 4, "model_calls": 6, "conversation": 7, "display_anchors": 8}
 _V1 = [c for c in COLUMNS if c.name not in _LATER]
 _TABLE = (
     "CREATE TABLE audit_records (\n    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,\n"
@@ -107,6 +107,7 @@ AUDIT_MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
     (5, "writer_role", (_ROLE,)),
     (6, "model_calls", ("ALTER TABLE audit_records ADD COLUMN model_calls TEXT",)),
     (7, "conversation", ("ALTER TABLE audit_records ADD COLUMN conversation TEXT",)),
+    (8, "display_anchors", ("ALTER TABLE audit_records ADD COLUMN display_anchors TEXT",)),
 ]
 
 _INSERT = (

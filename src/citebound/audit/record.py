@@ -29,6 +29,7 @@ from citebound.contracts.execution import (
 from citebound.contracts.public import PublicResponse
 from citebound.errors import ContractError
 from citebound.policy import Policy
+from citebound.respond.renumber import shown_of
 
 
 def utc_now() -> str:
@@ -66,6 +67,16 @@ def _answer_calls(
         return []
     call = ModelCallRecord.of("answer", llm, prompt.template_id if prompt is not None else None)
     return [call.judged(validation) if validation is not None else call]
+
+
+def _display_anchors(
+    response: PublicResponse, bundle: AnswerBundle | None, validation: ValidationResult | None
+) -> dict[str, str] | None:
+    """Prompt anchor -> shown anchor of an answer the reader saw (None otherwise): the same
+    function of `validated_citations` that packaging applied (respond/renumber.py)."""
+    if response.status is not PublicStatus.OK or bundle is None or validation is None:
+        return None
+    return shown_of(bundle, validation)
 
 
 def build_audit_record(
@@ -124,6 +135,11 @@ def build_audit_record(
         failure_reason = validation.failure_reason
         reason_codes = list(validation.reason_codes)
         model_called = llm is not None and llm.attempts > 0
+        if passed and response.status is PublicStatus.FAILED and response.failure_reason:
+            # A passed answer the packaging refused (its renumbered text did not validate the
+            # same, respond/renumber.py): the reason is the response's.
+            failure_reason = response.failure_reason
+            reason_codes = [failure_reason]
         if not model_called and response.failure_reason is not None:
             # Failed before any model call (QUESTION_EMPTY, QUESTION_TOO_LONG ...): recorded
             # with the reason its response gave, not the GENERATION_FAILED of a validation
@@ -166,6 +182,7 @@ def build_audit_record(
         index_version=trace.index_version if trace else index_version,
         reranker=trace.reranker if trace else None,
         conversation=conversation,
+        display_anchors=_display_anchors(response, bundle, validation),
         policy_version=policy.policy_version,
         policy_fingerprint=policy.fingerprint,
         validator_version=validation.validator_version if validation is not None else None,

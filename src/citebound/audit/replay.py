@@ -14,6 +14,8 @@ A schema v4 record lists its model calls; every judged one (the answer and, with
 `regenerate_on_failure`, the regeneration) is validated again and reported in `calls`. The
 record's own verdict is its last judged call's, so that call's output must be the record's
 `raw_model_text`, else the record is not replayable.
+A schema v5 record keeps the anchors the reader saw (`display_anchors`); replay derives them
+again from the fresh verdict and reports `display_changed` when they differ.
 A follow-up is re-asked, rather than re-validated, with `request_of(record)`: the question and
 the earlier turns exactly as the request received them (schema v4 `conversation`).
 """
@@ -25,8 +27,15 @@ from collections.abc import Mapping
 from citebound.contracts.audit import AuditRecord, CallReplay, ReplayReport
 from citebound.contracts.base import sha256_hex
 from citebound.contracts.conversation import ConversationTurn
-from citebound.contracts.enums import AssemblyStatus, CitationStyle, GenerationStatus
+from citebound.contracts.enums import (
+    AssemblyStatus,
+    CitationStyle,
+    GenerationStatus,
+    ReasonCode,
+)
+from citebound.contracts.execution import ValidationResult
 from citebound.policy import Policy
+from citebound.respond.renumber import RenumberError, renumber
 from citebound.validate.validator import validate_view
 from citebound.validate.view import EvidenceView
 
@@ -108,10 +117,12 @@ def replay(
         generation_status=record.llm_generation_status or GenerationStatus.OK,
         llm_reason=record.llm_failure_reason,
     )
-    changed = (result.validation_status, result.failure_reason) != (
+    failure_reason, shown = _shown(view, result, policy)
+    changed = (result.validation_status, failure_reason) != (
         record.validation_status,
         record.failure_reason,
     )
+    display_changed = record.schema_version >= 5 and shown != record.display_anchors
     calls = []
     for call in judged:
         again = validate_view(
@@ -130,5 +141,27 @@ def replay(
             )
         )
     return _report(
-        record, policy, replayable=True, new_result=result, verdict_changed=changed, calls=calls
+        record,
+        policy,
+        replayable=True,
+        new_result=result,
+        verdict_changed=changed,
+        calls=calls,
+        display_anchors=shown,
+        display_changed=display_changed,
     )
+
+
+def _shown(
+    view: EvidenceView, result: ValidationResult, policy: Policy
+) -> tuple[str | None, dict[str, str] | None]:
+    """(the request's failure reason, its shown anchors) as packaging derives them from
+    `result`: a passed answer whose renumbered text does not validate the same is refused
+    with INTERNAL_ERROR, as `package_response` refuses it."""
+    if result.generation_status is not GenerationStatus.OK:
+        return result.failure_reason, None
+    try:
+        shown = renumber(view, result, policy)
+    except RenumberError:
+        return ReasonCode.INTERNAL_ERROR.value, None
+    return result.failure_reason, dict(shown.shown)

@@ -271,7 +271,11 @@ def ask_cmd(
             click.echo(resp.model_dump_json(indent=2))
         else:
             bundle = state.answer_bundle
-            click.echo(render_text(resp, bundle=bundle, show_scores=show_scores))
+            click.echo(
+                render_text(
+                    resp, bundle=bundle, validation=state.validation, show_scores=show_scores
+                )
+            )
         if resp.status.value != "OK":
             click.echo(f"citebound: {resp.status.value}: {_why_not_answered(state)}", err=True)
         sys.exit(EXIT_BY_STATUS[resp.status.value])

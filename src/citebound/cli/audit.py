@@ -275,6 +275,12 @@ def replay_command(
             err=True,
         )
         sys.exit(EXIT_VERDICT_CHANGED)
+    if report.display_changed:
+        click.echo(
+            f"citebound: the anchors shown now ({report.display_anchors}) differ from the "
+            f"record's display_anchors ({record.display_anchors})",
+            err=True,
+        )
     click.echo("citebound: same verdict", err=True)
 
 

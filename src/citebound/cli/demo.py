@@ -19,6 +19,7 @@ from citebound.cli._common import EXIT_FAILED, EXIT_OK
 
 if TYPE_CHECKING:
     from citebound.contracts.ingest import IngestReport
+    from citebound.pipeline.state import RequestState
     from citebound.store.sqlite import SqliteStore
 
 PDF_METADATA = {
@@ -56,21 +57,26 @@ def padded_sentences(question: str, answer: str) -> list[str]:
     return out
 
 
-def _expectation_met(kind: str, expect: str | None, state: object) -> bool:
-    resp = state.response  # type: ignore[attr-defined]
-    bundle = state.answer_bundle  # type: ignore[attr-defined]
+def _expectation_met(kind: str, expect: str | None, state: RequestState) -> bool:
+    from citebound.respond.renumber import numbering_problem
+
+    resp = state.response
+    bundle = state.answer_bundle
+    assert resp is not None
     if kind == "answerable":
-        cited = {c.anchor for c in resp.citations}
-        texts = [
-            e.sanitized_text
-            for e in (bundle.selected_evidence if bundle else [])
-            if e.citation_anchor in cited
-        ]
+        # Public citations carry the shown anchors: join them to the evidence the same way.
+        shown = state.shown_sources()
+        texts = [shown[c.anchor].sanitized_text for c in resp.citations if c.anchor in shown]
         want = (expect or "").lower()
         question = bundle.user_question if bundle else ""
-        if resp.status.value == "OK" and padded_sentences(question, resp.answer):
+        if resp.status.value != "OK" or bundle is None:
+            return False
+        if padded_sentences(question, resp.answer):
             return False  # an answer padded with sentences that do not help is not as expected
-        return bool(resp.status.value == "OK" and any(want in t.lower() for t in texts))
+        anchors = [c.anchor for c in resp.citations]
+        if numbering_problem(resp.answer, anchors, bundle.citation_style) is not None:
+            return False  # anchors must read C0, C1, ... in citation order, sources likewise
+        return any(want in t.lower() for t in texts)
     return bool(resp.status.value == "NO_EVIDENCE")
 
 

@@ -10,6 +10,11 @@ regenerate_on_failure`) the answer-level fields (`raw_model_text`, `prompt_sha25
 `template_id`, `response_id`, the verdict) describe the last answer call, whose verdict is the
 request's; `attempts`, `llm_latency_ms` and the token counts add up every answer call.
 
+Schema v5 records the anchors the reader saw (`display_anchors`): the public answer numbers
+its citations in first-citation order (`respond/renumber.py`), while `raw_model_text`,
+`validated_answer_text`, `validated_citations`, `anchor_map` and `evidence` keep the prompt's
+anchors, so replay re-validates the exact bytes the model returned.
+
 `record_hash` is `content_hash` (sha256 over canonical JSON) of the record without the hash.
 """
 
@@ -30,7 +35,7 @@ from citebound.contracts.enums import (
 )
 from citebound.contracts.execution import ModelCallRecord, UnsupportedSentence, ValidationResult
 
-AUDIT_SCHEMA_VERSION = 4
+AUDIT_SCHEMA_VERSION = 5
 
 # Fields added after schema version 1, with the version that added them. A record of an older
 # version must leave them unset and hashes without them, so every hash written before a field
@@ -40,6 +45,7 @@ ADDED_IN_VERSION: dict[str, int] = {
     "unsupported_sentences": 3,
     "model_calls": 4,
     "conversation": 4,
+    "display_anchors": 5,
 }
 
 
@@ -137,6 +143,12 @@ class AuditRecord(Contract):
         description="Earlier turns and the follow-up rewrite (schema v4+; None for a question "
         "asked without history).",
     )
+    display_anchors: dict[str, str] | None = Field(
+        default=None,
+        description="Prompt anchor -> anchor shown to the reader, for each cited anchor in "
+        "first-citation order (C2 -> C0 when the answer cites C2 first); the public answer "
+        "and citations carry the shown ones (schema v5+; None when no answer was shown).",
+    )
     policy_version: str = Field(description="Policy version.")
     policy_fingerprint: str = Field(description="`Policy.fingerprint` (sha256 of the policy).")
     validator_version: str | None = Field(default=None, description="R5 validator version.")
@@ -218,4 +230,13 @@ class ReplayReport(Contract):
         default_factory=list,
         description="Schema v4: every judged model call (answer, regeneration) validated "
         "again, in order; the last one is the request's verdict above.",
+    )
+    display_anchors: dict[str, str] | None = Field(
+        default=None,
+        description="The shown anchors the fresh result renumbers to (prompt anchor -> shown "
+        "anchor); None when it is no answer.",
+    )
+    display_changed: bool = Field(
+        default=False,
+        description="Schema v5: the fresh shown anchors differ from the record's.",
     )

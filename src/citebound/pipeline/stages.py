@@ -21,7 +21,13 @@ from citebound.pipeline.context import PipelineContext
 from citebound.pipeline.conversation import FollowupRewrite
 from citebound.pipeline.preprocess import preprocess, retrieval_query
 from citebound.pipeline.shape import chooser_prompt, shape_deterministic, shape_from_mapping
-from citebound.pipeline.state import SEED_STAGE, PromptBody, RequestState, StageRecord
+from citebound.pipeline.state import (
+    DISPLAY_ANCHORS,
+    SEED_STAGE,
+    PromptBody,
+    RequestState,
+    StageRecord,
+)
 from citebound.policy import Policy
 
 Stage = Callable[[RequestState, PipelineContext], RequestState]
@@ -559,7 +565,7 @@ def recorded(state: RequestState, ctx: PipelineContext) -> RequestState:
     ):
         response = package_without_generation(bundle, ctx.policy, latency_ms=latency)
     else:
-        response = package_response(bundle, llm, v, latency_ms=latency)
+        response = package_response(bundle, llm, v, policy=ctx.policy, latency_ms=latency)
     record = build_audit_record(
         policy=ctx.policy,
         response=response,
@@ -582,6 +588,7 @@ def recorded(state: RequestState, ctx: PipelineContext) -> RequestState:
         StageRecord(stage="recorded", note=f"{len(ctx.sinks)} sink(s)"),
         response=response,
         audit_record_hash=record.record_hash,
+        extras={**state.extras, DISPLAY_ANCHORS: record.display_anchors or {}},
     )
 
 

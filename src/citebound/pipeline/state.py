@@ -12,7 +12,12 @@ from typing import Annotated, Any
 
 from pydantic import Field, TypeAdapter
 
-from citebound.contracts.assembly import AnswerBundle, DropRecord, PromptBuildResult
+from citebound.contracts.assembly import (
+    AnswerBundle,
+    DropRecord,
+    PromptBuildResult,
+    SelectedEvidence,
+)
 from citebound.contracts.base import Contract
 from citebound.contracts.conversation import MAX_HISTORY_TURNS, ConversationTurn
 from citebound.contracts.execution import LLMExecutionResult, ModelCallRecord, ValidationResult
@@ -67,6 +72,11 @@ SEED_BUTTONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("A5_Format_Enforcer", ("a5",)),
     ("Prompt_Builder", ("prompt_built", "executed", "validated", "recorded", "packaged")),
 )
+
+
+# `RequestState.extras` key of the anchors the reader saw (prompt anchor -> shown anchor), set
+# by the `recorded` stage from the audit record (respond/renumber.py).
+DISPLAY_ANCHORS = "display_anchors"
 
 
 class PromptBody(Contract):
@@ -195,6 +205,15 @@ class RequestState(Contract):
 
     def rows_by_id(self) -> dict[str, RetrievalRow]:
         return {r.chunk_id: r for r in self.base_context_chunks}
+
+    def shown_sources(self) -> dict[str, SelectedEvidence]:
+        """shown anchor -> selected evidence of the packaged answer, first-citation order:
+        how views join the public citations (shown anchors) to the bundle. From the
+        renumbering the `recorded` stage kept in `extras` (a handed-out state has no
+        validation); {} before that stage or when no answer was shown."""
+        from citebound.respond.renumber import evidence_by_shown
+
+        return evidence_by_shown(self.answer_bundle, self.extras.get(DISPLAY_ANCHORS))
 
 
 _FIELDS = RequestState.model_fields

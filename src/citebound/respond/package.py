@@ -9,6 +9,11 @@ Rules, exactly as seed 001 states them:
 - OK: the validated answer; citations map validated_citations (in that order) to the bundle's
   selected evidence; anchors missing from the bundle are left out.
 
+Anchors are shown in the order the answer cites them (issue #15, `respond/renumber.py`): the
+answer text and the citations carry `C0`, `C1`, ... in first-citation order, whatever labels
+the prompt gave the evidence; the renamed text is validated again and packaged as FAILED
+(INTERNAL_ERROR) if its verdict differs in anything.
+
 A public citation carries anchor, knowledge_id, source_reference, document, heading path, page,
 event_date and equipment_id. Never chunk text, scores, prompts or chunk ids.
 
@@ -17,7 +22,8 @@ event_date and equipment_id. Never chunk text, scores, prompts or chunk ids.
     >>> from citebound.policy import load_policy
     >>> b = make_answer_bundle(["Torque the bolts to 40 Nm."])
     >>> llm = make_llm_result(b, "Torque the bolts to 40 Nm [C0].")
-    >>> r = package_response(b, llm, validate_answer(b, llm, load_policy()), latency_ms=5.0)
+    >>> p = load_policy()
+    >>> r = package_response(b, llm, validate_answer(b, llm, p), policy=p, latency_ms=5.0)
     >>> (r.status.value, [c.anchor for c in r.citations])
     ('OK', ['C0'])
 """
@@ -35,13 +41,16 @@ from citebound.contracts.enums import (
 from citebound.contracts.execution import LLMExecutionResult, ValidationResult
 from citebound.contracts.public import PublicCitation, PublicResponse, TokenUsage
 from citebound.policy import Policy
+from citebound.respond.renumber import RenumberError, renumber
+from citebound.validate.view import EvidenceView
 
 
-def public_citation(evidence: SelectedEvidence) -> PublicCitation:
-    """The public view of one selected chunk (seed 001 fields + seed 003 §4 location)."""
+def public_citation(evidence: SelectedEvidence, anchor: str | None = None) -> PublicCitation:
+    """The public view of one selected chunk (seed 001 fields + seed 003 §4 location), under
+    the label shown to the reader (`anchor`, default the prompt's)."""
     source = evidence.source
     return PublicCitation(
-        anchor=evidence.citation_anchor,
+        anchor=evidence.citation_anchor if anchor is None else anchor,
         knowledge_id=evidence.knowledge_id,
         source_reference=evidence.source_reference,
         document=source.document if source is not None else None,
@@ -83,6 +92,7 @@ def package_response(
     llm: LLMExecutionResult,
     validation: ValidationResult,
     *,
+    policy: Policy,
     latency_ms: float | None = None,
 ) -> PublicResponse:
     """Package a validated (or rejected) answer for the public.
@@ -91,6 +101,7 @@ def package_response(
         bundle: the AnswerBundle the prompt was built from (citation metadata).
         llm: the execution result (token usage; latency when `latency_ms` is None).
         validation: the R5 result; only PASSED answers reach the public.
+        policy: the policy `validation` was made with (the renumbered text is validated again).
         latency_ms: end-to-end latency to report; defaults to the LLM latency (seed 001).
 
     Returns:
@@ -114,14 +125,20 @@ def package_response(
         )
     if validation.generation_status is not GenerationStatus.OK:
         return _failed(validation.request_id, ReasonCode.INTERNAL_ERROR.value, usage, latency)
+    try:
+        shown = renumber(EvidenceView.from_bundle(bundle), validation, policy)
+    except RenumberError:
+        return _failed(validation.request_id, ReasonCode.INTERNAL_ERROR.value, usage, latency)
     by_anchor = {e.citation_anchor: e for e in bundle.selected_evidence}
     citations = [
-        public_citation(by_anchor[a]) for a in validation.validated_citations if a in by_anchor
+        public_citation(by_anchor[a], shown.mapping.get(a, a))
+        for a in validation.validated_citations
+        if a in by_anchor
     ]
     return PublicResponse(
         request_id=validation.request_id,
         status=PublicStatus.OK,
-        answer=validation.validated_answer_text,
+        answer=shown.text,
         citations=citations,
         token_usage=usage,
         latency_ms=latency,

@@ -10,15 +10,19 @@ Low confidence answers (seed 003 §7B) use the header
 `Answer (LOW CONFIDENCE — limited source coverage):`. An OK answer's confidence level (from
 the support score of its weakest sentence) follows the answer as `Confidence: high`. Scores
 appear as `(score: 0.83)` only when asked for *and* the AnswerBundle is given: the JSON
-response never carries scores.
+response never carries scores. The response's anchors are the shown ones (first-citation
+order, `respond/renumber.py`); with the ValidationResult given, scores are joined through the
+same renumbering, without it by the bundle's (prompt) anchors.
 """
 
 from __future__ import annotations
 
 from citebound.contracts.assembly import AnswerBundle
 from citebound.contracts.enums import PublicStatus
+from citebound.contracts.execution import ValidationResult
 from citebound.contracts.public import PublicCitation, PublicResponse
 from citebound.contracts.retrieval import display_path
+from citebound.respond.renumber import evidence_by_shown, shown_of
 
 LOW_CONFIDENCE_HEADER = "Answer (LOW CONFIDENCE — limited source coverage):"
 
@@ -43,9 +47,14 @@ def source_line(citation: PublicCitation, score: float | None = None) -> str:
 
 
 def render_text(
-    response: PublicResponse, *, bundle: AnswerBundle | None = None, show_scores: bool = False
+    response: PublicResponse,
+    *,
+    bundle: AnswerBundle | None = None,
+    validation: ValidationResult | None = None,
+    show_scores: bool = False,
 ) -> str:
-    """Human text of `response`; `show_scores` needs `bundle` (scores are internal)."""
+    """Human text of `response`; `show_scores` needs `bundle` (scores are internal) and,
+    for an answer whose anchors were renumbered, the `validation` it was packaged from."""
     if response.status is PublicStatus.FAILED:
         reason = response.failure_reason or "UNKNOWN"
         return f"Answer:\n(no validated answer: FAILED, reason {reason})\n"
@@ -56,7 +65,11 @@ def render_text(
     if response.citations:
         scores: dict[str, float] = {}
         if show_scores and bundle is not None:
-            scores = {e.citation_anchor: e.similarity_score for e in bundle.selected_evidence}
+            if validation is not None:
+                shown = evidence_by_shown(bundle, shown_of(bundle, validation))
+                scores = {a: e.similarity_score for a, e in shown.items()}
+            else:
+                scores = {e.citation_anchor: e.similarity_score for e in bundle.selected_evidence}
         lines += ["", "Sources:"]
         lines += [source_line(c, scores.get(c.anchor)) for c in response.citations]
     return "\n".join(lines) + "\n"
