@@ -114,3 +114,22 @@ def test_a_summary_sentence_keeps_the_paraphrase_tolerance() -> None:
 )
 def test_spelled_numbers_and_number_word_compounds(identifier: str, text: str, found: bool) -> None:
     assert present_in(identifier, text) is found
+
+
+@pytest.mark.parametrize(
+    ("sentence", "evidence", "missing"),
+    [
+        ("Gunmen attacked a Kenyan college.", "Gunmen attacked a college in Kenya.", ()),
+        ("Some Indians questioned the police.", "Some in India questioned the police.", ()),
+        ("The final seven episodes air in April.", "The final 7 episodes air in April.", ()),
+        # A short name is not a stem ("Ann" + "an" is not "Annan"), nor is a name the start of
+        # another ("Mars" in "Marshall").
+        ("The award went to Ann.", "The award went to Annan.", ("Ann",)),
+        ("The probe reached Mars.", "The probe reached Marshall.", ("Mars",)),
+        ("The final eight episodes air in April.", "The final 7 episodes air in April.", ("eight",)),
+    ],
+)
+def test_a_name_matches_its_demonym_plural_or_digits_only(
+    sentence: str, evidence: str, missing: tuple[str, ...]
+) -> None:
+    assert _features(sentence, evidence).missing_names == missing

@@ -179,6 +179,7 @@ _SPELLED_TEXT = """0:zero 1:one 2:two 3:three 4:four 5:five 6:six 7:seven 8:eigh
     18:eighteen 19:nineteen 20:twenty 30:thirty 40:forty 50:fifty 60:sixty 70:seventy
     80:eighty 90:ninety 1st:first 2nd:second 3rd:third 4th:fourth 5th:fifth 6th:sixth
     7th:seventh 8th:eighth 9th:ninth 10th:tenth 20th:twentieth"""
+SPELLED_NUMBERS = dict(pair.split(":") for pair in _SPELLED_TEXT.split())
 _SPELLED = {
     number: re.compile(rf"(?<![\w-]){word}(?![\w-])")
     for number, word in (pair.split(":") for pair in _SPELLED_TEXT.split())

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from citebound.policy import SupportWeights
-from citebound.validate.checks import STOPWORDS, identifiers, present_in
+from citebound.validate.checks import SPELLED_NUMBERS, STOPWORDS, identifiers, present_in
 from citebound.validate.evidence import (
     NEGATIONS,
     EvidenceIndex,
@@ -241,6 +241,27 @@ def _names(sentence: str) -> list[str]:
     return out
 
 
+# A number word written as digits ("seven episodes" for "7 episodes").
+_DIGITS_OF = {word: number for number, word in SPELLED_NUMBERS.items()}
+# Demonym and plural endings: "Kenyan" names the Kenya of the evidence, "Indians" its India,
+# "Iranian" its Iran. Only whole-word stems of 4+ letters, so "Mars" is not "Marshall".
+_NAME_ENDINGS = ("n", "an", "ian", "ns", "ans", "ians", "i", "is", "s", "es", "ese")
+
+
+def _name_variant_in(word: str, raw_words: frozenset[str]) -> bool:
+    """The evidence has `word` as digits, or as the same name with(out) a demonym/plural
+    ending."""
+    if _DIGITS_OF.get(word, "") in raw_words:
+        return True
+    for ending in _NAME_ENDINGS:
+        if len(word) >= 4 and word + ending in raw_words:
+            return True
+        stem = word[: -len(ending)]
+        if word.endswith(ending) and len(stem) >= 4 and stem in raw_words:
+            return True
+    return False
+
+
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 
 
@@ -299,7 +320,8 @@ def support_features(
         if low in asked:
             continue
         if raw not in index.raw_words and low not in index.words:
-            missing_names.append(name)
+            if not _name_variant_in(raw, index.raw_words):
+                missing_names.append(name)
         elif low not in window and covered(low, index, params.prefix):
             outside.append(name)
     for w in sorted(words - asked):
