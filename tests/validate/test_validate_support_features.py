@@ -126,7 +126,11 @@ def test_spelled_numbers_and_number_word_compounds(identifier: str, text: str, f
         # another ("Mars" in "Marshall").
         ("The award went to Ann.", "The award went to Annan.", ("Ann",)),
         ("The probe reached Mars.", "The probe reached Marshall.", ("Mars",)),
-        ("The final eight episodes air in April.", "The final 7 episodes air in April.", ("eight",)),
+        (
+            "The final eight episodes air in April.",
+            "The final 7 episodes air in April.",
+            ("eight",),
+        ),
     ],
 )
 def test_a_name_matches_its_demonym_plural_or_digits_only(
