@@ -9,12 +9,13 @@ F´ (`eval.grounding.squad_cases`, `fprime_cases`). The odd items are never read
 For every cited sentence the features of `validate.support.support_features` are computed once
 (with the preset's `support_window` and `support_prefix`); an answer is flagged when its weakest
 sentence scores below 0.5 (`min_sentence_support`), i.e. when `intercept + Σ weight × feature`
-is negative for some sentence. Coordinate search over a fixed grid (weights ≥ 0: more coverage
-never lowers support, a missing name never raises it) maximises
+is negative for some sentence. Seeded random draws and coordinate search over a fixed grid
+(weights ≥ 0: more coverage never lowers support, a missing name never raises it) maximise
 
-    0.45 × balanced(QA) + 0.45 × balanced(summarization) + 0.1 × balanced(dialogue)
+    0.9 × balanced(summarization) + 0.1 × balanced(dialogue) − 5 × max(0, 0.91 − caught(QA))
 
-subject to: right QA answers passed ≥ 0.95 and every extractive answer passing. The result is
+subject to: right QA answers passed ≥ 0.96 and every extractive answer passing (the issue's QA
+target, caught ≥ 0.90 with passed ≥ 0.95, as a constraint with a margin). The result is
 printed as the TOML line to paste into the presets.
 """
 
@@ -54,19 +55,34 @@ NAMES = (
     "names_outside_window",
     "missing_numbers",
     "polarity_flip",
+    "missing_tokens",
+    "echo_missing",
 )
-SIGNS = np.array([1, 1, 1, -1, -1, -1, -1, -1], dtype=np.float64)
+SIGNS = np.array([1, 1, 1, -1, -1, -1, -1, -1, -1, -1], dtype=np.float64)
 GRID = {
-    "intercept": [x / 2 for x in range(-24, 9)],
-    "coverage": [x / 2 for x in range(0, 25)],
-    "window_coverage": [x / 2 for x in range(0, 25)],
-    "missing_words": [x / 4 for x in range(0, 17)],
-    "missing_names": [x / 4 for x in range(0, 17)],
-    "names_outside_window": [x / 4 for x in range(0, 17)],
-    "missing_numbers": [x / 4 for x in range(0, 17)],
-    "polarity_flip": [x / 2 for x in range(0, 21)],
+    "intercept": [x / 4 for x in range(-60, 61)],
+    "coverage": [x / 4 for x in range(0, 81)],
+    "window_coverage": [x / 4 for x in range(0, 61)],
+    "missing_words": [x / 4 for x in range(0, 41)],
+    # Not fitted either: a name, number word, number, date or code the evidence lacks fails the
+    # sentence (an invented entity is what the check exists to stop).
+    "missing_names": [60.0],
+    "names_outside_window": [x / 4 for x in range(0, 41)],
+    "missing_numbers": [60.0],
+    # Not fitted: a negation or antonym flip fails the sentence whatever else it has (60 is
+    # above the largest intercept + coverage + window_coverage of this grid, 15 + 20 + 15).
+    "polarity_flip": [60.0],
+    # Held at 0: chosen by two-fold cross-validation inside the fit half (fit on one half of
+    # the even items, score the other, both ways): summarization 0.724 without it, 0.709 with
+    # it; the words a sentence adds still count through `echo_missing`.
+    "missing_tokens": [0.0],
+    "echo_missing": [x / 4 for x in range(0, 161)],
 }
-SPLIT_WEIGHT = {"qa": 0.45, "summarization": 0.45, "dialogue": 0.1}
+# The objective: summarization and dialogue balanced accuracy, with QA as constraints (the
+# issue's targets: caught >= 0.90 with passed >= 0.95), each short of its floor costing
+# QA_PENALTY per point.
+SPLIT_WEIGHT = {"summarization": 0.9, "dialogue": 0.1}
+QA_CAUGHT, QA_PASSED, QA_PENALTY = 0.91, 0.96, 5.0
 
 
 class Answers:
@@ -92,6 +108,8 @@ class Answers:
                     len(f.names_outside_window),
                     len(f.missing_numbers),
                     float(bool(f.polarity_flip)),
+                    f.missing_tokens,
+                    f.echo * f.absent_tokens,
                 ]
             )
             self.answer.append(self.n)
@@ -179,40 +197,57 @@ def _objective(
     if extractive.n and extractive.flagged(w).any():
         return -1.0
     ev = _evaluate(data, w)
-    if ev["qa"][1] < 0.95:
+    if ev["qa"][1] < QA_PASSED:
         return -1.0
-    return sum(SPLIT_WEIGHT[s] * (c + p) / 2 for s, (c, p) in ev.items())
+    short = max(0.0, QA_CAUGHT - ev["qa"][0])
+    return sum(SPLIT_WEIGHT[s] * sum(ev[s]) / 2 for s in SPLIT_WEIGHT) - QA_PENALTY * short
 
 
 def fit(
     data: dict[str, tuple[Answers, Answers]],
     extractive: Answers,
     start: list[float],
-    samples: int = 4000,
+    samples: int = 800,
+    starts: int = 40,
     seed: int = 14,
 ) -> npt.NDArray[np.float64]:
-    """Random search over GRID (seeded, `samples` draws plus `start`), then coordinate search
-    from the best draw until no single change improves (ties keep the earlier value)."""
+    """Seeded random draws over GRID (plus `start`); from each of the `starts` best, coordinate
+    search with steps of 16, 8, 4, 2 and 1 grid points until no single change improves (ties
+    keep the earlier value); the best end point wins (earliest on ties)."""
     rng = np.random.default_rng(seed)
-    w = np.array(start, dtype=np.float64)
-    best = _objective(data, extractive, w)
-    for _ in range(samples):
-        trial = np.array([rng.choice(GRID[n]) for n in NAMES], dtype=np.float64)
-        score = _objective(data, extractive, trial)
+    grids = [np.array(GRID[n]) for n in NAMES]
+    # `start` snapped onto the grid (a hand-set weight has one grid value).
+    draws = [np.array([g[np.argmin(np.abs(g - v))] for g, v in zip(grids, start, strict=True)])]
+    draws += [np.array([rng.choice(g) for g in grids]) for _ in range(samples)]
+    scored = sorted(
+        ((_objective(data, extractive, w), i) for i, w in enumerate(draws)), key=lambda t: -t[0]
+    )
+    best_w, best = draws[0], -np.inf
+    for _, i in scored[:starts]:
+        w = draws[i].copy()
+        score = _objective(data, extractive, w)
+        pos = [int(np.argmin(np.abs(g - v))) for g, v in zip(grids, w, strict=True)]
+        for step in (16, 8, 4, 2, 1):
+            improved = True
+            while improved:
+                improved = False
+                for k, g in enumerate(grids):
+                    for p in (pos[k] - step, pos[k] + step):
+                        if not 0 <= p < len(g):
+                            continue
+                        trial = w.copy()
+                        trial[k] = g[p]
+                        s = _objective(data, extractive, trial)
+                        if s > score + 1e-9:
+                            score, w, improved = s, trial, True
+                            pos[k] = p
         if score > best + 1e-9:
-            best, w = score, trial
-    improved = True
-    while improved:
-        improved = False
-        for i, name in enumerate(NAMES):
-            for value in GRID[name]:
-                trial = w.copy()
-                trial[i] = value
-                score = _objective(data, extractive, trial)
-                if score > best + 1e-9:
-                    best, w, improved = score, trial, True
-        print(f"objective {best:.4f}: {dict(zip(NAMES, w.tolist(), strict=True))}", file=sys.stderr)
-    return w
+            best, best_w = score, w
+            print(
+                f"objective {best:.4f}: {dict(zip(NAMES, w.tolist(), strict=True))}",
+                file=sys.stderr,
+            )
+    return best_w
 
 
 def main() -> int:

@@ -151,6 +151,18 @@ class SupportWeights(Contract):
         ge=0,
         description="Lost on a negation or antonym flip against the cited evidence.",
     )
+    missing_tokens: float = Field(
+        default=0.0,
+        ge=0,
+        description="Lost per word (function words too) in neither the cited evidence nor the "
+        "question.",
+    )
+    echo_missing: float = Field(
+        default=0.0,
+        ge=0,
+        description="Lost per word absent from the cited evidence, times the share of the "
+        "sentence's content lemmas the question has (a reply restating the question).",
+    )
 
 
 class ValidationPolicy(Contract):

@@ -59,7 +59,7 @@ def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     (last: the fitted support rule of [validation], #14, after [answerer], #15)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:467440c2429603c17f2f58543ffda296c22cfd96f4ac1e5bd63236cfee1d5ebb"
+        "sha256:1e3e0411142d6725273af39ea4d5339bf4e634d6466e353f1f88d4d5ab2be139"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint

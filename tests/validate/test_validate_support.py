@@ -102,13 +102,15 @@ def test_signals() -> None:
     plain = sentence_support("The chiller uses R-134a refrigerant.", MANUAL, PARAMS)
     assert (plain.score, plain.coverage, plain.polarity_flip) == (1.0, 1.0, "")
     assert plain.best_span == ""  # reported for unsupported sentences only
-    weak = sentence_support("The chiller uses ammonia refrigerant daily.", MANUAL, PARAMS)
+    weak = sentence_support(
+        "The chiller uses ammonia refrigerant from a leaking drum daily.", MANUAL, PARAMS
+    )
     assert weak.best_span.startswith("The chiller uses R-134a refrigerant.")
 
 
 def test_question_identifiers_count_as_known() -> None:
     evidence = "Torque the M8 bolts to 25 Nm."
-    text = "For the X200, torque the M8 bolts to 25 Nm [C0]."
+    text = "The X200: torque the M8 bolts to 25 Nm [C0]."
     assert _validate(text, evidence, question="How do I torque the X200?").validation_status == (
         "PASSED"
     )

@@ -98,6 +98,13 @@ def _why(f: SupportFeatures | None, coverage: float) -> str:
         parts.append(f"names/numbers from another passage: {list(f.names_outside_window)[:5]}")
     if f.missing_numbers:
         parts.append(f"numbers/codes absent: {list(f.missing_numbers)[:5]}")
+    if f.missing_tokens:
+        parts.append(f"{f.missing_tokens} word(s) in neither the evidence nor the question")
+    if f.echo and f.absent_tokens:
+        parts.append(
+            f"restates the question ({f.echo:.0%}) with {f.absent_tokens} word(s) the "
+            "evidence lacks"
+        )
     return "; ".join(parts)
 
 

@@ -173,7 +173,39 @@ def _canon(text: str) -> str:
 _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
 
+# Small numbers and ordinals a writer spells out: "5 women" restates "five women".
+_SPELLED_TEXT = """0:zero 1:one 2:two 3:three 4:four 5:five 6:six 7:seven 8:eight 9:nine 10:ten
+    11:eleven 12:twelve 13:thirteen 14:fourteen 15:fifteen 16:sixteen 17:seventeen
+    18:eighteen 19:nineteen 20:twenty 30:thirty 40:forty 50:fifty 60:sixty 70:seventy
+    80:eighty 90:ninety 1st:first 2nd:second 3rd:third 4th:fourth 5th:fifth 6th:sixth
+    7th:seventh 8th:eighth 9th:ninth 10th:tenth 20th:twentieth"""
+SPELLED_NUMBERS = dict(pair.split(":") for pair in _SPELLED_TEXT.split())
+_SPELLED = {
+    number: re.compile(rf"(?<![\w-]){word}(?![\w-])")
+    for number, word in (pair.split(":") for pair in _SPELLED_TEXT.split())
+}
+
+
 def present_in(identifier: str, text: str) -> bool:
+    """Whether `identifier` occurs in `text` as a whole token (case-insensitive), spelled out
+    (`5` as `five`, `3rd` as `third`: not inside `fifty-five`), or as its parts: a hyphen
+    compound whose numbers and codes are all present, its lowercase words aside
+    (`22-year-old` in "Cobain, now 22", `magnitude-7.8` in "a 7.8 magnitude quake"); a code
+    or date with no lowercase word (`XJ-220`, `2019-03-01`) must occur whole. Whole-token
+    rules: see `_present_whole`.
+    """
+    if _present_whole(identifier, text):
+        return True
+    spelled = _SPELLED.get(identifier.casefold())
+    if spelled is not None and spelled.search(_canon(text)):
+        return True
+    parts = [p for p in identifier.split("-") if p]
+    needed = [p for p in parts if not (p.isalpha() and p.islower())]
+    # Only a number-and-word compound: a code (`XJ-220`) or a date stays one token.
+    return 0 < len(needed) < len(parts) and all(present_in(p, text) for p in needed)
+
+
+def _present_whole(identifier: str, text: str) -> bool:
     """Whether `identifier` occurs in `text` as a whole token (case-insensitive).
 
     `4` is not found in `40` or `3.4`; `1000` matches `1,000`; `2019` matches `2019-03-01`.

@@ -25,7 +25,15 @@ For one answer sentence (markers removed) and the text of the anchors it cites
      (an entity swapped in from another passage: "Cia Berg was inducted" when the passage
      about the induction names David Lee Roth);
    - `missing_numbers`: numbers, dates and codes (`checks.identifiers`) in neither the cited
-     evidence nor the question.
+     evidence nor the question;
+   - `missing_tokens`: words in neither the cited evidence nor the question (a leading
+     "Yes,"/"No," aside): function words as written (`both`, `were`, `than`: what a reply
+     adds to the evidence's facts), content words by lemma and prefix as above;
+   - `echo_missing`: `echo` (share of the sentence's content lemmas the question has) times
+     the words absent from the cited evidence. A reply that restates the question ("First for
+     Women was started first.") stands or falls with the words it adds or borrows from the
+     question, so those must all be in the evidence; a sentence that does not restate the
+     question (a summary, an explanation) has `echo` near 0 and keeps the paraphrase tolerance.
 
 A sentence is supported when its score reaches `min_sentence_support`. For an unsupported
 sentence the best window is reported for the audit record (never the public response).
@@ -42,10 +50,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from citebound.policy import SupportWeights
-from citebound.validate.checks import STOPWORDS, identifiers, present_in
+from citebound.validate.checks import SPELLED_NUMBERS, STOPWORDS, identifiers, present_in
 from citebound.validate.evidence import (
     NEGATIONS,
     EvidenceIndex,
+    content_lemma,
     covered,
     index_evidence,
     lemma,
@@ -53,7 +62,8 @@ from citebound.validate.evidence import (
 )
 
 _NEGATION_RE = re.compile(r"\b(?:" + "|".join(sorted(NEGATIONS)) + r")\b|n['’]t\b")
-_NUMBER_TEXT = """one two three four five six seven eight nine ten eleven twelve thirteen fourteen
+# Not "one": mostly a pronoun or determiner ("one of", "no one", "one man's quest").
+_NUMBER_TEXT = """two three four five six seven eight nine ten eleven twelve thirteen fourteen
     fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty
     ninety hundred thousand million billion trillion dozen first second third fourth fifth
     sixth seventh eighth ninth tenth twice thrice half"""
@@ -120,6 +130,9 @@ class SupportFeatures:
     polarity_flip: str
     quotation: bool
     best_span: str
+    missing_tokens: int = 0
+    absent_tokens: int = 0
+    echo: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -228,6 +241,27 @@ def _names(sentence: str) -> list[str]:
     return out
 
 
+# A number word written as digits ("seven episodes" for "7 episodes").
+_DIGITS_OF = {word: number for number, word in SPELLED_NUMBERS.items()}
+# Demonym and plural endings: "Kenyan" names the Kenya of the evidence, "Indians" its India,
+# "Iranian" its Iran. Only whole-word stems of 4+ letters, so "Mars" is not "Marshall".
+_NAME_ENDINGS = ("n", "an", "ian", "ns", "ans", "ians", "i", "is", "s", "es", "ese")
+
+
+def _name_variant_in(word: str, raw_words: frozenset[str]) -> bool:
+    """The evidence has `word` as digits, or as the same name with(out) a demonym/plural
+    ending."""
+    if _DIGITS_OF.get(word, "") in raw_words:
+        return True
+    for ending in _NAME_ENDINGS:
+        if len(word) >= 4 and word + ending in raw_words:
+            return True
+        stem = word[: -len(ending)]
+        if word.endswith(ending) and len(stem) >= 4 and stem in raw_words:
+            return True
+    return False
+
+
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 
 
@@ -235,6 +269,18 @@ _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 def _plain_numbers(text: str) -> str:
     """`1,000` -> `1000`, so a number matches whatever grouping either side uses."""
     return _THOUSANDS.sub("", text)
+
+
+@lru_cache(maxsize=1024)
+def _question_words(question: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """(every word, every content lemma, the words of its identifiers) of the question."""
+    folded = question.casefold().replace("’", "'")
+    ids = " ".join(identifiers(question)).casefold()
+    return (
+        frozenset(_ALL_WORDS.findall(folded)),
+        frozenset(lemmas(question)),
+        frozenset(_ALL_WORDS.findall(ids)),
+    )
 
 
 @lru_cache(maxsize=1024)
@@ -274,7 +320,8 @@ def support_features(
         if low in asked:
             continue
         if raw not in index.raw_words and low not in index.words:
-            missing_names.append(name)
+            if not _name_variant_in(raw, index.raw_words):
+                missing_names.append(name)
         elif low not in window and covered(low, index, params.prefix):
             outside.append(name)
     for w in sorted(words - asked):
@@ -287,6 +334,17 @@ def support_features(
             for i in identifiers(sentence)
             if not (present_in(i, evidence) or (question and present_in(i, question)))
         )
+    asked_words, asked_lemmas, asked_ids = _question_words(question)
+    # Words absent from the evidence: a function word as written, a content word when its
+    # lemma is not covered either (`inspects` for `inspection`); the question's own
+    # identifiers (`X200`) are known, as in the new-facts rule.
+    absent = []
+    for t in _ALL_WORDS.findall(_INTERJECTION.sub("", sentence).casefold().replace("’", "'")):
+        if t in index.raw_words or t in asked_ids:
+            continue
+        base = content_lemma(t)
+        if not (base and covered(base, index, params.prefix)):
+            absent.append(t)
     window_text = index.window_text(start, params.window)
     flip = polarity_flip(sentence, words, index, window_text, params.negation_span_cover)
     return SupportFeatures(
@@ -299,6 +357,9 @@ def support_features(
         polarity_flip=flip,
         quotation=False,
         best_span=window_text,
+        missing_tokens=sum(t not in asked_words for t in absent),
+        absent_tokens=len(absent),
+        echo=len(words & asked_lemmas) / n if n else 0.0,
     )
 
 
@@ -315,6 +376,8 @@ def rule_score(f: SupportFeatures, w: SupportWeights) -> float:
         - w.missing_names * len(f.missing_names)
         - w.names_outside_window * len(f.names_outside_window)
         - w.missing_numbers * len(f.missing_numbers)
+        - w.missing_tokens * f.missing_tokens
+        - w.echo_missing * f.echo * f.absent_tokens
     )
     return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))  # clamped: no exp overflow
 
@@ -359,6 +422,7 @@ def clear_caches() -> None:
         _plain_numbers,
         _negated,
         _question_lemmas,
+        _question_words,
         _all_lemmas,
         evidence.index_evidence,
         evidence.lemmas,
