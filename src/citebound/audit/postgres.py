@@ -158,7 +158,10 @@ class PostgresAuditSink:
         import psycopg
 
         try:
-            with self._pool.connection() as conn, conn.transaction():
+            # One INSERT on an autocommit connection is its own transaction: atomic, and
+            # committed (WAL flushed) when execute returns. No BEGIN/COMMIT round trips and
+            # no lock beyond the row's own index entries, so replicas never wait on each other.
+            with self._pool.connection() as conn:
                 conn.execute(_INSERT, to_row(record, lists_as_json=True))
         except psycopg.errors.UniqueViolation as err:
             raise AuditError(
