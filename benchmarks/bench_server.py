@@ -38,6 +38,11 @@ from pathlib import Path
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _loadgen import Connection, ProtocolError, post_bytes, post_json
+from _proc_cpu import TreeCpu, machine_busy_seconds, postmaster_pid
+
 from citebound.api.sample import build_sample_store
 from citebound.sample_corpus import DEMO_QUESTIONS
 
@@ -97,51 +102,82 @@ FAULTS: list[tuple[str, bytes]] = [
 ]
 
 
-async def client(n: int, url: str, deadline: float, tally: Tally) -> None:
-    async with httpx.AsyncClient(base_url=url, timeout=120) as http:
-        i = n
-        while time.monotonic() < deadline:
-            i += 1
-            q = DEMO_QUESTIONS[i % len(DEMO_QUESTIONS)].text
-            try:
-                if i % 10 == 0:
-                    name, body = FAULTS[(i // 10) % len(FAULTS)]
-                    tally.faults_sent += 1
-                    r = await http.post(
-                        "/v1/answer", content=body, headers={"content-type": "application/json"}
-                    )
-                    if 400 <= r.status_code < 500:
-                        tally.faults_4xx += 1
-                    elif r.status_code >= 500:
-                        tally.server_errors.append(f"{name}: {r.status_code} {r.text[:200]}")
-                    continue
-                t0 = time.perf_counter()
-                if i % 4 == 0:
-                    r = await http.post(
-                        "/v1/chat/completions",
-                        json={"model": "citebound", "messages": [{"role": "user", "content": q}]},
-                    )
-                    status = r.json()["citebound"]["status"] if r.status_code == 200 else None
-                else:
-                    r = await http.post("/v1/answer", json={"question": q})
-                    status = r.json()["status"] if r.status_code == 200 else None
-                elapsed = (time.perf_counter() - t0) * 1000
-            except httpx.HTTPError as err:
-                tally.transport_errors.append(repr(err))
+@dataclass(frozen=True)
+class Requests:
+    """Every request of the load, as bytes built once: (path, raw) per demo question for
+    `/v1/answer` and for `/v1/chat/completions`, and (name, raw) per fault."""
+
+    answer: list[bytes]
+    chat: list[bytes]
+    faults: list[tuple[str, bytes]]
+
+    @classmethod
+    def build(cls, host: str, port: int) -> Requests:
+        qs = [q.text for q in DEMO_QUESTIONS]
+        return cls(
+            answer=[post_json(host, port, "/v1/answer", {"question": q}) for q in qs],
+            chat=[
+                post_json(
+                    host,
+                    port,
+                    "/v1/chat/completions",
+                    {"model": "citebound", "messages": [{"role": "user", "content": q}]},
+                )
+                for q in qs
+            ],
+            # Connection: close, so a body the server refuses unread never desyncs the stream.
+            faults=[
+                (name, post_bytes(host, port, "/v1/answer", body, close=True))
+                for name, body in FAULTS
+            ],
+        )
+
+
+async def client(n: int, host: str, port: int, reqs: Requests, deadline: float,
+                 tally: Tally) -> None:  # fmt: skip
+    conn = Connection(host, port)
+    i = n
+    while time.monotonic() < deadline:
+        i += 1
+        q = i % len(DEMO_QUESTIONS)
+        try:
+            if i % 10 == 0:
+                name, raw = reqs.faults[(i // 10) % len(reqs.faults)]
+                tally.faults_sent += 1
+                code, body = await conn.request(raw)
+                if 400 <= code < 500:
+                    tally.faults_4xx += 1
+                elif code >= 500:
+                    tally.server_errors.append(f"{name}: {code} {body[:200]!r}")
                 continue
-            if r.status_code >= 500:
-                tally.server_errors.append(f"{r.status_code} {r.text[:200]}")
-            elif r.status_code == 200 and status is not None:
-                tally.answered += 1
-                tally.latencies_ms.append(elapsed)
-                tally.by_status[status] = tally.by_status.get(status, 0) + 1
+            t0 = time.perf_counter()
+            if i % 4 == 0:
+                code, body = await conn.request(reqs.chat[q])
+                status = json.loads(body)["citebound"]["status"] if code == 200 else None
+            else:
+                code, body = await conn.request(reqs.answer[q])
+                status = json.loads(body)["status"] if code == 200 else None
+            elapsed = (time.perf_counter() - t0) * 1000
+        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError,
+                ProtocolError, ValueError, KeyError) as err:  # fmt: skip
+            tally.transport_errors.append(repr(err))
+            continue
+        if code >= 500:
+            tally.server_errors.append(f"{code} {body[:200]!r}")
+        elif code == 200 and status is not None:
+            tally.answered += 1
+            tally.latencies_ms.append(elapsed)
+            tally.by_status[status] = tally.by_status.get(status, 0) + 1
+    conn.close()
 
 
-async def load(url: str, clients: int, seconds: float) -> tuple[Tally, float]:
+async def load(port: int, clients: int, seconds: float) -> tuple[Tally, float]:
     tally = Tally()
+    host = "127.0.0.1"
+    reqs = Requests.build(host, port)
     started = time.monotonic()
     deadline = started + seconds
-    await asyncio.gather(*(client(n, url, deadline, tally) for n in range(clients)))
+    await asyncio.gather(*(client(n, host, port, reqs, deadline, tally) for n in range(clients)))
     return tally, time.monotonic() - started
 
 
@@ -159,11 +195,29 @@ def wait_ready(url: str, proc: subprocess.Popen[str], log: Path, timeout: float 
     raise SystemExit("server did not start in time")
 
 
+@dataclass
+class CpuSpent:
+    """CPU seconds spent during the load window, by part (module docstring: CPU accounting)."""
+
+    server: float  # `citebound serve`: the parent and its uvicorn workers
+    postgres: float | None  # the PostgreSQL server's processes (None: not on this host)
+    generator: float  # this process: the load generator
+    machine: float  # every core of the host, every process (other jobs included)
+    load_before: float  # 1-minute load average before the run
+
+
 def serve_and_load(
-    root: Path, store: Path, args: argparse.Namespace, database: str, workers: int, tag: str
-) -> tuple[Tally, float, int]:
+    root: Path,
+    store: Path,
+    args: argparse.Namespace,
+    database: str,
+    workers: int,
+    tag: str,
+    pg_pid: int | None,
+) -> tuple[Tally, float, int, CpuSpent]:
     """Start `citebound serve` (embedded, or --database with --workers), warm it up, run the
-    load; return the tally, the wall time and the audit records written by the load."""
+    load; return the tally, the wall time, the audit records written by the load and the CPU
+    each part spent during it."""
     audit = root / f"server-audit-{tag}.sqlite"
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -189,7 +243,15 @@ def serve_and_load(
         for _ in range(2 * workers):  # every worker loads its models before the load starts
             warm = httpx.post(f"{url}/v1/answer", json={"question": "warm up"}, timeout=120)
             warmups += 1 if warm.status_code == 200 else 0  # audited, not part of the load
-        tally, wall = asyncio.run(load(url, args.clients, args.seconds))
+        load_before = os.getloadavg()[0]
+        roots = [proc.pid]
+        cpu0 = (TreeCpu.snapshot(roots), TreeCpu.snapshot([pg_pid] if pg_pid else []))
+        gen0, busy0 = time.process_time(), machine_busy_seconds()
+        tally, wall = asyncio.run(load(port, args.clients, args.seconds))
+        gen, busy = time.process_time() - gen0, machine_busy_seconds() - busy0
+        server_cpu = TreeCpu.snapshot(roots).minus(cpu0[0])
+        pg_cpu = TreeCpu.snapshot([pg_pid]).minus(cpu0[1]) if pg_pid else None
+        spent = CpuSpent(server_cpu, pg_cpu, gen, busy, load_before)
     except BaseException:
         log.flush()
         print(f"server log ({tag}):\n{log_path.read_text()[-3000:]}", file=sys.stderr)
@@ -198,7 +260,7 @@ def serve_and_load(
         proc.terminate()
         proc.wait(timeout=60)
         log.close()
-    return tally, wall, audit_count(audit, database) - before - warmups
+    return tally, wall, audit_count(audit, database) - before - warmups, spent
 
 
 def audit_count(audit: Path, database: str) -> int:
@@ -213,8 +275,29 @@ def audit_count(audit: Path, database: str) -> int:
         return int(conn.execute("SELECT count(*) FROM audit_records").fetchone()[0])
 
 
+def cpu_report(spent: CpuSpent, answered: int, wall: float) -> dict[str, object]:
+    """CPU ms per answered request by part; `other` is what the rest of the host spent (other
+    jobs: nonzero means the throughput was measured on a shared machine)."""
+
+    def per(x: float | None) -> float | None:
+        return round(x * 1000 / answered, 2) if x is not None and answered else None
+
+    ours = spent.server + (spent.postgres or 0.0) + spent.generator
+    return {
+        "cpu_ms_per_answer": {
+            "server": per(spent.server),
+            "postgres": per(spent.postgres),
+            "generator": per(spent.generator),
+            "total": per(ours),
+            "other_processes": per(max(0.0, spent.machine - ours)),
+        },
+        "host_cores_busy": round(spent.machine / wall, 2) if wall else None,
+        "load_average_before": round(spent.load_before, 2),
+    }
+
+
 def summarize(tally: Tally, wall: float, audited: int, base: float, args: argparse.Namespace,
-              extra: dict[str, object]) -> dict[str, object]:  # fmt: skip
+              extra: dict[str, object], spent: CpuSpent) -> dict[str, object]:  # fmt: skip
     lat = tally.latencies_ms
     return {
         **extra,
@@ -238,6 +321,7 @@ def summarize(tally: Tally, wall: float, audited: int, base: float, args: argpar
         "transport_errors": len(tally.transport_errors),
         "audit_records": audited,
         "cpu_count": os.cpu_count(),
+        **cpu_report(spent, tally.answered, wall),
     }
 
 
@@ -281,6 +365,7 @@ def main() -> int:
         base = baseline_ms(store, root / "baseline-audit.sqlite", args.baseline_runs)
         runs: list[tuple[str, str, int]] = [("embedded", "", 1)]
         server = None
+        pg_pid = None
         if args.postgres:
             database = args.postgres
             if database == "auto":
@@ -294,6 +379,7 @@ def main() -> int:
                 pgvector = Path(__file__).resolve().parents[1] / "third_party" / "pgvector"
                 server = PgTestServer.start(pg_base / "pgdata", pgvector_source=pgvector)
                 database = server.new_database()
+                pg_pid = postmaster_pid(pg_base / "pgdata")
             from citebound.ingest import ingest_paths
             from citebound.store.open import open_store
 
@@ -306,9 +392,11 @@ def main() -> int:
         try:
             for backend, database, workers in runs:
                 tag = f"{backend}-w{workers}"
-                tally, wall, audited = serve_and_load(root, store, args, database, workers, tag)
+                tally, wall, audited, spent = serve_and_load(
+                    root, store, args, database, workers, tag, pg_pid
+                )
                 extra = {"backend": backend, "workers": workers}
-                reports.append(summarize(tally, wall, audited, base, args, extra))
+                reports.append(summarize(tally, wall, audited, base, args, extra, spent))
                 problems += [f"{tag}: {p}" for p in problems_of(tally, audited)]
         finally:
             if server is not None:
