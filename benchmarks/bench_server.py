@@ -18,6 +18,14 @@ of audit records equals the number of answered requests. Reports throughput and 
 latency of answered requests, against a baseline measured in the same run: the median of the
 same questions answered in-process, one at a time (no HTTP, no concurrency). With 32 clients
 the p50 is mostly queueing (Little's law: clients / throughput), so compare throughputs.
+
+The clients are a lean keep-alive HTTP/1.1 generator (`_loadgen`, request bytes built once),
+in this process, on the same cores as the server. CPU accounting (`_proc_cpu`): each run
+reports the CPU milliseconds per answered request spent by the server (parent and workers),
+the PostgreSQL server's processes (with `--postgres auto`), this load generator, and the rest
+of the host (other jobs: when that is not ~0 the answers/s were measured on a shared machine),
+plus the load average before the run. On a shared host judge by CPU per answer; answers/s
+and the worker speedup need a quiet one.
 """
 
 from __future__ import annotations
@@ -104,8 +112,8 @@ FAULTS: list[tuple[str, bytes]] = [
 
 @dataclass(frozen=True)
 class Requests:
-    """Every request of the load, as bytes built once: (path, raw) per demo question for
-    `/v1/answer` and for `/v1/chat/completions`, and (name, raw) per fault."""
+    """Every request of the load, as bytes built once: one per demo question for
+    `/v1/answer` and one for `/v1/chat/completions`, and (name, bytes) per fault."""
 
     answer: list[bytes]
     chat: list[bytes]
