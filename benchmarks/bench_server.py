@@ -133,9 +133,10 @@ class Requests:
                 )
                 for q in qs
             ],
-            # Connection: close, so a body the server refuses unread never desyncs the stream.
+            # A body over the limit is refused unread: that request closes its connection
+            # (and waits for 100-continue), so the refusal is never lost to a reset.
             faults=[
-                (name, post_bytes(host, port, "/v1/answer", body, close=True))
+                (name, post_bytes(host, port, "/v1/answer", body, close=len(body) > MAX_BODY))
                 for name, body in FAULTS
             ],
         )
