@@ -11,13 +11,14 @@ from citebound.store.snapshot import current, request_snapshot
 def test_scopes_nest_and_end() -> None:
     assert current() is None
     with request_snapshot() as outer:
-        outer.versions["c"] = "v1"
+        outer.of("postgresql://a").versions["c"] = "v1"
+        assert outer.of("postgresql://b").versions == {}  # per database
         with request_snapshot() as inner:
             assert inner is outer  # Pipeline.run inside an HTTP request: one snapshot
         assert current() is outer
     assert current() is None
     with request_snapshot() as again:
-        assert again is not outer and again.versions == {}
+        assert again is not outer and again.by_store == {}
 
 
 def test_a_request_thread_sees_its_snapshot_and_other_threads_do_not() -> None:

@@ -119,3 +119,15 @@ def test_served_answer_costs_two_statements(
             assert r.status_code == 200, r.text
             assert r.json()["status"] in ("OK", "NO_EVIDENCE")
     assert statements == Counter({"SELECT": 4, "INSERT": 4}), statements
+
+
+def test_two_databases_in_one_request_never_mix(pg_server: Any, tmp_path: Path) -> None:
+    one = PostgresStore(str(pg_server.new_database()), root=tmp_path / "1")
+    two = PostgresStore(str(pg_server.new_database()), root=tmp_path / "2")
+    one.upsert_document(*make_doc("a", 2, collection="first"))
+    two.upsert_document(*make_doc("b", 3, collection="second"))
+    with request_snapshot():
+        assert one.collections() == ["first"] and two.collections() == ["second"]
+        assert one.index_version("first") != two.index_version("second")
+    one.close()
+    two.close()

@@ -34,7 +34,7 @@ from citebound.store.pg_connect import migrate_url, open_pool, redact, url_key
 from citebound.store.pg_keys import PgApiKeys
 from citebound.store.pg_migrations import STORE_LOCK_KEY, STORE_MIGRATIONS, STORE_MIGRATIONS_TABLE
 from citebound.store.pg_vectors import PgVectors
-from citebound.store.snapshot import StoreSnapshot, current
+from citebound.store.snapshot import SharedStoreState, current
 from citebound.store.sqlite_rows import (
     ALL_SCOPE,
     CHUNK_SELECT,
@@ -152,8 +152,7 @@ class PostgresStore(PgVectors, PgApiKeys):
         request that writes reads its collections and versions afresh afterwards."""
         snap = current()
         if snap is not None:
-            snap.collections = None
-            snap.versions.clear()
+            snap.forget()
         try:
             with self._pool.connection() as conn, conn.transaction():
                 return fn(conn, *args)
@@ -402,40 +401,45 @@ class PostgresStore(PgVectors, PgApiKeys):
         )
         return [chunk_from_row(r) for r in rows]
 
-    def collections(self) -> list[str]:
+    def _snapshot(self) -> SharedStoreState | None:
+        """This store's part of the request's snapshot (None outside a request)."""
         snap = current()
-        if snap is None:
-            return [r[0] for r in self._read("SELECT name FROM collections ORDER BY name")]
-        if snap.collections is None:
-            self._read_state(snap)
-        return list(snap.collections or ())
+        return snap.of(self.url) if snap is not None else None
 
-    def _read_state(self, snap: StoreSnapshot) -> None:
+    def collections(self) -> list[str]:
+        state = self._snapshot()
+        if state is None:
+            return [r[0] for r in self._read("SELECT name FROM collections ORDER BY name")]
+        if state.collections is None:
+            self._read_state(state)
+        return list(state.collections or ())
+
+    def _read_state(self, state: SharedStoreState) -> None:
         """Fill a request's snapshot with one query: the collections and their versions.
         A version this request already used stays (one request, one version)."""
         rows = self._read(_STATE_SQL)
-        snap.collections = [str(r[0]) for r in rows]
+        state.collections = [str(r[0]) for r in rows]
         for name, version in rows:
             if version is not None:
-                snap.versions.setdefault(str(name), str(version))
+                state.versions.setdefault(str(name), str(version))
 
     def index_version(self, collection: str | None = None) -> str:
         """Same formula as SqliteStore (see its module docstring); cached per generation.
         Inside `request_snapshot()`, read once per request (store.snapshot)."""
         scope = ALL_SCOPE if collection is None else collection
-        snap = current()
-        if snap is not None:
-            if snap.collections is None and collection is not None:
-                self._read_state(snap)
-            known = snap.versions.get(scope)
+        state = self._snapshot()
+        if state is not None:
+            if state.collections is None and collection is not None:
+                self._read_state(state)
+            known = state.versions.get(scope)
             if known is not None:
                 return known
         rows = self._read(_VERSION_SQL, (scope,))
         version = str(rows[0][0]) if rows and rows[0][0] is not None else None
         if version is None:
             version = self._compute_version(scope, collection)
-        if snap is not None:
-            snap.versions[scope] = version
+        if state is not None:
+            state.versions[scope] = version
         return version
 
     def _compute_version(self, scope: str, collection: str | None) -> str:

@@ -25,16 +25,31 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-__all__ = ["StoreSnapshot", "current", "request_snapshot"]
+__all__ = ["SharedStoreState", "StoreSnapshot", "current", "request_snapshot"]
+
+
+@dataclass
+class SharedStoreState:
+    """What one shared store (one database URL) read once for this request: its collection
+    names and the current index_version per scope (filled by the store)."""
+
+    collections: list[str] | None = None
+    versions: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
 class StoreSnapshot:
-    """What a shared store read once for this request: collection names and the current
-    index_version per scope (filled by the store; never written back to it)."""
+    """The reads of one request, per store (keyed by database URL, so two databases used in
+    one request never mix)."""
 
-    collections: list[str] | None = None
-    versions: dict[str, str] = field(default_factory=dict)
+    by_store: dict[str, SharedStoreState] = field(default_factory=dict)
+
+    def of(self, key: str) -> SharedStoreState:
+        return self.by_store.setdefault(key, SharedStoreState())
+
+    def forget(self) -> None:
+        """After a write: every later ask in this request reads the database again."""
+        self.by_store.clear()
 
 
 _SNAPSHOT: ContextVar[StoreSnapshot | None] = ContextVar("citebound_store_snapshot", default=None)
