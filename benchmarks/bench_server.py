@@ -31,7 +31,6 @@ and the worker speedup need a quiet one.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import socket
@@ -48,7 +47,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _loadgen import Connection, ProtocolError, post_bytes, post_json
+from _loadgen import SelectorLoad, post_bytes, post_json
 from _proc_cpu import TreeCpu, machine_busy_seconds, postmaster_pid
 
 from citebound.api.sample import build_sample_store
@@ -142,51 +141,57 @@ class Requests:
         )
 
 
-async def client(n: int, host: str, port: int, reqs: Requests, deadline: float,
-                 tally: Tally) -> None:  # fmt: skip
-    conn = Connection(host, port)
-    i = n
-    while time.monotonic() < deadline:
-        i += 1
-        q = i % len(DEMO_QUESTIONS)
-        try:
-            if i % 10 == 0:
-                name, raw = reqs.faults[(i // 10) % len(reqs.faults)]
-                tally.faults_sent += 1
-                code, body = await conn.request(raw)
-                if 400 <= code < 500:
-                    tally.faults_4xx += 1
-                elif code >= 500:
-                    tally.server_errors.append(f"{name}: {code} {body[:200]!r}")
-                continue
-            t0 = time.perf_counter()
-            if i % 4 == 0:
-                code, body = await conn.request(reqs.chat[q])
-                status = json.loads(body)["citebound"]["status"] if code == 200 else None
-            else:
-                code, body = await conn.request(reqs.answer[q])
-                status = json.loads(body)["status"] if code == 200 else None
-            elapsed = (time.perf_counter() - t0) * 1000
-        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError,
-                ProtocolError, ValueError, KeyError) as err:  # fmt: skip
-            tally.transport_errors.append(repr(err))
-            continue
-        if code >= 500:
-            tally.server_errors.append(f"{code} {body[:200]!r}")
-        elif code == 200 and status is not None:
-            tally.answered += 1
-            tally.latencies_ms.append(elapsed)
-            tally.by_status[status] = tally.by_status.get(status, 0) + 1
-    conn.close()
-
-
-async def load(port: int, clients: int, seconds: float) -> tuple[Tally, float]:
+def load(port: int, clients: int, seconds: float) -> tuple[Tally, float]:
+    """Each client loops until the deadline: answers, every 4th a chat completion, every
+    10th a fault; all clients on one thread (`SelectorLoad`). Requests in flight at the
+    deadline are completed and counted."""
     tally = Tally()
     host = "127.0.0.1"
     reqs = Requests.build(host, port)
+    counters = list(range(clients))
     started = time.monotonic()
     deadline = started + seconds
-    await asyncio.gather(*(client(n, host, port, reqs, deadline, tally) for n in range(clients)))
+
+    def next_request(n: int) -> tuple[object, bytes] | None:
+        if time.monotonic() >= deadline:
+            return None
+        counters[n] += 1
+        i = counters[n]
+        q = i % len(DEMO_QUESTIONS)
+        if i % 10 == 0:
+            name, raw = reqs.faults[(i // 10) % len(reqs.faults)]
+            tally.faults_sent += 1
+            return ("fault", name), raw
+        if i % 4 == 0:
+            return ("chat", ""), reqs.chat[q]
+        return ("answer", ""), reqs.answer[q]
+
+    def done(tag: tuple[str, str], code: int, body: bytes, seconds: float) -> None:
+        kind, name = tag
+        if kind == "fault":
+            if 400 <= code < 500:
+                tally.faults_4xx += 1
+            elif code >= 500:
+                tally.server_errors.append(f"{name}: {code} {body[:200]!r}")
+            return
+        if code >= 500:
+            tally.server_errors.append(f"{code} {body[:200]!r}")
+            return
+        try:
+            data = json.loads(body) if code == 200 else None
+            status = (data["citebound"] if kind == "chat" else data)["status"] if data else None
+        except (ValueError, KeyError, TypeError) as err:
+            tally.transport_errors.append(repr(err))
+            return
+        if status is not None:
+            tally.answered += 1
+            tally.latencies_ms.append(seconds * 1000)
+            tally.by_status[status] = tally.by_status.get(status, 0) + 1
+
+    def failed(tag: object, err: BaseException) -> None:
+        tally.transport_errors.append(repr(err))
+
+    SelectorLoad(host, port).run(clients, next_request, done, failed)
     return tally, time.monotonic() - started
 
 
@@ -256,7 +261,7 @@ def serve_and_load(
         roots = [proc.pid]
         cpu0 = (TreeCpu.snapshot(roots), TreeCpu.snapshot([pg_pid] if pg_pid else []))
         gen0, busy0 = time.process_time(), machine_busy_seconds()
-        tally, wall = asyncio.run(load(port, args.clients, args.seconds))
+        tally, wall = load(port, args.clients, args.seconds)
         gen, busy = time.process_time() - gen0, machine_busy_seconds() - busy0
         server_cpu = TreeCpu.snapshot(roots).minus(cpu0[0])
         pg_cpu = TreeCpu.snapshot([pg_pid]).minus(cpu0[1]) if pg_pid else None
