@@ -18,12 +18,19 @@ of audit records equals the number of answered requests. Reports throughput and 
 latency of answered requests, against a baseline measured in the same run: the median of the
 same questions answered in-process, one at a time (no HTTP, no concurrency). With 32 clients
 the p50 is mostly queueing (Little's law: clients / throughput), so compare throughputs.
+
+The clients are a lean keep-alive HTTP/1.1 generator (`_loadgen`, request bytes built once),
+in this process, on the same cores as the server. CPU accounting (`_proc_cpu`): each run
+reports the CPU milliseconds per answered request spent by the server (parent and workers),
+the PostgreSQL server's processes (with `--postgres auto`), this load generator, and the rest
+of the host (other jobs: when that is not ~0 the answers/s were measured on a shared machine),
+plus the load average before the run. On a shared host judge by CPU per answer; answers/s
+and the worker speedup need a quiet one.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import socket
@@ -37,6 +44,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _loadgen import SelectorLoad, post_bytes, post_json
+from _proc_cpu import TreeCpu, machine_busy_seconds, postmaster_pid
 
 from citebound.api.sample import build_sample_store
 from citebound.sample_corpus import DEMO_QUESTIONS
@@ -97,51 +109,89 @@ FAULTS: list[tuple[str, bytes]] = [
 ]
 
 
-async def client(n: int, url: str, deadline: float, tally: Tally) -> None:
-    async with httpx.AsyncClient(base_url=url, timeout=120) as http:
-        i = n
-        while time.monotonic() < deadline:
-            i += 1
-            q = DEMO_QUESTIONS[i % len(DEMO_QUESTIONS)].text
-            try:
-                if i % 10 == 0:
-                    name, body = FAULTS[(i // 10) % len(FAULTS)]
-                    tally.faults_sent += 1
-                    r = await http.post(
-                        "/v1/answer", content=body, headers={"content-type": "application/json"}
-                    )
-                    if 400 <= r.status_code < 500:
-                        tally.faults_4xx += 1
-                    elif r.status_code >= 500:
-                        tally.server_errors.append(f"{name}: {r.status_code} {r.text[:200]}")
-                    continue
-                t0 = time.perf_counter()
-                if i % 4 == 0:
-                    r = await http.post(
-                        "/v1/chat/completions",
-                        json={"model": "citebound", "messages": [{"role": "user", "content": q}]},
-                    )
-                    status = r.json()["citebound"]["status"] if r.status_code == 200 else None
-                else:
-                    r = await http.post("/v1/answer", json={"question": q})
-                    status = r.json()["status"] if r.status_code == 200 else None
-                elapsed = (time.perf_counter() - t0) * 1000
-            except httpx.HTTPError as err:
-                tally.transport_errors.append(repr(err))
-                continue
-            if r.status_code >= 500:
-                tally.server_errors.append(f"{r.status_code} {r.text[:200]}")
-            elif r.status_code == 200 and status is not None:
-                tally.answered += 1
-                tally.latencies_ms.append(elapsed)
-                tally.by_status[status] = tally.by_status.get(status, 0) + 1
+@dataclass(frozen=True)
+class Requests:
+    """Every request of the load, as bytes built once: one per demo question for
+    `/v1/answer` and one for `/v1/chat/completions`, and (name, bytes) per fault."""
+
+    answer: list[bytes]
+    chat: list[bytes]
+    faults: list[tuple[str, bytes]]
+
+    @classmethod
+    def build(cls, host: str, port: int) -> Requests:
+        qs = [q.text for q in DEMO_QUESTIONS]
+        return cls(
+            answer=[post_json(host, port, "/v1/answer", {"question": q}) for q in qs],
+            chat=[
+                post_json(
+                    host,
+                    port,
+                    "/v1/chat/completions",
+                    {"model": "citebound", "messages": [{"role": "user", "content": q}]},
+                )
+                for q in qs
+            ],
+            # A body over the limit is refused unread: that request closes its connection
+            # (and waits for 100-continue), so the refusal is never lost to a reset.
+            faults=[
+                (name, post_bytes(host, port, "/v1/answer", body, close=len(body) > MAX_BODY))
+                for name, body in FAULTS
+            ],
+        )
 
 
-async def load(url: str, clients: int, seconds: float) -> tuple[Tally, float]:
+def load(port: int, clients: int, seconds: float) -> tuple[Tally, float]:
+    """Each client loops until the deadline: answers, every 4th a chat completion, every
+    10th a fault; all clients on one thread (`SelectorLoad`). Requests in flight at the
+    deadline are completed and counted."""
     tally = Tally()
+    host = "127.0.0.1"
+    reqs = Requests.build(host, port)
+    counters = list(range(clients))
     started = time.monotonic()
     deadline = started + seconds
-    await asyncio.gather(*(client(n, url, deadline, tally) for n in range(clients)))
+
+    def next_request(n: int) -> tuple[object, bytes] | None:
+        if time.monotonic() >= deadline:
+            return None
+        counters[n] += 1
+        i = counters[n]
+        q = i % len(DEMO_QUESTIONS)
+        if i % 10 == 0:
+            name, raw = reqs.faults[(i // 10) % len(reqs.faults)]
+            tally.faults_sent += 1
+            return ("fault", name), raw
+        if i % 4 == 0:
+            return ("chat", ""), reqs.chat[q]
+        return ("answer", ""), reqs.answer[q]
+
+    def done(tag: tuple[str, str], code: int, body: bytes, seconds: float) -> None:
+        kind, name = tag
+        if kind == "fault":
+            if 400 <= code < 500:
+                tally.faults_4xx += 1
+            elif code >= 500:
+                tally.server_errors.append(f"{name}: {code} {body[:200]!r}")
+            return
+        if code >= 500:
+            tally.server_errors.append(f"{code} {body[:200]!r}")
+            return
+        try:
+            data = json.loads(body) if code == 200 else None
+            status = (data["citebound"] if kind == "chat" else data)["status"] if data else None
+        except (ValueError, KeyError, TypeError) as err:
+            tally.transport_errors.append(repr(err))
+            return
+        if status is not None:
+            tally.answered += 1
+            tally.latencies_ms.append(seconds * 1000)
+            tally.by_status[status] = tally.by_status.get(status, 0) + 1
+
+    def failed(tag: object, err: BaseException) -> None:
+        tally.transport_errors.append(repr(err))
+
+    SelectorLoad(host, port).run(clients, next_request, done, failed)
     return tally, time.monotonic() - started
 
 
@@ -159,11 +209,29 @@ def wait_ready(url: str, proc: subprocess.Popen[str], log: Path, timeout: float 
     raise SystemExit("server did not start in time")
 
 
+@dataclass
+class CpuSpent:
+    """CPU seconds spent during the load window, by part (module docstring: CPU accounting)."""
+
+    server: float  # `citebound serve`: the parent and its uvicorn workers
+    postgres: float | None  # the PostgreSQL server's processes (None: not on this host)
+    generator: float  # this process: the load generator
+    machine: float  # every core of the host, every process (other jobs included)
+    load_before: float  # 1-minute load average before the run
+
+
 def serve_and_load(
-    root: Path, store: Path, args: argparse.Namespace, database: str, workers: int, tag: str
-) -> tuple[Tally, float, int]:
+    root: Path,
+    store: Path,
+    args: argparse.Namespace,
+    database: str,
+    workers: int,
+    tag: str,
+    pg_pid: int | None,
+) -> tuple[Tally, float, int, CpuSpent]:
     """Start `citebound serve` (embedded, or --database with --workers), warm it up, run the
-    load; return the tally, the wall time and the audit records written by the load."""
+    load; return the tally, the wall time, the audit records written by the load and the CPU
+    each part spent during it."""
     audit = root / f"server-audit-{tag}.sqlite"
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -189,7 +257,15 @@ def serve_and_load(
         for _ in range(2 * workers):  # every worker loads its models before the load starts
             warm = httpx.post(f"{url}/v1/answer", json={"question": "warm up"}, timeout=120)
             warmups += 1 if warm.status_code == 200 else 0  # audited, not part of the load
-        tally, wall = asyncio.run(load(url, args.clients, args.seconds))
+        load_before = os.getloadavg()[0]
+        roots = [proc.pid]
+        cpu0 = (TreeCpu.snapshot(roots), TreeCpu.snapshot([pg_pid] if pg_pid else []))
+        gen0, busy0 = time.process_time(), machine_busy_seconds()
+        tally, wall = load(port, args.clients, args.seconds)
+        gen, busy = time.process_time() - gen0, machine_busy_seconds() - busy0
+        server_cpu = TreeCpu.snapshot(roots).minus(cpu0[0])
+        pg_cpu = TreeCpu.snapshot([pg_pid]).minus(cpu0[1]) if pg_pid else None
+        spent = CpuSpent(server_cpu, pg_cpu, gen, busy, load_before)
     except BaseException:
         log.flush()
         print(f"server log ({tag}):\n{log_path.read_text()[-3000:]}", file=sys.stderr)
@@ -198,7 +274,7 @@ def serve_and_load(
         proc.terminate()
         proc.wait(timeout=60)
         log.close()
-    return tally, wall, audit_count(audit, database) - before - warmups
+    return tally, wall, audit_count(audit, database) - before - warmups, spent
 
 
 def audit_count(audit: Path, database: str) -> int:
@@ -213,8 +289,29 @@ def audit_count(audit: Path, database: str) -> int:
         return int(conn.execute("SELECT count(*) FROM audit_records").fetchone()[0])
 
 
+def cpu_report(spent: CpuSpent, answered: int, wall: float) -> dict[str, object]:
+    """CPU ms per answered request by part; `other` is what the rest of the host spent (other
+    jobs: nonzero means the throughput was measured on a shared machine)."""
+
+    def per(x: float | None) -> float | None:
+        return round(x * 1000 / answered, 2) if x is not None and answered else None
+
+    ours = spent.server + (spent.postgres or 0.0) + spent.generator
+    return {
+        "cpu_ms_per_answer": {
+            "server": per(spent.server),
+            "postgres": per(spent.postgres),
+            "generator": per(spent.generator),
+            "total": per(ours),
+            "other_processes": per(max(0.0, spent.machine - ours)),
+        },
+        "host_cores_busy": round(spent.machine / wall, 2) if wall else None,
+        "load_average_before": round(spent.load_before, 2),
+    }
+
+
 def summarize(tally: Tally, wall: float, audited: int, base: float, args: argparse.Namespace,
-              extra: dict[str, object]) -> dict[str, object]:  # fmt: skip
+              extra: dict[str, object], spent: CpuSpent) -> dict[str, object]:  # fmt: skip
     lat = tally.latencies_ms
     return {
         **extra,
@@ -238,6 +335,7 @@ def summarize(tally: Tally, wall: float, audited: int, base: float, args: argpar
         "transport_errors": len(tally.transport_errors),
         "audit_records": audited,
         "cpu_count": os.cpu_count(),
+        **cpu_report(spent, tally.answered, wall),
     }
 
 
@@ -281,6 +379,7 @@ def main() -> int:
         base = baseline_ms(store, root / "baseline-audit.sqlite", args.baseline_runs)
         runs: list[tuple[str, str, int]] = [("embedded", "", 1)]
         server = None
+        pg_pid = None
         if args.postgres:
             database = args.postgres
             if database == "auto":
@@ -294,6 +393,7 @@ def main() -> int:
                 pgvector = Path(__file__).resolve().parents[1] / "third_party" / "pgvector"
                 server = PgTestServer.start(pg_base / "pgdata", pgvector_source=pgvector)
                 database = server.new_database()
+                pg_pid = postmaster_pid(pg_base / "pgdata")
             from citebound.ingest import ingest_paths
             from citebound.store.open import open_store
 
@@ -306,9 +406,11 @@ def main() -> int:
         try:
             for backend, database, workers in runs:
                 tag = f"{backend}-w{workers}"
-                tally, wall, audited = serve_and_load(root, store, args, database, workers, tag)
+                tally, wall, audited, spent = serve_and_load(
+                    root, store, args, database, workers, tag, pg_pid
+                )
                 extra = {"backend": backend, "workers": workers}
-                reports.append(summarize(tally, wall, audited, base, args, extra))
+                reports.append(summarize(tally, wall, audited, base, args, extra, spent))
                 problems += [f"{tag}: {p}" for p in problems_of(tally, audited)]
         finally:
             if server is not None:

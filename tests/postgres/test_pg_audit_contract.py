@@ -133,3 +133,22 @@ def test_a_version_3_database_is_upgraded_in_place(pg_url: str) -> None:
     sink.append(follow)
     assert sink.find("new") == [follow]
     sink.close()
+
+
+def test_awkward_text_and_floats_round_trip_exactly(pg_url: str) -> None:
+    """The row goes to PostgreSQL as one JSON parameter: escapes, non-BMP text and floats
+    without a short decimal form must come back as the same record (same hash)."""
+    base = record_for("ok", request_id="awkward")
+    record = base.model_copy(
+        update={
+            "question": 'é 日本 "quoted" \\ back\nslash\t\u2028 🙂 %s %(x)s',
+            "latency_ms": 0.1 + 0.2,
+            "min_support": 1e-07,
+        }
+    )
+    record = record.model_copy(update={"record_hash": record.compute_hash()})
+    with PostgresAuditSink(pg_url) as sink:
+        sink.append(record)
+        (back,) = sink.find("awkward")
+    assert back == record and back.hash_ok()
+    assert back.latency_ms == 0.30000000000000004

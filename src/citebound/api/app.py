@@ -39,6 +39,7 @@ from citebound.api.security import host_allowed
 from citebound.config import Config
 from citebound.contracts.api import Problem
 from citebound.pipeline import PipelineContext
+from citebound.store.snapshot import request_snapshot
 
 log = logging.getLogger("citebound.api")
 
@@ -80,6 +81,21 @@ class ObserveMiddleware:
             route = scope.get("route")
             template = getattr(route, "path", None) or "unmatched"
             self.metrics.observe_http(scope["method"], template, code)
+
+
+class StoreSnapshotMiddleware:
+    """One store snapshot per HTTP request (`citebound.store.snapshot`): a shared store reads
+    its collections and index versions once per request instead of at every step."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        with request_snapshot():
+            await self.app(scope, receive, send)
 
 
 class HostGuardMiddleware:
@@ -181,6 +197,7 @@ def create_app(config: Config, *, ctx: PipelineContext | None = None) -> FastAPI
 
     app.mount("/ui", StaticFiles(directory=static), name="ui")
     # Outermost first: the body limit applies before anything reads the body.
+    app.add_middleware(StoreSnapshotMiddleware)
     app.add_middleware(BodyLimitMiddleware, limit=config.api.max_body_bytes)
     if config.api.cors_origins:  # none by default: the page is same-origin
         app.add_middleware(

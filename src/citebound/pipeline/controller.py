@@ -32,6 +32,7 @@ from citebound.errors import (
 from citebound.pipeline.context import PipelineContext
 from citebound.pipeline.stages import REGISTRY, search_pieces
 from citebound.pipeline.state import SEED_STAGE, STAGE_ORDER, RequestState, StageRecord
+from citebound.store.snapshot import request_snapshot
 
 
 def next_stage(state: RequestState) -> str | None:
@@ -178,9 +179,12 @@ class Pipeline:
         return after
 
     def run(self, question: str, **kwargs: object) -> RequestState:
-        """Auto mode: every stage in order. Never raises for a request-level failure."""
-        state = self.start(question, **kwargs)  # type: ignore[arg-type]
-        return self.finish(state)
+        """Auto mode: every stage in order. Never raises for a request-level failure. One
+        store snapshot for the whole request (store.snapshot: a shared store reads its
+        index version once)."""
+        with request_snapshot():
+            state = self.start(question, **kwargs)  # type: ignore[arg-type]
+            return self.finish(state)
 
     def advance(self, state: RequestState, stage: str | None = None) -> RequestState:
         """Step mode for callers that must not raise: like `step`, but a stage error ends the

@@ -53,6 +53,7 @@ from citebound.retrieve.gate import apply_gate
 from citebound.retrieve.pieces import query_pieces
 from citebound.retrieve.query_vectors import QueryVectorMemo
 from citebound.store.base import Store
+from citebound.store.snapshot import request_snapshot
 
 SIMILARITY_DECIMALS = 6
 # Rows kept hydrated per collection. A row holds the chunk text plus citation metadata (about
@@ -366,9 +367,10 @@ class Retriever:
             pieces = query_pieces(question, pol.retrieval.n0_query_pieces)
             if not pieces:
                 raise CiteboundError("the question is empty")
-            ix = self.load(collection)
-            scored = self.search(pieces, collection, flt, pol)
-            rows = self._rank(question, scored, flt, pol)
+            with request_snapshot():  # one index_version read for the three steps
+                ix = self.load(collection)
+                scored = self.search(pieces, collection, flt, pol)
+                rows = self._rank(question, scored, flt, pol)
         except Exception as err:  # fail closed: a FAILED bundle, never a traceback
             message = (
                 str(err)

@@ -34,6 +34,7 @@ from citebound.store.pg_connect import migrate_url, open_pool, redact, url_key
 from citebound.store.pg_keys import PgApiKeys
 from citebound.store.pg_migrations import STORE_LOCK_KEY, STORE_MIGRATIONS, STORE_MIGRATIONS_TABLE
 from citebound.store.pg_vectors import PgVectors
+from citebound.store.snapshot import SharedStoreState, current
 from citebound.store.sqlite_rows import (
     ALL_SCOPE,
     CHUNK_SELECT,
@@ -59,6 +60,25 @@ __all__ = ["HNSW_MIN_ROWS", "PostgresStore"]
 HNSW_MIN_ROWS = 100_000
 ITER_PAGE = 2000
 DENSE_ENV = "CITEBOUND_PG_DENSE_SEARCH"
+# The current index_version of a scope: the version cached for its current generation and the
+# current embedding model (NULL when none was computed for them yet).
+_VERSION_JOIN = (
+    "LEFT JOIN generations g ON g.scope = {scope} "
+    "LEFT JOIN index_versions v ON v.scope = {scope} "
+    "AND v.generation = coalesce(g.generation, 0) AND v.embedding_model = cur.model"
+)
+_CURRENT_MODEL = (
+    "(SELECT coalesce((SELECT value FROM settings WHERE key = 'embedding_model'), '') AS model) cur"
+)
+# One statement, one MVCC snapshot: every collection and its current version (request_snapshot).
+_STATE_SQL = (
+    f"SELECT c.name, v.version FROM collections c CROSS JOIN {_CURRENT_MODEL} "
+    f"{_VERSION_JOIN.format(scope='c.name')} ORDER BY c.name"
+)
+_VERSION_SQL = (
+    f"SELECT v.version FROM (SELECT %s::text AS scope) s CROSS JOIN {_CURRENT_MODEL} "
+    f"{_VERSION_JOIN.format(scope='s.scope')}"
+)
 
 
 def default_root(url: str) -> Path:
@@ -128,7 +148,11 @@ class PostgresStore(PgVectors, PgApiKeys):
 
     # -- plumbing -----------------------------------------------------------------------
     def _write(self, fn: Any, *args: Any) -> Any:
-        """Run fn(conn, *args) in one transaction; any failure rolls all of it back."""
+        """Run fn(conn, *args) in one transaction; any failure rolls all of it back. A
+        request that writes reads its collections and versions afresh afterwards."""
+        snap = current()
+        if snap is not None:
+            snap.forget()
         try:
             with self._pool.connection() as conn, conn.transaction():
                 return fn(conn, *args)
@@ -377,22 +401,46 @@ class PostgresStore(PgVectors, PgApiKeys):
         )
         return [chunk_from_row(r) for r in rows]
 
+    def _snapshot(self) -> SharedStoreState | None:
+        """This store's part of the request's snapshot (None outside a request)."""
+        snap = current()
+        return snap.of(self.url) if snap is not None else None
+
     def collections(self) -> list[str]:
-        return [r[0] for r in self._read("SELECT name FROM collections ORDER BY name")]
+        state = self._snapshot()
+        if state is None:
+            return [r[0] for r in self._read("SELECT name FROM collections ORDER BY name")]
+        if state.collections is None:
+            self._read_state(state)
+        return list(state.collections or ())
+
+    def _read_state(self, state: SharedStoreState) -> None:
+        """Fill a request's snapshot with one query: the collections and their versions.
+        A version this request already used stays (one request, one version)."""
+        rows = self._read(_STATE_SQL)
+        state.collections = [str(r[0]) for r in rows]
+        for name, version in rows:
+            if version is not None:
+                state.versions.setdefault(str(name), str(version))
 
     def index_version(self, collection: str | None = None) -> str:
-        """Same formula as SqliteStore (see its module docstring); cached per generation."""
+        """Same formula as SqliteStore (see its module docstring); cached per generation.
+        Inside `request_snapshot()`, read once per request (store.snapshot)."""
         scope = ALL_SCOPE if collection is None else collection
-        rows = self._read(
-            "SELECT v.version FROM (SELECT coalesce((SELECT value FROM settings WHERE key = "
-            "'embedding_model'), '') AS model, coalesce((SELECT generation FROM generations "
-            "WHERE scope = %s), 0) AS generation) cur JOIN index_versions v ON v.scope = %s "
-            "AND v.generation = cur.generation AND v.embedding_model = cur.model",
-            (scope, scope),
-        )
-        if rows:
-            return str(rows[0][0])
-        return self._compute_version(scope, collection)
+        state = self._snapshot()
+        if state is not None:
+            if state.collections is None and collection is not None:
+                self._read_state(state)
+            known = state.versions.get(scope)
+            if known is not None:
+                return known
+        rows = self._read(_VERSION_SQL, (scope,))
+        version = str(rows[0][0]) if rows and rows[0][0] is not None else None
+        if version is None:
+            version = self._compute_version(scope, collection)
+        if state is not None:
+            state.versions[scope] = version
+        return version
 
     def _compute_version(self, scope: str, collection: str | None) -> str:
         where, params = (
