@@ -56,10 +56,10 @@ def test_presets_are_package_files() -> None:
 def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     """Audit records carry the policy fingerprint; the fields added for superprompt-v1 are
     left out while at their defaults, so strict-v1's fingerprint moves only with its own values
-    (last: the fitted support rule of [validation], #14, after [answerer], #15)."""
+    (last: the gate's coverage fields and [answerer] neighbours / prefer_defining, #15)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:467440c2429603c17f2f58543ffda296c22cfd96f4ac1e5bd63236cfee1d5ebb"
+        "sha256:768f879031b6197f0655e5e8ceb76805469d7aea9d47e6bf76765d6f80fbb233"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint

@@ -180,7 +180,8 @@ def assemble(
         )
 
     tok = get_tokenizer(policy.tokenizer)
-    sel = select(list(bundle.results), bundle.filters_applied, policy, tok)
+    measured = bundle.gate.coverage if bundle.gate is not None else None
+    sel = select(list(bundle.results), bundle.filters_applied, policy, tok, q, measured)
     fmt = citation_format(policy.citation_style)
     evidence = [
         SelectedEvidence(

@@ -13,8 +13,9 @@ from functools import lru_cache
 
 from citebound.policy import AnswererPolicy
 from citebound.text.markup import QuestionType
+from citebound.text.terms import STOPWORDS, stem, terms
 
-from .candidates import STOPWORDS, Candidate, stem, terms
+from .candidates import Candidate
 
 _DEFINING = re.compile(
     r"^[\w`´' -]{1,40}:\s+\S|"  # glossary style: "Queued component: has no thread ..."
@@ -72,6 +73,32 @@ def type_bonus(qtype: QuestionType, c: Candidate, policy: AnswererPolicy) -> flo
     elif qtype in ("procedure", "list") and is_step(qtype, c):
         bonus += policy.step_bonus
     return bonus
+
+
+# "Queued component: has no thread ...", "`BufferManager` is a passive ISF component.": the
+# subject, then the defining verb (or a glossary colon).
+_SUBJECT = re.compile(
+    r"^(?P<subject>[^.:;!?]{1,80}?)\s*(:|\b(is|are|has|have|provides?|represents?|consists?|"
+    r"defines?|means|refers?)\b)",
+    re.IGNORECASE,
+)
+
+
+def defines_subject(subject: frozenset[str], c: Candidate) -> bool:
+    """Whether the sentence defines the question's subject: it names every subject term before
+    its defining verb ("A queued component has ..."), not in passing ("... used by queued
+    components")."""
+    m = _SUBJECT.match(c.text)
+    return bool(subject) and m is not None and subject <= terms(m.group("subject"))
+
+
+# A sentence that goes on about the subject just defined ("It allocates a set of buffers.").
+_CONTINUES = re.compile(r"^(it|its|they|their|this (component|class|module|port|service))\b", re.I)
+
+
+def continues(c: Candidate) -> bool:
+    """Whether the sentence carries on about the previous sentence's subject."""
+    return _CONTINUES.match(c.text) is not None
 
 
 @lru_cache(maxsize=16_384)  # evidence sentences recur across questions
