@@ -65,6 +65,12 @@ class GatePolicy(Contract):
     covered_share: float = Field(
         default=1.0, gt=0, le=1, description="Coverage that lets covered_min_score apply."
     )
+    covered_min_terms: int = Field(
+        default=1,
+        ge=1,
+        description="covered_min_score applies only to questions with at least this many key "
+        "terms (two words such as 'litres' and 'hold' are found too easily).",
+    )
 
     @model_validator(mode="after")
     def _covered_below_min(self) -> GatePolicy:
@@ -72,27 +78,33 @@ class GatePolicy(Contract):
             raise ValueError("covered_min_score must not exceed min_score")
         return self
 
-    def refusal(self, top: float | None, coverage: float | None, min_score: float) -> str | None:
-        """Why a top similarity `top` with best-row `coverage` is insufficient, or None.
+    def refusal(
+        self, top: float | None, coverage: float | None, min_score: float, key_terms: int = 0
+    ) -> str | None:
+        """Why a top similarity `top` with best-row `coverage` of the question's `key_terms`
+        is insufficient, or None.
 
         `min_score` is the similarity that suffices alone (the gate's `min_score`, or the
         assembly's `min_top_similarity`): both stages apply this same rule.
 
         >>> g = GatePolicy(min_score=0.76, min_chunks=1, min_coverage=0.25,
         ...                covered_min_score=0.55, covered_share=0.6)
-        >>> [g.refusal(*x, 0.76) for x in [(0.8, 0.5), (0.8, 0.2), (0.6, 0.6), (0.6, 0.5)]]
+        >>> [g.refusal(*x, 0.76, 3) for x in [(0.8, 0.5), (0.8, 0.2), (0.6, 0.6), (0.6, 0.5)]]
         [None, 'GATE_LOW_COVERAGE', None, 'GATE_BELOW_MIN_SCORE']
         """
         if top is None:
             return "GATE_BELOW_MIN_SCORE"
+        covered = (
+            coverage is not None
+            and coverage >= self.covered_share
+            and key_terms >= self.covered_min_terms
+        )
+        low = self.covered_min_score
+        if top < min_score and not (covered and low is not None and top >= low):
+            return "GATE_BELOW_MIN_SCORE"
         if coverage is not None and coverage < self.min_coverage:
             return "GATE_LOW_COVERAGE"
-        if top >= min_score:
-            return None
-        covered = coverage is not None and coverage >= self.covered_share
-        if covered and self.covered_min_score is not None and top >= self.covered_min_score:
-            return None
-        return "GATE_BELOW_MIN_SCORE"
+        return None
 
     def lowest_score(self, min_score: float) -> float:
         """The lowest top similarity that can pass (with enough coverage)."""
@@ -503,6 +515,7 @@ _OMIT_NESTED_WHEN_DEFAULT: dict[tuple[str, str], object] = {
     ("gate", "min_coverage"): 0.0,
     ("gate", "covered_min_score"): None,
     ("gate", "covered_share"): 1.0,
+    ("gate", "covered_min_terms"): 1,
 }
 _DEFAULTS = {
     "prompt_contract": "v1",

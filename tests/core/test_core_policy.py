@@ -59,7 +59,7 @@ def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     (last: the gate's coverage fields and [answerer] neighbours / prefer_defining, #15)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:768f879031b6197f0655e5e8ceb76805469d7aea9d47e6bf76765d6f80fbb233"
+        "sha256:fbd07c9f99d5eb076c1bec2af304790d2e364af4fd798878bf0dfa03168e23d5"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint

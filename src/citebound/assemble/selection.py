@@ -37,17 +37,17 @@ _SENTENCE_END = re.compile(r"[.?!]+(?=\s|$)|\n")
 _SPACE = re.compile(r"\s+")
 
 
-def covered_pass(top: float, coverage: float | None, policy: Policy) -> bool:
+def covered_pass(top: float, coverage: float | None, n_terms: int, policy: Policy) -> bool:
     """The top-similarity gate: `min_top_similarity`, or the gate's `covered_min_score` when
-    the best row holds `covered_share` of the question's key terms (the retrieval gate's rule;
+    the best row holds `covered_share` of the question's `n_terms` key terms (at least
+    `covered_min_terms` of them; the retrieval gate's rule;
     its `min_coverage` refusal stays the retrieval gate's, before any evidence is read)."""
     if top >= policy.min_top_similarity:
         return True
     gate = policy.gate
     low = gate.covered_min_score
-    return (
-        low is not None and coverage is not None and coverage >= gate.covered_share and (top >= low)
-    )
+    covered = coverage is not None and coverage >= gate.covered_share
+    return covered and n_terms >= gate.covered_min_terms and low is not None and top >= low
 
 
 @dataclass(frozen=True)
@@ -160,12 +160,13 @@ def select(
     policy: Policy,
     tok: Tokenizer,
     question: str | None = None,
-    coverage: float | None = None,
+    measured: tuple[float | None, int] | None = None,
 ) -> Selection:
     """Select evidence rows deterministically; see the module docstring for the order.
 
-    `coverage` (the retrieval gate's measure, else computed from `question` over the top
-    admissible row) lets a top similarity from `gate.covered_min_score` pass, as the gate does.
+    The best row's coverage of the question's key terms (`measured` by the retrieval gate,
+    else computed from `question` over the top admissible row) lets a top similarity from
+    `gate.covered_min_score` pass, as the gate does.
     """
     ordered = sorted(rows, key=lambda r: (r.rank, r.chunk_id))
     sel = Selection()
@@ -178,9 +179,8 @@ def select(
             admissible.append(row)
     if admissible:
         sel.top_similarity = max(r.similarity for r in admissible)
-        if coverage is None:
-            coverage = top_coverage(question, admissible)
-        if not covered_pass(sel.top_similarity, coverage, policy):
+        coverage, n_terms = measured or top_coverage(question, admissible)
+        if not covered_pass(sel.top_similarity, coverage, n_terms, policy):
             sel.gate_failed = True
             detail = (
                 f"top similarity {sel.top_similarity:.4f} "

@@ -77,6 +77,9 @@ class GateTrace(Contract):
         description="Share of the question's key terms in the top-similarity row (None: not "
         "measured, or the question has no key terms).",
     )
+    key_terms: int | None = Field(
+        default=None, description="How many key terms the question has (None: not measured)."
+    )
 
 
 class RetrievalRow(Contract):

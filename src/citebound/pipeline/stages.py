@@ -212,7 +212,7 @@ def a3_gate(state: RequestState, ctx: PipelineContext) -> RequestState:
     rows = [by_id[i].model_copy(update={"rank": r}) for r, i in enumerate(top)]
     # Coverage is measured against what was searched (a follow-up's rewrite carries its topic).
     searched = str(state.extras.get("query") or state.user_text)
-    gate = apply_gate([r.similarity for r in rows], pol.gate, top_coverage(searched, rows))
+    gate = apply_gate([r.similarity for r in rows], pol.gate, *top_coverage(searched, rows))
     dropped = [
         DropRecord(
             chunk_id=i,

@@ -25,12 +25,15 @@ __all__ = ["apply_gate", "top_coverage"]
 
 
 def apply_gate(
-    similarities: Sequence[float], gate: GatePolicy, coverage: float | None = None
+    similarities: Sequence[float],
+    gate: GatePolicy,
+    coverage: float | None = None,
+    key_terms: int = 0,
 ) -> GateTrace:
-    """Decide on the ranked rows' similarities (and the top row's coverage, when measured);
-    the trace records the numbers behind it."""
+    """Decide on the ranked rows' similarities (and the top row's coverage of the question's
+    `key_terms`, when measured); the trace records the numbers behind it."""
     top = max(similarities) if similarities else None
-    reason = gate.refusal(top, coverage, gate.min_score)
+    reason = gate.refusal(top, coverage, gate.min_score, key_terms)
     # The rows that count toward min_chunks: those at or above the lowest passing similarity.
     bar = (
         gate.min_score
@@ -49,4 +52,5 @@ def apply_gate(
         min_chunks=gate.min_chunks,
         chunks_above_min_score=above,
         coverage=coverage,
+        key_terms=key_terms if coverage is not None else None,
     )

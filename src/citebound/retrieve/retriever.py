@@ -390,7 +390,7 @@ class Retriever:
                 error=message,
                 reranker=self.reranker.name,
             )
-        gate = apply_gate([r.similarity for r in rows], pol.gate, top_coverage(question, rows))
+        gate = apply_gate([r.similarity for r in rows], pol.gate, *top_coverage(question, rows))
         rows = self._expand(rows, flt, pol.retrieval.per_hit_neighbors, ix.chunk_ids)
         return RetrievalBundle(
             request_id=rid,

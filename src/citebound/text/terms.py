@@ -79,10 +79,11 @@ class _Row(Protocol):
     def chunk_text(self) -> str: ...
 
 
-def top_coverage(question: str | None, rows: Sequence[_Row]) -> float | None:
-    """`coverage` of the highest-similarity row (the first in rank order among equals): what
-    the retrieval gate and assembly's top-similarity check both weigh."""
+def top_coverage(question: str | None, rows: Sequence[_Row]) -> tuple[float | None, int]:
+    """`coverage` of the highest-similarity row (the first in rank order among equals), and
+    how many key terms the question has: what the retrieval gate and assembly's
+    top-similarity check both weigh."""
     if not question or not rows:
-        return None
+        return None, 0
     best = min(rows, key=lambda r: (-r.similarity, r.rank, r.chunk_id))
-    return coverage(question, best.chunk_text)
+    return coverage(question, best.chunk_text), len(key_terms(question))

@@ -32,10 +32,19 @@ from citebound.policy import AnswererPolicy
 from citebound.prompt.anchors import citation_format
 from citebound.text import split_sentences
 from citebound.text.markup import question_type
-from citebound.text.terms import key_terms, terms
+from citebound.text.terms import terms
 
 from .candidates import Candidate, candidates
-from .scoring import answers_type, continues, defines_subject, pairs, redundant, type_bonus, weights
+from .scoring import (
+    answers_type,
+    continues,
+    defines_subject,
+    definition_subject,
+    pairs,
+    redundant,
+    type_bonus,
+    weights,
+)
 
 EXTRACTIVE_MODEL = "extractive-v3"
 
@@ -174,7 +183,7 @@ class ExtractiveProvider:
             # "What is a queued component?": a sentence that defines the subject answers it;
             # one that mentions it in passing ("This class is used by queued components.")
             # does not, whatever its evidence's rank. Subject = the question's key terms.
-            subject = key_terms(bundle.user_question)
+            subject = definition_subject(bundle.user_question)
             pool = [sc for sc in scored if defines_subject(subject, sc[1])] or scored
         best = pool[0][0]
         # The lead comes from the best-ranked evidence that answers nearly as well as the best.

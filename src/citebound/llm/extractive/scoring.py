@@ -84,6 +84,24 @@ _SUBJECT = re.compile(
 )
 
 
+# "What is a queued component?", "What does the ActiveRateGroup component do?"; not "What is
+# it cleaned with?" (a pronoun, a trailing preposition: something is asked *about* X).
+_WHAT_IS = re.compile(
+    r"^(what|who) (is|are|was|were|does|do) (?!(it|they|them|this|that|these|those)\b)"
+    r"(?P<x>[^?]+?)( (do|mean|provide))?\s*\??$"
+)
+_TRAILING_PREPOSITION = re.compile(r"\b(with|by|for|of|to|in|on|from|at|about|into)$")
+
+
+def definition_subject(question: str) -> frozenset[str]:
+    """The terms of X in "What is X?" (empty when the question is not of that form)."""
+    q = " ".join(question.casefold().split())
+    m = _WHAT_IS.match(q)
+    if m is None or _TRAILING_PREPOSITION.search(m.group("x").rstrip(" ?")):
+        return frozenset()
+    return frozenset(t for t in terms(m.group("x")) if len(t) > 1 or t.isdigit())
+
+
 def defines_subject(subject: frozenset[str], c: Candidate) -> bool:
     """Whether the sentence defines the question's subject: it names every subject term before
     its defining verb ("A queued component has ..."), not in passing ("... used by queued
