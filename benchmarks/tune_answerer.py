@@ -12,6 +12,11 @@ current answerer (plus `--set` overrides of `[answerer]`), validates each answer
 shipped validator, applies a gate min_score / per-row floor to open-gate captures, and prints
 refusals (gate vs answerer), gold-in-answer and validation failures per split. Tune on
 `--split tune` (answerable 1-2, out-of-corpus 5-6); look at held-out (3-4, 7-8) once.
+
+`capture --swap` runs the tune articles with their roles swapped (5-6 indexed and answerable,
+1-2 out of corpus): a second tune set that never touches 3-4 / 7-8 (strict-v1's coverage gate
+was fitted on both). `--gate` applies a plain similarity threshold to open-gate captures; a
+capture of the shipped preset (`--gate 0/0`) carries the real gate, coverage included.
 """
 
 from __future__ import annotations
