@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from llm_helpers import fast_policy, make_bundle
 
+from citebound.contracts import CitationStyle
 from citebound.errors import ConfigError
 from citebound.llm import ExtractiveProvider, make_provider
 from citebound.policy import PRESETS, AnswererPolicy, load_policy
@@ -121,3 +122,20 @@ def test_a_penalised_best_sentence_still_leads() -> None:
     assert ExtractiveProvider(policy).answer(bundle, REFUSAL) == (
         "Valve checks follow these rules: [C0]"
     )
+
+
+@pytest.mark.parametrize("style", list(CitationStyle))
+def test_a_sentence_the_validator_reads_as_a_citation_is_never_quoted(
+    style: CitationStyle,
+) -> None:
+    # SQuAD: "... the binary alphabet (i.e., the set {0,1}) ..." - `{0,1}` looks like a
+    # malformed citation to the validator, so quoting it failed the whole answer.
+    texts = [
+        "A problem instance is a string over an alphabet. Usually, the alphabet is taken to be "
+        "the binary alphabet (i.e., the set {0,1}), and thus the strings are bitstrings."
+    ]
+    bundle = make_bundle(
+        texts, "Which alphabet is usually taken for a problem instance?", style=style
+    )
+    text = ExtractiveProvider().answer(bundle, REFUSAL)
+    assert "{0,1}" not in text and text.startswith("A problem instance is a string")

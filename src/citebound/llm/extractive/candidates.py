@@ -24,6 +24,7 @@ from citebound.text import split_sentences
 from citebound.text.injection import tainted_lines
 from citebound.text.markup import is_table_row, render_units, starts_block
 from citebound.text.terms import terms
+from citebound.validate.markers import scan_markers
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,7 @@ def candidates(
 ) -> list[Candidate]:
     """Every quotable sentence of the bundle's evidence, in evidence, line, sentence order."""
     forbidden = _forbidden(bundle, refusal_text)
+    allowed = tuple(e.citation_anchor for e in bundle.selected_evidence)
     out: list[Candidate] = []
     for ev_index, evidence in enumerate(bundle.selected_evidence):
         # A section title kept in the text (HTML, PDF, plain text) says where, not what.
@@ -101,6 +103,9 @@ def candidates(
                 folded = _folded(sentence)
                 if (
                     not _eligible(sentence, forbidden, policy.max_sentence_chars)
+                    # What the validator would read as a (malformed) citation, e.g. the set
+                    # "{0,1}": quoting it would fail the answer, never a candidate.
+                    or _marker_like(sentence, bundle, allowed)
                     or folded in titles
                     or _SECTION_NUMBER.sub("", folded) in titles
                     or _MID_SENTENCE.match(sentence) is not None
@@ -140,6 +145,11 @@ def _forbidden(bundle: AnswerBundle, refusal_text: str) -> Callable[[str], bool]
         )
 
     return hit
+
+
+def _marker_like(sentence: str, bundle: AnswerBundle, allowed: tuple[str, ...]) -> bool:
+    scan = scan_markers(sentence, bundle.citation_style, allowed)
+    return bool(scan.labels or scan.malformed)
 
 
 def _eligible(sentence: str, forbidden: Callable[[str], bool], max_chars: int) -> bool:
