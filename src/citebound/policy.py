@@ -390,6 +390,12 @@ class AnswererPolicy(Contract):
         description="For a 'What is X?' question, the lead is a sentence that defines X (names "
         "X before its defining verb or colon) when there is one.",
     )
+    subject_qualifiers: int = Field(
+        default=2,
+        ge=0,
+        description="A defining sentence's subject phrase may hold this many terms besides X "
+        "('`Svc::ComStub` is', 'A queued component has'); more is a phrase mentioning X.",
+    )
     neighbours: Literal["none", "next", "both"] = Field(
         default="next",
         description="A sentence right next to the lead in its evidence ('next': the one after, "

@@ -59,7 +59,7 @@ def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     (last: the gate's coverage fields and [answerer] neighbours / prefer_defining, #15)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:fbd07c9f99d5eb076c1bec2af304790d2e364af4fd798878bf0dfa03168e23d5"
+        "sha256:eb9c9ec572b65b3dc16f40328b3d1f22df037dbaf8450f1ab12839e033c75941"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint

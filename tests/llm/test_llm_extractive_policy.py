@@ -139,3 +139,16 @@ def test_a_sentence_the_validator_reads_as_a_citation_is_never_quoted(
     )
     text = ExtractiveProvider().answer(bundle, REFUSAL)
     assert "{0,1}" not in text and text.startswith("A problem instance is a string")
+
+
+def test_a_phrase_that_only_mentions_x_does_not_define_it() -> None:
+    texts = [
+        "The pure virtual function to implement a port call is derived from the port name.",
+        "A port is a typed connection point between components.",
+    ]
+    bundle = make_bundle(texts, "What is a port?")
+    assert ExtractiveProvider().answer(bundle, REFUSAL) == (
+        "A port is a typed connection point between components. [C1]"
+    )
+    loose = ExtractiveProvider(subject_qualifiers=10).answer(bundle, REFUSAL)
+    assert loose.startswith("The pure virtual function")

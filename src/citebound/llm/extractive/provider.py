@@ -184,7 +184,9 @@ class ExtractiveProvider:
             # one that mentions it in passing ("This class is used by queued components.")
             # does not, whatever its evidence's rank. Subject = the question's key terms.
             subject = definition_subject(bundle.user_question)
-            pool = [sc for sc in scored if defines_subject(subject, sc[1])] or scored
+            pool = [
+                sc for sc in scored if defines_subject(subject, sc[1], p.subject_qualifiers)
+            ] or scored
         best = pool[0][0]
         # The lead comes from the best-ranked evidence that answers nearly as well as the best.
         # A penalty can make every score negative; the best sentence then still qualifies (a

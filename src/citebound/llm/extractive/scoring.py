@@ -102,12 +102,18 @@ def definition_subject(question: str) -> frozenset[str]:
     return frozenset(t for t in terms(m.group("x")) if len(t) > 1 or t.isdigit())
 
 
-def defines_subject(subject: frozenset[str], c: Candidate) -> bool:
+def defines_subject(subject: frozenset[str], c: Candidate, qualifiers: int) -> bool:
     """Whether the sentence defines the question's subject: it names every subject term before
     its defining verb ("A queued component has ..."), not in passing ("... used by queued
     components")."""
     m = _SUBJECT.match(c.text)
-    return bool(subject) and m is not None and subject <= terms(m.group("subject"))
+    if not subject or m is None:
+        return False
+    named = terms(m.group("subject"))
+    # The subject phrase is X with at most `qualifiers` more terms ("`Svc::ComStub`", "A
+    # queued component"), not a longer phrase that mentions X ("The pure virtual function to
+    # implement a port call is ...").
+    return subject <= named and len(named - subject) <= qualifiers
 
 
 # A sentence that goes on about the subject just defined ("It allocates a set of buffers.").
