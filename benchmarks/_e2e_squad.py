@@ -62,32 +62,40 @@ def pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
-def build(folder: Path, work: Path, sample: int) -> tuple[SqliteStore, list[Item]]:
+def build(
+    folder: Path,
+    work: Path,
+    sample: int,
+    indexed: Sequence[int] = INDEXED,
+    outside: Sequence[int] = OUTSIDE,
+) -> tuple[SqliteStore, list[Item]]:
+    """Index `indexed` articles under `work`; their questions are in-corpus, `outside`'s not."""
     articles = load_squad(folder)
-    docs = work / "docs" / "squad_articles_1-4.jsonl"
-    n_docs = write_paragraphs_jsonl(articles, INDEXED, docs)
+    docs = work / "docs" / f"squad_articles_{'-'.join(map(str, indexed))}.jsonl"
+    n_docs = write_paragraphs_jsonl(articles, set(indexed), docs)
     store = SqliteStore(work / "store")
     t0 = time.perf_counter()
     report = ingest_paths(store, [docs], collection=COLLECTION, progress=False)
     print(
-        f"SQuAD: {n_docs} paragraphs of articles 1-4 -> {report.chunks_total} chunks "
+        f"SQuAD: {n_docs} paragraphs of articles {list(indexed)} -> {report.chunks_total} chunks "
         f"({report.chunks_written} written now) in {time.perf_counter() - t0:.1f}s"
     )
     items: list[Item] = []
     for art in articles:
-        if art.number not in INDEXED + OUTSIDE:
+        if art.number not in (*indexed, *outside):
             continue
         qs = list(art.questions)
         if sample:
             keep = set(random.Random(art.number).sample(range(len(qs)), min(sample, len(qs))))
             qs = [q for i, q in enumerate(qs) if i in keep]
         for q in qs:
-            kind = "out" if art.number in OUTSIDE else "imp" if q.is_impossible else "in"
+            kind = "out" if art.number in outside else "imp" if q.is_impossible else "in"
             items.append(Item(q.qid, art.number, q.question, tuple(q.answers), kind))
     counts = {k: sum(i.kind == k for i in items) for k in ("in", "imp", "out")}
     print(
-        f"questions: {counts['in']} answerable in-corpus (articles 1-4), {counts['imp']} "
-        f"unanswerable in-corpus, {counts['out']} out-of-corpus (articles 5-8)"
+        f"questions: {counts['in']} answerable in-corpus (articles {list(indexed)}), "
+        f"{counts['imp']} unanswerable in-corpus, {counts['out']} out-of-corpus "
+        f"(articles {list(outside)})"
         + (f"; sample {sample} per article" if sample else "; all questions")
     )
     return store, items

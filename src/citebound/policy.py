@@ -38,10 +38,77 @@ class RefusalPolicy(Contract):
 
 
 class GatePolicy(Contract):
-    """Retrieval gate (seed 003 §2): no LLM call unless evidence is sufficient."""
+    """Retrieval gate (seed 003 §2): no LLM call unless evidence is sufficient.
+
+    Besides the top similarity, the gate may look at the *coverage* of the best row: the share
+    of the question's key terms it holds (`citebound.text.terms.coverage`). A question whose
+    best row holds few of its words is refused even above `min_score` (`min_coverage`); one
+    whose best row holds most of them passes from `covered_min_score` (docs/answers.md).
+    """
 
     min_score: float = Field(ge=0, le=1, description="Top calibrated similarity must reach this.")
     min_chunks: int = Field(ge=1, description="At least this many rows must reach min_score.")
+    min_coverage: float = Field(
+        default=0.0,
+        ge=0,
+        le=1,
+        description="The best row must hold at least this share of the question's key terms "
+        "(questions without key terms are exempt); 0 turns the check off.",
+    )
+    covered_min_score: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="A top similarity below min_score still passes from this value when the best "
+        "row holds at least `covered_share` of the question's key terms; None turns it off.",
+    )
+    covered_share: float = Field(
+        default=1.0, gt=0, le=1, description="Coverage that lets covered_min_score apply."
+    )
+    covered_min_terms: int = Field(
+        default=1,
+        ge=1,
+        description="covered_min_score applies only to questions with at least this many key "
+        "terms (two words such as 'litres' and 'hold' are found too easily).",
+    )
+
+    @model_validator(mode="after")
+    def _covered_below_min(self) -> GatePolicy:
+        if self.covered_min_score is not None and self.covered_min_score > self.min_score:
+            raise ValueError("covered_min_score must not exceed min_score")
+        return self
+
+    def refusal(
+        self, top: float | None, coverage: float | None, min_score: float, key_terms: int = 0
+    ) -> str | None:
+        """Why a top similarity `top` with best-row `coverage` of the question's `key_terms`
+        is insufficient, or None.
+
+        `min_score` is the similarity that suffices alone (the gate's `min_score`, or the
+        assembly's `min_top_similarity`): both stages apply this same rule.
+
+        >>> g = GatePolicy(min_score=0.76, min_chunks=1, min_coverage=0.25,
+        ...                covered_min_score=0.55, covered_share=0.6)
+        >>> [g.refusal(*x, 0.76, 3) for x in [(0.8, 0.5), (0.8, 0.2), (0.6, 0.6), (0.6, 0.5)]]
+        [None, 'GATE_LOW_COVERAGE', None, 'GATE_BELOW_MIN_SCORE']
+        """
+        if top is None:
+            return "GATE_BELOW_MIN_SCORE"
+        covered = (
+            coverage is not None
+            and coverage >= self.covered_share
+            and key_terms >= self.covered_min_terms
+        )
+        low = self.covered_min_score
+        if top < min_score and not (covered and low is not None and top >= low):
+            return "GATE_BELOW_MIN_SCORE"
+        if coverage is not None and coverage < self.min_coverage:
+            return "GATE_LOW_COVERAGE"
+        return None
+
+    def lowest_score(self, min_score: float) -> float:
+        """The lowest top similarity that can pass (with enough coverage)."""
+        return min_score if self.covered_min_score is None else self.covered_min_score
 
 
 class RetrievalPolicy(Contract):
@@ -330,6 +397,23 @@ class AnswererPolicy(Contract):
         le=1,
         description="Taken from a list intro ('... the following:') for other question types.",
     )
+    prefer_defining: bool = Field(
+        default=True,
+        description="For a 'What is X?' question, the lead is a sentence that defines X (names "
+        "X before its defining verb or colon) when there is one.",
+    )
+    subject_qualifiers: int = Field(
+        default=2,
+        ge=0,
+        description="A defining sentence's subject phrase may hold this many terms besides X "
+        "('`Svc::ComStub` is', 'A queued component has'); more is a phrase mentioning X.",
+    )
+    neighbours: Literal["none", "next", "both"] = Field(
+        default="next",
+        description="A sentence right next to the lead in its evidence ('next': the one after, "
+        "'both': also the one before) joins when it holds a question term the lead lacks, "
+        "even with fewer shared terms than a candidate needs (it continues the lead).",
+    )
 
 
 class SuperPromptPolicy(Contract):
@@ -417,8 +501,8 @@ class Policy(Contract):
         """`sha256:<hex>` of the canonical JSON of the policy.
 
         Fields added after V1 (`prompt_contract`, `superprompt`, `conversation`,
-        `validation.regenerate_on_failure`) are left out while they hold their defaults, so a
-        V1 policy keeps the fingerprint its audit records carry."""
+        `validation.regenerate_on_failure`, the gate's coverage fields) are left out while they
+        hold their defaults, so a V1 policy keeps the fingerprint its audit records carry."""
         data = self.model_dump(mode="json")
         for name in _OMIT_WHEN_DEFAULT:
             if data[name] == _DEFAULTS[name]:
@@ -446,6 +530,10 @@ class Policy(Contract):
 _OMIT_WHEN_DEFAULT = ("prompt_contract", "superprompt", "conversation")
 _OMIT_NESTED_WHEN_DEFAULT: dict[tuple[str, str], object] = {
     ("validation", "regenerate_on_failure"): False,
+    ("gate", "min_coverage"): 0.0,
+    ("gate", "covered_min_score"): None,
+    ("gate", "covered_share"): 1.0,
+    ("gate", "covered_min_terms"): 1,
 }
 _DEFAULTS = {
     "prompt_contract": "v1",

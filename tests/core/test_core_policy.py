@@ -56,10 +56,11 @@ def test_presets_are_package_files() -> None:
 def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     """Audit records carry the policy fingerprint; the fields added for superprompt-v1 are
     left out while at their defaults, so strict-v1's fingerprint moves only with its own values
-    (last: the fitted support rule of [validation], #14, after [answerer], #15)."""
+    (last: the refit support rule of [validation], #14, and the gate's coverage fields and
+    [answerer] neighbours / prefer_defining, #15)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:1e3e0411142d6725273af39ea4d5339bf4e634d6466e353f1f88d4d5ab2be139"
+        "sha256:657a55b36c72294d79ecbb0d9c9d42526f4ccfda6cc0c458934bf68668204cab"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint

@@ -58,6 +58,18 @@ def test_ask_refusal_exits_3(
     assert "refused before any LLM call (top similarity 0." in err and "min_score 0." in err
 
 
+def test_ask_explains_a_low_coverage_refusal(
+    demo_store: SqliteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Similar enough (the HP-220 words), but the best chunk holds 2 of its 10 key terms.
+    monkeypatch.chdir(tmp_path)
+    question = "HP-220 impeller bolts: which lunar rover gearbox telescope spectrometer galaxy?"
+    code, out, err = _ask(demo_store, tmp_path, question)
+    assert code == 3 and "NO_EVIDENCE: The provided evidence" in out
+    assert err.startswith("citebound: NO_EVIDENCE: GATE_LOW_COVERAGE")
+    assert "holds 20% of the question's key words" in err
+
+
 @pytest.mark.integration
 def test_ask_says_when_the_model_refused_evidence_that_passed_the_gate(
     demo_store: SqliteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -180,7 +180,13 @@ def assemble(
         )
 
     tok = get_tokenizer(policy.tokenizer)
-    sel = select(list(bundle.results), bundle.filters_applied, policy, tok)
+    gate = bundle.gate
+    measured = (
+        (gate.coverage, gate.key_terms or 0)
+        if gate is not None and gate.coverage is not None
+        else None
+    )
+    sel = select(list(bundle.results), bundle.filters_applied, policy, tok, q, measured)
     fmt = citation_format(policy.citation_style)
     evidence = [
         SelectedEvidence(

@@ -28,11 +28,26 @@ from citebound.contracts.retrieval import FiltersApplied, RetrievalRow
 from citebound.policy import Policy
 from citebound.prompt.evidence import render_block, render_entry, structure_conflict
 from citebound.text.sanitize import safe_normalize_v1
+from citebound.text.terms import top_coverage
 from citebound.text.tokens import Tokenizer
 
 _WORD = re.compile(r"\w+")
+
 _SENTENCE_END = re.compile(r"[.?!]+(?=\s|$)|\n")
 _SPACE = re.compile(r"\s+")
+
+
+def covered_pass(top: float, coverage: float | None, n_terms: int, policy: Policy) -> bool:
+    """The top-similarity gate: `min_top_similarity`, or the gate's `covered_min_score` when
+    the best row holds `covered_share` of the question's `n_terms` key terms (at least
+    `covered_min_terms` of them; the retrieval gate's rule;
+    its `min_coverage` refusal stays the retrieval gate's, before any evidence is read)."""
+    if top >= policy.min_top_similarity:
+        return True
+    gate = policy.gate
+    low = gate.covered_min_score
+    covered = coverage is not None and coverage >= gate.covered_share
+    return covered and n_terms >= gate.covered_min_terms and low is not None and top >= low
 
 
 @dataclass(frozen=True)
@@ -140,9 +155,19 @@ def trim_to_tokens(row: RetrievalRow, text: str, cap: int, tok: Tokenizer) -> st
 
 
 def select(
-    rows: list[RetrievalRow], filters: FiltersApplied | None, policy: Policy, tok: Tokenizer
+    rows: list[RetrievalRow],
+    filters: FiltersApplied | None,
+    policy: Policy,
+    tok: Tokenizer,
+    question: str | None = None,
+    measured: tuple[float | None, int] | None = None,
 ) -> Selection:
-    """Select evidence rows deterministically; see the module docstring for the order."""
+    """Select evidence rows deterministically; see the module docstring for the order.
+
+    The best row's coverage of the question's key terms (`measured` by the retrieval gate,
+    else computed from `question` over the top admissible row) lets a top similarity from
+    `gate.covered_min_score` pass, as the gate does.
+    """
     ordered = sorted(rows, key=lambda r: (r.rank, r.chunk_id))
     sel = Selection()
     admissible: list[RetrievalRow] = []
@@ -154,11 +179,13 @@ def select(
             admissible.append(row)
     if admissible:
         sel.top_similarity = max(r.similarity for r in admissible)
-        if sel.top_similarity < policy.min_top_similarity:
+        coverage, n_terms = measured or top_coverage(question, admissible)
+        if not covered_pass(sel.top_similarity, coverage, n_terms, policy):
             sel.gate_failed = True
             detail = (
                 f"top similarity {sel.top_similarity:.4f} "
                 f"< min_top_similarity {policy.min_top_similarity}"
+                + ("" if coverage is None else f" (best-row coverage {coverage:.2f})")
             )
             sel.dropped.extend(
                 Dropped(r, ReasonCode.DROP_BELOW_TOP_SIMILARITY, detail) for r in admissible

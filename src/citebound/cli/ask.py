@@ -291,6 +291,12 @@ def _why_not_answered(state: RequestState) -> str:
     gate = state.retrieval_bundle.gate if state.retrieval_bundle else None
     if resp.status.value == "NO_EVIDENCE" and gate is not None and not gate.passed:
         top = "none" if gate.max_similarity is None else f"{gate.max_similarity:.3f}"
+        if gate.reason_code == "GATE_LOW_COVERAGE":
+            return (
+                f"{gate.reason_code}: the retrieval gate refused before any LLM call (the best "
+                f"chunk holds {gate.coverage or 0:.0%} of the question's key words; rephrase "
+                "with the terms your documents use)"
+            )
         return (
             f"{gate.reason_code}: the retrieval gate refused before any LLM call (top "
             f"similarity {top}, min_score {gate.min_score}; {gate.chunks_above_min_score} of "

@@ -80,6 +80,7 @@ def _print_table(bundle: RetrievalBundle) -> None:
             f"gate: {'passed' if gate.passed else gate.reason_code}  top={gate.max_similarity}  "
             f"min_score={gate.min_score}  rows>=min_score={gate.chunks_above_min_score}"
             f"/{gate.min_chunks}"
+            + ("" if gate.coverage is None else f"  coverage={gate.coverage:.2f}")
         )
     table = Table(show_lines=False)
     for col in ("rank", "similarity", "source", "text"):

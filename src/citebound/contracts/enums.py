@@ -129,6 +129,7 @@ class ReasonCode(StrEnum):
     # Retrieval gate (seed 003 §2)
     GATE_BELOW_MIN_SCORE = "GATE_BELOW_MIN_SCORE"
     GATE_TOO_FEW_CHUNKS = "GATE_TOO_FEW_CHUNKS"
+    GATE_LOW_COVERAGE = "GATE_LOW_COVERAGE"
     # R4 execution
     LLM_SKIPPED = "LLM_SKIPPED"
     LLM_TIMEOUT = "LLM_TIMEOUT"

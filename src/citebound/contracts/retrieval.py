@@ -72,6 +72,14 @@ class GateTrace(Contract):
     min_score: float = Field(description="Threshold the top similarity had to reach.")
     min_chunks: int = Field(description="How many rows had to reach min_score.")
     chunks_above_min_score: int = Field(description="How many rows reached min_score.")
+    coverage: float | None = Field(
+        default=None,
+        description="Share of the question's key terms in the top-similarity row (None: not "
+        "measured, or the question has no key terms).",
+    )
+    key_terms: int | None = Field(
+        default=None, description="How many key terms the question has (None: not measured)."
+    )
 
 
 class RetrievalRow(Contract):

@@ -210,12 +210,15 @@ def rerank(state: RequestState, ctx: PipelineContext) -> RequestState:
 
 def a3_gate(state: RequestState, ctx: PipelineContext) -> RequestState:
     from citebound.retrieve import apply_gate, compile_filters
+    from citebound.retrieve.gate import top_coverage
 
     pol = ctx.policy
     by_id = state.rows_by_id()
     top = state.views_by_stage["reranked"][: pol.retrieval.top_k]
     rows = [by_id[i].model_copy(update={"rank": r}) for r, i in enumerate(top)]
-    gate = apply_gate([r.similarity for r in rows], pol.gate)
+    # Coverage is measured against what was searched (a follow-up's rewrite carries its topic).
+    searched = str(state.extras.get("query") or state.user_text)
+    gate = apply_gate([r.similarity for r in rows], pol.gate, *top_coverage(searched, rows))
     dropped = [
         DropRecord(
             chunk_id=i,

@@ -3,6 +3,13 @@
 Refuse (NO_EVIDENCE) when the top similarity is below `min_score` (GATE_BELOW_MIN_SCORE; also
 when there are no rows), else when fewer than `min_chunks` rows reach `min_score`
 (GATE_TOO_FEW_CHUNKS). "Reach" means `similarity >= min_score`: exactly at the threshold passes.
+
+With the question, the gate also weighs the *coverage* of the top-similarity row (share of the
+question's key terms it holds, `citebound.text.terms.coverage`): below `gate.min_coverage` the
+question is refused whatever the similarity (GATE_LOW_COVERAGE: "Who painted the Mona Lisa?"
+against a paint manual), and at `gate.covered_share` or more a top similarity from
+`gate.covered_min_score` suffices (a question that reads well only next to its paragraph).
+`GatePolicy.refusal` holds the rule; assembly applies the same one (assemble/selection.py).
 """
 
 from __future__ import annotations
@@ -12,22 +19,38 @@ from collections.abc import Sequence
 from citebound.contracts.enums import ReasonCode
 from citebound.contracts.retrieval import GateTrace
 from citebound.policy import GatePolicy
+from citebound.text.terms import top_coverage
+
+__all__ = ["apply_gate", "top_coverage"]
 
 
-def apply_gate(similarities: Sequence[float], gate: GatePolicy) -> GateTrace:
-    """Decide on the ranked rows' similarities; the trace records the numbers behind it."""
+def apply_gate(
+    similarities: Sequence[float],
+    gate: GatePolicy,
+    coverage: float | None = None,
+    key_terms: int = 0,
+) -> GateTrace:
+    """Decide on the ranked rows' similarities (and the top row's coverage of the question's
+    `key_terms`, when measured); the trace records the numbers behind it."""
     top = max(similarities) if similarities else None
+    reason = gate.refusal(top, coverage, gate.min_score, key_terms)
+    # The rows that count toward min_chunks: those at or above the lowest passing similarity.
+    bar = (
+        gate.min_score
+        if top is not None and top >= gate.min_score
+        else gate.lowest_score(gate.min_score)
+    )
     above = sum(1 for s in similarities if s >= gate.min_score)
-    reason: ReasonCode | None = None
-    if top is None or top < gate.min_score:
-        reason = ReasonCode.GATE_BELOW_MIN_SCORE
-    elif above < gate.min_chunks:
-        reason = ReasonCode.GATE_TOO_FEW_CHUNKS
+    enough = sum(1 for s in similarities if s >= bar)
+    if reason is None and enough < gate.min_chunks:
+        reason = ReasonCode.GATE_TOO_FEW_CHUNKS.value
     return GateTrace(
         passed=reason is None,
-        reason_code=None if reason is None else reason.value,
+        reason_code=reason,
         max_similarity=top,
         min_score=gate.min_score,
         min_chunks=gate.min_chunks,
         chunks_above_min_score=above,
+        coverage=coverage,
+        key_terms=key_terms if coverage is not None else None,
     )

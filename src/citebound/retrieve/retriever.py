@@ -49,7 +49,7 @@ from citebound.policy import Policy, load_policy
 from citebound.rerank.base import PassthroughReranker, Reranker
 from citebound.retrieve.aggregate import logavgexp
 from citebound.retrieve.filters import FilterColumns, RowFilter, compile_filters, row_passes
-from citebound.retrieve.gate import apply_gate
+from citebound.retrieve.gate import apply_gate, top_coverage
 from citebound.retrieve.pieces import query_pieces
 from citebound.retrieve.query_vectors import QueryVectorMemo
 from citebound.store.base import Store
@@ -392,7 +392,7 @@ class Retriever:
                 error=message,
                 reranker=self.reranker.name,
             )
-        gate = apply_gate([r.similarity for r in rows], pol.gate)
+        gate = apply_gate([r.similarity for r in rows], pol.gate, *top_coverage(question, rows))
         rows = self._expand(rows, flt, pol.retrieval.per_hit_neighbors, ix.chunk_ids)
         return RetrievalBundle(
             request_id=rid,

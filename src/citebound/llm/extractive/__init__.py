@@ -6,7 +6,9 @@ quoted, content terms), `scoring` (how well a sentence answers).
 
 from __future__ import annotations
 
-from .candidates import STOPWORDS, paragraphs, terms
+from citebound.text.terms import STOPWORDS, terms
+
+from .candidates import paragraphs
 from .provider import EXTRACTIVE_MODEL, ExtractiveProvider, citation_marker, marker_pattern
 
 __all__ = [

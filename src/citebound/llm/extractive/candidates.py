@@ -1,6 +1,7 @@
 """Which evidence sentences may be quoted at all: units as a reader sees them, no fragments.
 
-Also the content terms of a text (`terms`: stopwords out, stemmed), which every role uses.
+Content terms (`terms`: stopwords out, stemmed) come from `citebound.text.terms`, which the
+retrieval gate shares.
 
 A candidate is a sentence exactly as `split_sentences` cut it from one rendered unit of one
 evidence text (hard-wrapped lines joined first, see `paragraphs`). Never a candidate: anything
@@ -22,33 +23,8 @@ from citebound.prompt.anchors import SUPERSCRIPT_DIGITS
 from citebound.text import split_sentences
 from citebound.text.injection import tainted_lines
 from citebound.text.markup import is_table_row, render_units, starts_block
-from citebound.validate.checks import stem as _vstem
-
-# Words that say what kind of question it is, not what it is about.
-_STOPWORD_TEXT = """
-    a about above after all also an and any are as at be been before being between both
-    but by can could describe did do does during each explain for from give had has have
-    he her his how i if in into is it its list many may me might more most much must my
-    no not of on or our per please shall she should so some such tell than that the
-    their them then there these they this those to under up was we were what when where
-    which while who whom whose why will with would you your
-"""
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-
-_WORD = re.compile(r"\w+")
-
-
-def stem(word: str) -> str:
-    # The validator's suffix stripper (plural, -ed/-ing, final e): "classified" ~ "classifying",
-    # "ruled" ~ "rules", so a question and the sentence that answers it match as the support
-    # check will see them (SQuAD tune split: answerer refusals 10 -> 8 of 293).
-    return _vstem(word)
-
-
-@lru_cache(maxsize=16_384)  # evidence sentences recur across questions
-def terms(text: str) -> frozenset[str]:
-    """Content terms of `text`: lower-cased words minus stopwords, plural-folded."""
-    return frozenset(stem(w) for w in _WORD.findall(text.casefold()) if w not in STOPWORDS)
+from citebound.text.terms import terms
+from citebound.validate.markers import scan_markers
 
 
 @dataclass(frozen=True)
@@ -113,6 +89,7 @@ def candidates(
 ) -> list[Candidate]:
     """Every quotable sentence of the bundle's evidence, in evidence, line, sentence order."""
     forbidden = _forbidden(bundle, refusal_text)
+    allowed = tuple(e.citation_anchor for e in bundle.selected_evidence)
     out: list[Candidate] = []
     for ev_index, evidence in enumerate(bundle.selected_evidence):
         # A section title kept in the text (HTML, PDF, plain text) says where, not what.
@@ -126,6 +103,9 @@ def candidates(
                 folded = _folded(sentence)
                 if (
                     not _eligible(sentence, forbidden, policy.max_sentence_chars)
+                    # What the validator would read as a (malformed) citation, e.g. the set
+                    # "{0,1}": quoting it would fail the answer, never a candidate.
+                    or _marker_like(sentence, bundle, allowed)
                     or folded in titles
                     or _SECTION_NUMBER.sub("", folded) in titles
                     or _MID_SENTENCE.match(sentence) is not None
@@ -165,6 +145,11 @@ def _forbidden(bundle: AnswerBundle, refusal_text: str) -> Callable[[str], bool]
         )
 
     return hit
+
+
+def _marker_like(sentence: str, bundle: AnswerBundle, allowed: tuple[str, ...]) -> bool:
+    scan = scan_markers(sentence, bundle.citation_style, allowed)
+    return bool(scan.labels or scan.malformed)
 
 
 def _eligible(sentence: str, forbidden: Callable[[str], bool], max_chars: int) -> bool:

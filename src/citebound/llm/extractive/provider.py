@@ -32,11 +32,21 @@ from citebound.policy import AnswererPolicy
 from citebound.prompt.anchors import citation_format
 from citebound.text import split_sentences
 from citebound.text.markup import question_type
+from citebound.text.terms import terms
 
-from .candidates import Candidate, candidates, terms
-from .scoring import answers_type, pairs, redundant, type_bonus, weights
+from .candidates import Candidate, candidates
+from .scoring import (
+    answers_type,
+    continues,
+    defines_subject,
+    definition_subject,
+    pairs,
+    redundant,
+    type_bonus,
+    weights,
+)
 
-EXTRACTIVE_MODEL = "extractive-v2"
+EXTRACTIVE_MODEL = "extractive-v3"
 
 
 class ExtractiveProvider:
@@ -49,7 +59,7 @@ class ExtractiveProvider:
     Example:
         >>> p = ExtractiveProvider(floor=0.25)
         >>> (p.name, p.model, p.settings.floor)
-        ('extractive', 'extractive-v2', 0.25)
+        ('extractive', 'extractive-v3', 0.25)
     """
 
     def __init__(self, settings: AnswererPolicy | None = None, **overrides: object) -> None:
@@ -168,10 +178,22 @@ class ExtractiveProvider:
         qtype = question_type(bundle.user_question)
         if not scored:
             return []
-        best = scored[0][0]
+        pool = scored
+        if qtype == "definition" and p.prefer_defining:
+            # "What is a queued component?": a sentence that defines the subject answers it;
+            # one that mentions it in passing ("This class is used by queued components.")
+            # does not, whatever its evidence's rank. Subject = the question's key terms.
+            subject = definition_subject(bundle.user_question)
+            pool = [
+                sc for sc in scored if defines_subject(subject, sc[1], p.subject_qualifiers)
+            ] or scored
+        best = pool[0][0]
         # The lead comes from the best-ranked evidence that answers nearly as well as the best.
+        # A penalty can make every score negative; the best sentence then still qualifies (a
+        # bare `rank_tolerance * best` would exceed it and leave nothing to choose).
+        bar = min(best, p.rank_tolerance * best)
         lead_score, lead = min(
-            (sc for sc in scored if sc[0] >= p.rank_tolerance * best),
+            (sc for sc in pool if sc[0] >= bar),
             key=lambda sc: (sc[1].ev, -sc[0], sc[1].line, sc[1].pos),
         )
         chosen = [lead]
@@ -190,8 +212,18 @@ class ExtractiveProvider:
             chosen.extend(steps(intro, cands, p.max_steps))
         elif qtype in ("procedure", "list") or lead.intro:
             chosen.extend(steps(lead, cands, p.max_steps))
-        if len(chosen) == 1:
-            covered = set(lead.shared)
+        if len(chosen) == 1 and pool is not scored:
+            # A one-line definition ("`BufferManager` is a passive ISF component.") names the
+            # kind; the sentence right after it that goes on about the subject ("It allocates
+            # a set of fixed-sized buffers ...") says what it does.
+            after = follower(lead, cands)
+            if after is not None and continues(after):
+                chosen.append(after)
+        single = len(chosen) == 1
+        if single and p.neighbours != "none":
+            chosen.extend(neighbours(lead, cands, p))
+        if single:
+            covered = set().union(*(c.shared for c in chosen))
             # Near-ties: the lexical score cannot tell which of them answers, unless the lead
             # already has what the question type asks for (a number, a defining phrase).
             ties = not answers_type(qtype, lead)
@@ -250,6 +282,43 @@ def steps(lead: Candidate, cands: list[Candidate], max_steps: int) -> list[Candi
         out.append(c)
         expected_line = c.line
     return out
+
+
+def neighbours(lead: Candidate, cands: list[Candidate], p: AnswererPolicy) -> list[Candidate]:
+    """Sentences next to the lead that hold a question term it lacks: the lead matched the
+    question's words, its neighbour often finishes the answer ("... Ethelred fled to Normandy
+    in 1013. He was forced out by Sweyn Forkbeard.")."""
+    near = [follower(lead, cands)]
+    if p.neighbours == "both":
+        near.insert(
+            0,
+            next(
+                (
+                    c
+                    for c in cands
+                    if c.ev == lead.ev and c.line == lead.line and c.pos == lead.pos - 1
+                ),
+                None,
+            ),
+        )
+    out: list[Candidate] = []
+    for c in near:
+        if c is None or len(out) + 1 >= p.max_sentences:
+            continue
+        new = {t for t in c.shared - lead.shared if len(t) > 1 or t.isdigit()}
+        if new and not redundant(c, [lead, *out], p.redundant_share):
+            out.append(c)
+    return out
+
+
+def follower(lead: Candidate, cands: list[Candidate]) -> Candidate | None:
+    """The candidate right after `lead` in its evidence (same unit, or the next unit's first)."""
+    for c in cands:
+        if c.ev != lead.ev:
+            continue
+        if (c.line == lead.line and c.pos == lead.pos + 1) or (c.line == lead.line + 1 and c.first):
+            return c
+    return None
 
 
 def join(pieces: list[str], marker: str) -> str | None:

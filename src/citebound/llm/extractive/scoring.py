@@ -13,8 +13,9 @@ from functools import lru_cache
 
 from citebound.policy import AnswererPolicy
 from citebound.text.markup import QuestionType
+from citebound.text.terms import STOPWORDS, stem, terms
 
-from .candidates import STOPWORDS, Candidate, stem, terms
+from .candidates import Candidate
 
 _DEFINING = re.compile(
     r"^[\w`´' -]{1,40}:\s+\S|"  # glossary style: "Queued component: has no thread ..."
@@ -72,6 +73,56 @@ def type_bonus(qtype: QuestionType, c: Candidate, policy: AnswererPolicy) -> flo
     elif qtype in ("procedure", "list") and is_step(qtype, c):
         bonus += policy.step_bonus
     return bonus
+
+
+# "Queued component: has no thread ...", "`BufferManager` is a passive ISF component.": the
+# subject, then the defining verb (or a glossary colon).
+_SUBJECT = re.compile(
+    r"^(?P<subject>[^.:;!?]{1,80}?)\s*(:|\b(is|are|has|have|provides?|represents?|consists?|"
+    r"defines?|means|refers?)\b)",
+    re.IGNORECASE,
+)
+
+
+# "What is a queued component?", "What does the ActiveRateGroup component do?"; not "What is
+# it cleaned with?" (a pronoun, a trailing preposition: something is asked *about* X).
+_WHAT_IS = re.compile(
+    r"^(what|who) (is|are|was|were|does|do) (?!(it|they|them|this|that|these|those)\b)"
+    r"(?P<x>[^?]+?)( (do|mean|provide))?\s*\??$"
+)
+_TRAILING_PREPOSITION = re.compile(r"\b(with|by|for|of|to|in|on|from|at|about|into)$")
+
+
+def definition_subject(question: str) -> frozenset[str]:
+    """The terms of X in "What is X?" (empty when the question is not of that form)."""
+    q = " ".join(question.casefold().split())
+    m = _WHAT_IS.match(q)
+    if m is None or _TRAILING_PREPOSITION.search(m.group("x").rstrip(" ?")):
+        return frozenset()
+    return frozenset(t for t in terms(m.group("x")) if len(t) > 1 or t.isdigit())
+
+
+def defines_subject(subject: frozenset[str], c: Candidate, qualifiers: int) -> bool:
+    """Whether the sentence defines the question's subject: it names every subject term before
+    its defining verb ("A queued component has ..."), not in passing ("... used by queued
+    components")."""
+    m = _SUBJECT.match(c.text)
+    if not subject or m is None:
+        return False
+    named = terms(m.group("subject"))
+    # The subject phrase is X with at most `qualifiers` more terms ("`Svc::ComStub`", "A
+    # queued component"), not a longer phrase that mentions X ("The pure virtual function to
+    # implement a port call is ...").
+    return subject <= named and len(named - subject) <= qualifiers
+
+
+# A sentence that goes on about the subject just defined ("It allocates a set of buffers.").
+_CONTINUES = re.compile(r"^(it|its|they|their|this (component|class|module|port|service))\b", re.I)
+
+
+def continues(c: Candidate) -> bool:
+    """Whether the sentence carries on about the previous sentence's subject."""
+    return _CONTINUES.match(c.text) is not None
 
 
 @lru_cache(maxsize=16_384)  # evidence sentences recur across questions

@@ -1,0 +1,110 @@
+"""The gate's second signal: the share of the question's key terms in the best row."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from citebound.contracts import ReasonCode
+from citebound.contracts.retrieval import RetrievalRow
+from citebound.policy import GatePolicy, load_policy
+from citebound.retrieve.gate import apply_gate, top_coverage
+from citebound.text.terms import coverage, key_terms, terms
+
+GATE = GatePolicy(
+    min_score=0.76,
+    min_chunks=1,
+    min_coverage=0.25,
+    covered_min_score=0.55,
+    covered_share=0.6,
+    covered_min_terms=3,
+)
+
+
+def row(rank: int, similarity: float, text: str) -> RetrievalRow:
+    return RetrievalRow(
+        chunk_id=f"c{rank}",
+        knowledge_id=f"k{rank}",
+        rank=rank,
+        similarity=similarity,
+        chunk_text=text,
+        knowledge_type_effective="document",
+    )
+
+
+def test_key_terms_and_coverage() -> None:
+    # Question words go, plurals and -ed fold, accents fold, one-letter words never count.
+    assert key_terms("Who was Richard's fiancée in the F´ docs?") == {
+        "richard",
+        "fiance",  # the stemmer drops the final e
+        "doc",
+    }
+    assert terms("fiancée") == terms("fiancee")
+    assert coverage("When did the Normans conquer England?", "Normans conquered England.") == 1.0
+    assert coverage("When did the Normans conquer England?", "The Normans sailed.") == 1 / 3
+    assert coverage("What is it?", "anything") is None
+
+
+@pytest.mark.parametrize(
+    ("sims", "cover", "passed", "reason"),
+    [
+        ([0.80], 0.5, True, None),  # similar enough, words present
+        ([0.80], None, True, None),  # no key terms: similarity alone decides
+        ([0.80], 0.2, False, ReasonCode.GATE_LOW_COVERAGE),  # similar, but few of its words
+        ([0.60], 0.6, True, None),  # below 0.76, but the best row holds most of its words
+        ([0.60], 0.5, False, ReasonCode.GATE_BELOW_MIN_SCORE),
+        ([0.54], 1.0, False, ReasonCode.GATE_BELOW_MIN_SCORE),  # below covered_min_score
+        ([0.55], 0.6, True, None),  # both boundaries inclusive
+        ([], 1.0, False, ReasonCode.GATE_BELOW_MIN_SCORE),
+    ],
+)
+def test_gate_combines_similarity_and_coverage(
+    sims: list[float], cover: float | None, passed: bool, reason: ReasonCode | None
+) -> None:
+    trace = apply_gate(sims, GATE, cover, 3)
+    assert trace.passed is passed
+    assert trace.reason_code == (reason.value if reason else None)
+    assert trace.coverage == cover
+    assert trace.key_terms == (None if cover is None else 3)
+
+
+def test_the_covered_pass_needs_enough_key_terms() -> None:
+    # "How many litres does it hold?" asked alone: both of its two words are easy to find.
+    assert apply_gate([0.6], GATE, 1.0, 2).reason_code == ReasonCode.GATE_BELOW_MIN_SCORE.value
+    assert apply_gate([0.6], GATE, 1.0, 3).passed
+    assert apply_gate([0.8], GATE, 1.0, 2).passed  # above min_score the count does not matter
+
+
+def test_without_coverage_fields_the_gate_is_the_plain_threshold() -> None:
+    plain = GatePolicy(min_score=0.76, min_chunks=1)
+    assert apply_gate([0.75], plain, 1.0).reason_code == ReasonCode.GATE_BELOW_MIN_SCORE.value
+    assert apply_gate([0.9], plain, 0.0).passed
+
+
+def test_min_chunks_on_the_covered_path_counts_rows_from_covered_min_score() -> None:
+    gate = GATE.model_copy(update={"min_chunks": 2})
+    assert apply_gate([0.6, 0.56], gate, 1.0, 3).passed
+    trace = apply_gate([0.6, 0.5], gate, 1.0, 3)
+    assert trace.reason_code == ReasonCode.GATE_TOO_FEW_CHUNKS.value
+
+
+def test_covered_min_score_above_min_score_is_rejected() -> None:
+    with pytest.raises(ValidationError, match="covered_min_score"):
+        GatePolicy(min_score=0.5, min_chunks=1, covered_min_score=0.6)
+
+
+def test_top_coverage_reads_the_highest_similarity_row() -> None:
+    rows = [row(0, 0.7, "Nothing relevant."), row(1, 0.9, "Rollo ruled Normandy.")]
+    assert top_coverage("Who ruled Normandy?", rows) == (1.0, 2)
+    assert top_coverage("Who ruled Normandy?", rows[:1]) == (0.0, 2)
+    assert top_coverage("", rows) == (None, 0) == top_coverage("Who ruled Normandy?", [])
+
+
+def test_strict_v1_states_the_fitted_coverage_gate_and_keeps_seed_001s_076() -> None:
+    p = load_policy("strict-v1")
+    assert p.min_top_similarity == p.gate.min_score == 0.76
+    gate = p.gate
+    assert (gate.min_coverage, gate.covered_min_score, gate.covered_share) == (0.25, 0.55, 0.6)
+    assert gate.covered_min_terms == 3
+    # Rows of a covered pass must survive the per-row floor.
+    assert p.min_similarity_floor <= p.gate.lowest_score(p.gate.min_score)
