@@ -77,13 +77,33 @@ class _Row(Protocol):
     def chunk_id(self) -> str: ...
     @property
     def chunk_text(self) -> str: ...
+    @property
+    def source(self) -> _Source | None: ...
+
+
+class _Source(Protocol):
+    @property
+    def document(self) -> str: ...
+    @property
+    def heading_path(self) -> tuple[str, ...]: ...
+
+
+def row_text(row: _Row) -> str:
+    """A row as a reader meets it: the document name and the headings above the chunk, then
+    the chunk. A step of a procedure ("3. Remove the four gland nuts") does not repeat the
+    procedure's subject; its headings do ("HP-220 Mechanical Seal Replacement Procedure")."""
+    src = row.source
+    if src is None:
+        return row.chunk_text
+    return "\n".join((src.document, *src.heading_path, row.chunk_text))
 
 
 def top_coverage(question: str | None, rows: Sequence[_Row]) -> tuple[float | None, int]:
-    """`coverage` of the highest-similarity row (the first in rank order among equals), and
+    """`coverage` of the highest-similarity row (the first in rank order among equals; its
+    `row_text`, so headings count), and
     how many key terms the question has: what the retrieval gate and assembly's
     top-similarity check both weigh."""
     if not question or not rows:
         return None, 0
     best = min(rows, key=lambda r: (-r.similarity, r.rank, r.chunk_id))
-    return coverage(question, best.chunk_text), len(key_terms(question))
+    return coverage(question, row_text(best)), len(key_terms(question))
