@@ -56,10 +56,10 @@ def test_presets_are_package_files() -> None:
 def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     """Audit records carry the policy fingerprint; the fields added for superprompt-v1 are
     left out while at their defaults, so strict-v1's fingerprint moves only with its own values
-    (last: the fitted support rule of [validation], #14, after [answerer], #15)."""
+    (last: the slot-swap weights of the support rule, #14, after its refit)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:1e3e0411142d6725273af39ea4d5339bf4e634d6466e353f1f88d4d5ab2be139"
+        "sha256:6cb0eb2c408b42340a13af0dffcf5022b68f65fd12ec1877154716b1d67ece79"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint

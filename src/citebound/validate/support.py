@@ -60,6 +60,7 @@ from citebound.validate.evidence import (
     lemma,
     lemmas,
 )
+from citebound.validate.swap import slot_swaps
 
 _NEGATION_RE = re.compile(r"\b(?:" + "|".join(sorted(NEGATIONS)) + r")\b|n['’]t\b")
 # Not "one": mostly a pronoun or determiner ("one of", "no one", "one man's quest").
@@ -133,6 +134,8 @@ class SupportFeatures:
     missing_tokens: int = 0
     absent_tokens: int = 0
     echo: float = 0.0
+    slot_swaps: tuple[str, ...] = ()
+    word_swaps: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -346,6 +349,7 @@ def support_features(
         if not (base and covered(base, index, params.prefix)):
             absent.append(t)
     window_text = index.window_text(start, params.window)
+    swaps, word_swaps = slot_swaps(sentence, index, start, params.window, params.prefix)
     flip = polarity_flip(sentence, words, index, window_text, params.negation_span_cover)
     return SupportFeatures(
         coverage=len(known) / n if n else 1.0,
@@ -360,6 +364,8 @@ def support_features(
         missing_tokens=sum(t not in asked_words for t in absent),
         absent_tokens=len(absent),
         echo=len(words & asked_lemmas) / n if n else 0.0,
+        slot_swaps=swaps,
+        word_swaps=word_swaps,
     )
 
 
@@ -378,6 +384,8 @@ def rule_score(f: SupportFeatures, w: SupportWeights) -> float:
         - w.missing_numbers * len(f.missing_numbers)
         - w.missing_tokens * f.missing_tokens
         - w.echo_missing * f.echo * f.absent_tokens
+        - w.slot_swap * len(f.slot_swaps)
+        - w.word_swap * len(f.word_swaps)
     )
     return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))  # clamped: no exp overflow
 
@@ -415,7 +423,7 @@ def sentence_support(
 def clear_caches() -> None:
     """Forget every memoized evidence text (benchmarks measure first-time validation with
     it); the word-lemma memo stays, as it does in any process after a few requests."""
-    from citebound.validate import checks, evidence
+    from citebound.validate import checks, evidence, swap
 
     for cached in (
         _word_sequence,
@@ -425,6 +433,9 @@ def clear_caches() -> None:
         _question_words,
         _all_lemmas,
         evidence.index_evidence,
+        swap.sentence_tokens,
+        swap.window_tokens,
+        swap._span_tokens,
         evidence.lemmas,
         checks.content_words,
         checks._canon,
