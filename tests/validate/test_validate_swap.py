@@ -52,6 +52,7 @@ def _validate(text: str, evidence: str, preset: str = "strict-v1"):
         ("Torque the flange bolts to 25 lbf [C0].", SEAL),  # another unit by the number
         ("Before servicing, close the bypass isolation valve and vent the line [C0].", VALVE),
         ("The relief valve lifts at forty bar [C0].", RELIEF),  # a pressure in words
+        ("The relief valve lifts at forty-six bar [C0].", RELIEF),
         ("Pressure rises above 45 psi only when the inlet is blocked [C0].", CHILLER),
     ],
 )
@@ -77,6 +78,8 @@ def test_a_word_in_place_of_a_specific_evidence_token_fails(sentence: str, evide
         ("Replace the O-ring on the suction flange [C0].", SEAL),  # a word left out
         ("The relief valve lifts at 45 bar [C0].", RELIEF),
         ("The safety valve opens at 50 bar [C0].", RELIEF),
+        ("The relief valve lifts at forty-five bar [C0].", RELIEF),  # a compound in words
+        ("The safety valve lifts at fifty bar [C0].", RELIEF),
     ],
 )
 def test_paraphrases_in_place_pass(sentence: str, evidence: str) -> None:

@@ -266,12 +266,25 @@ def _name_variant_in(word: str, raw_words: frozenset[str]) -> bool:
 
 
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_TENS_TEXT = "twenty thirty forty fifty sixty seventy eighty ninety"
+_TENS = {w: 10 * (i + 2) for i, w in enumerate(_TENS_TEXT.split())}
+_UNITS_TEXT = "one two three four five six seven eight nine"
+_UNITS = {w: i + 1 for i, w in enumerate(_UNITS_TEXT.split())}
+# "forty-five bar" is the evidence's "45 bar" (both sides are rewritten, so either may spell).
+_COMPOUND = re.compile(
+    r"\b(" + "|".join(_TENS) + r")[-\s](" + "|".join(_UNITS) + r")\b", re.IGNORECASE
+)
+
+
+def _compound_digits(m: re.Match[str]) -> str:
+    return str(_TENS[m.group(1).lower()] + _UNITS[m.group(2).lower()])
 
 
 @lru_cache(maxsize=4096)
 def _plain_numbers(text: str) -> str:
-    """`1,000` -> `1000`, so a number matches whatever grouping either side uses."""
-    return _THOUSANDS.sub("", text)
+    """`1,000` -> `1000` and `forty-five` -> `45`, so a number matches whatever grouping or
+    spelling either side uses."""
+    return _COMPOUND.sub(_compound_digits, _THOUSANDS.sub("", text))
 
 
 @lru_cache(maxsize=1024)
@@ -304,7 +317,10 @@ def support_features(
 
     `missing_numbers`: the sentence's identifiers absent from the evidence and the question,
     when the caller has them already (the validator's new-facts check); else computed."""
+    spelled = sentence
     sentence, evidence = _plain_numbers(sentence), _plain_numbers(evidence)
+    if missing_numbers is not None and _COMPOUND.search(spelled):
+        missing_numbers = None  # "forty-six" is a number now: the new-facts list lacks it
     if is_quotation(sentence, evidence):
         return SupportFeatures(1.0, 1.0, 0, (), (), (), "", True, "")
     index = index_evidence(evidence, params.prefix)
