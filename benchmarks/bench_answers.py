@@ -31,7 +31,7 @@ from citebound.ingest import ingest_paths
 from citebound.store.sqlite import SqliteStore
 
 QUESTIONS = Path(__file__).resolve().parent / "data" / "fprime_questions.jsonl"
-PRESETS = ("strict-v1", "hybridrag")
+PRESETS = ("strict-v1", "hybridrag", "superprompt-v1")
 COLLECTION = "fprime"
 
 

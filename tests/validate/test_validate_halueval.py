@@ -48,7 +48,7 @@ _SUPPORT_CODES = {ReasonCode.LOW_SUPPORT.value, ReasonCode.UNCITED_FACTUAL_STATE
 
 
 @pytest.mark.data
-@pytest.mark.parametrize("preset", ["strict-v1", "hybridrag"])
+@pytest.mark.parametrize("preset", ["strict-v1", "hybridrag", "superprompt-v1"])
 def test_extractive_answers_pass_the_support_check(
     shared_dataset: Callable[[str], Path], preset: str
 ) -> None:

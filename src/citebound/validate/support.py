@@ -59,6 +59,8 @@ from citebound.validate.evidence import (
     index_evidence,
     lemma,
     lemmas,
+    plain_numbers,
+    spelled_compound,
 )
 from citebound.validate.swap import slot_swaps
 
@@ -265,28 +267,6 @@ def _name_variant_in(word: str, raw_words: frozenset[str]) -> bool:
     return False
 
 
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
-_TENS_TEXT = "twenty thirty forty fifty sixty seventy eighty ninety"
-_TENS = {w: 10 * (i + 2) for i, w in enumerate(_TENS_TEXT.split())}
-_UNITS_TEXT = "one two three four five six seven eight nine"
-_UNITS = {w: i + 1 for i, w in enumerate(_UNITS_TEXT.split())}
-# "forty-five bar" is the evidence's "45 bar" (both sides are rewritten, so either may spell).
-_COMPOUND = re.compile(
-    r"\b(" + "|".join(_TENS) + r")[-\s](" + "|".join(_UNITS) + r")\b", re.IGNORECASE
-)
-
-
-def _compound_digits(m: re.Match[str]) -> str:
-    return str(_TENS[m.group(1).lower()] + _UNITS[m.group(2).lower()])
-
-
-@lru_cache(maxsize=4096)
-def _plain_numbers(text: str) -> str:
-    """`1,000` -> `1000` and `forty-five` -> `45`, so a number matches whatever grouping or
-    spelling either side uses."""
-    return _COMPOUND.sub(_compound_digits, _THOUSANDS.sub("", text))
-
-
 @lru_cache(maxsize=1024)
 def _question_words(question: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """(every word, every content lemma, the words of its identifiers) of the question."""
@@ -318,8 +298,8 @@ def support_features(
     `missing_numbers`: the sentence's identifiers absent from the evidence and the question,
     when the caller has them already (the validator's new-facts check); else computed."""
     spelled = sentence
-    sentence, evidence = _plain_numbers(sentence), _plain_numbers(evidence)
-    if missing_numbers is not None and _COMPOUND.search(spelled):
+    sentence, evidence = plain_numbers(sentence), plain_numbers(evidence)
+    if missing_numbers is not None and spelled_compound(spelled):
         missing_numbers = None  # "forty-six" is a number now: the new-facts list lacks it
     if is_quotation(sentence, evidence):
         return SupportFeatures(1.0, 1.0, 0, (), (), (), "", True, "")
@@ -443,7 +423,7 @@ def clear_caches() -> None:
 
     for cached in (
         _word_sequence,
-        _plain_numbers,
+        evidence.plain_numbers,
         _negated,
         _question_lemmas,
         _question_words,

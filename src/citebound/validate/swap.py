@@ -5,20 +5,24 @@ word but one, so coverage-based signals pass it; what gives it away is *where* t
 sits. A **slot swap** is a content word of the sentence absent from the cited evidence whose
 content neighbours (stopwords and connectives skipped, compared by lemma or by the first
 `prefix` characters of the lemma) are the neighbours of a *different* token of the best
-evidence window, a token the sentence does not have anywhere:
+evidence window, a token the sentence does not have anywhere (one still present was moved,
+not replaced), and not a spelling variant of the word:
 
-- **both sides** align (`uses _ refrigerant` / `uses _ refrigerant`) and the evidence token is
-  specific: a number, code, unit, name, or a content word that is not a plain adjective or
-  adverb. A paraphrase that swaps an adjective for its synonym ("at full speed" -> "at high
-  speed") is not a swap; replacing a noun ("ball valve" -> "gate valve") is;
-- **one side** aligns (the other neighbour is the sentence's end, or differs) and the evidence
-  token is a number, code, unit or name: the slot of `R-134a`, `45`, `PRV-2` or `Siemens` now
-  holds another word.
+- *specific* swaps (`slot_swap`), where the evidence token is a number, code, unit or name:
+  both sides align (`uses _ refrigerant`), or one side does when the evidence token is a
+  number or code (a unit: when the aligned neighbour is its number, `45 _`) and the word's
+  other side is open, i.e. the sentence's end or another missing word ("The chiller uses
+  ammonia.", "uses liquid ammonia refrigerant"); one aligned side next to a word the evidence
+  has elsewhere is too weak a sign in prose;
+- *plain* swaps (`word_swap`), where the evidence token is another content word: both sides
+  must align and the token must not be a plain adjective or adverb (`PLAIN`): "ball valve" ->
+  "gate valve" is a swap, "at full speed" -> "at high speed" a paraphrase.
 
-Tokens: words and codes (`R-134a`, `PRV-2`, `4.5`) kept whole when they carry a digit,
-hyphenated plain words split into their parts. A name is a capitalised token that is not the
-first word of its span; a code has a digit or is written in capitals (`PRV`).
-Pure and deterministic; the window's tokens are memoized per window text.
+Tokens: words, and numbers or codes kept whole when they carry a digit (`R-134a`, `HV-101`,
+`4.5`); hyphenated plain words split into their parts; number words keyed by their digits
+(`six` = `6`). In the evidence a capitalised word that does not start its span is a name, and
+a run of names, numbers and codes is one token (`Shift Supervisor`, `Mobil SHC 460`).
+Pure and deterministic; tokens are memoized per evidence span, window and sentence.
 """
 
 from __future__ import annotations
@@ -39,12 +43,12 @@ _PLAIN_TEXT = """full high low big large small little huge tiny great good bad b
     standard proper correct right wrong new old young recent early late modern current
     entire whole complete total overall certain particular specific special various several
     different similar same other own further additional extra enough sufficient adequate
-    necessary required possible likely able available free open clear safe ready able nearly
+    necessary required possible likely able available free open clear safe ready nearly
     almost about approximately roughly exactly just only even quite rather very really fully
     completely totally entirely highly greatly largely mostly mainly partly slightly strongly
     quickly slowly rapidly gradually immediately directly regularly usually often always
     sometimes frequently periodically routinely properly correctly carefully fairly pretty
-    maximum minimum max min top peak overall nominal rated typical appropriate suitable"""
+    maximum minimum max min top peak nominal rated appropriate suitable"""
 PLAIN = frozenset(content_lemma(w) for w in _PLAIN_TEXT.split()) - {""}
 # Units: a measurement slot (`45 bar` -> `45 psi`) is as specific as a number.
 _UNIT_TEXT = """bar mbar psi kpa mpa pa nm kg g mg lb lbs mm cm m km in ft inch inches mph kph
