@@ -59,7 +59,7 @@ def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     (last: the slot-swap weights of the support rule, #14, after its refit)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:6cb0eb2c408b42340a13af0dffcf5022b68f65fd12ec1877154716b1d67ece79"
+        "sha256:f6d9a596e66b216e198092cafbc4e7668189eb9ae224ceafc854fbc452f3c53c"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint

@@ -24,6 +24,12 @@ GREASE = "Lubricate the drive-end bearing with Mobil SHC 460 grease every 2,000 
 SEAL = "Replace the Viton O-ring on the suction flange. Torque the flange bolts to 25 Nm."
 VALVE = "Before servicing, close the HV-101 isolation valve and vent the line."
 RELIEF = "The relief valve lifts at 45 bar. The safety valve lifts at 50 bar."
+PROPANE = "The chiller uses propane refrigerant. Check the charge every 6 months."
+DRAIN = (
+    "Close the ball valve before draining the line. Drain the coolant into an approved "
+    "container. Turn the handle clockwise to open the valve."
+)
+FILTER = "Install the filter before starting the pump."
 STRICT = load_policy("strict-v1")
 
 
@@ -54,6 +60,14 @@ def _validate(text: str, evidence: str, preset: str = "strict-v1"):
         ("The relief valve lifts at forty bar [C0].", RELIEF),  # a pressure in words
         ("The relief valve lifts at forty-six bar [C0].", RELIEF),
         ("Pressure rises above 45 psi only when the inlet is blocked [C0].", CHILLER),
+        # Another noun in the evidence noun's place (word_swap).
+        ("The chiller uses ammonia refrigerant [C0].", PROPANE),
+        ("Only a qualified operator may open the control panel [C0].", CHILLER),
+        ("Close the gate valve before draining the line [C0].", DRAIN),
+        ("Drain the oil into an approved container [C0].", DRAIN),
+        # Reversals a manual turns on (antonym pairs of validate/support.py).
+        ("Turn the handle counterclockwise to open the valve [C0].", DRAIN),
+        ("Remove the filter before starting the pump [C0].", FILTER),
     ],
 )
 def test_a_word_in_place_of_a_specific_evidence_token_fails(sentence: str, evidence: str) -> None:
@@ -80,6 +94,11 @@ def test_a_word_in_place_of_a_specific_evidence_token_fails(sentence: str, evide
         ("The safety valve opens at 50 bar [C0].", RELIEF),
         ("The relief valve lifts at forty-five bar [C0].", RELIEF),  # a compound in words
         ("The safety valve lifts at fifty bar [C0].", RELIEF),
+        # General verbs traded for synonyms are paraphrases.
+        ("The chiller relies on R-134a refrigerant [C0].", CHILLER),
+        ("Shut the ball valve before draining the line [C0].", DRAIN),
+        ("Turn the handle clockwise to open the valve [C0].", DRAIN),
+        ("Install the filter before starting the pump [C0].", FILTER),
     ],
 )
 def test_paraphrases_in_place_pass(sentence: str, evidence: str) -> None:

@@ -33,7 +33,13 @@ For one answer sentence (markers removed) and the text of the anchors it cites
      the words absent from the cited evidence. A reply that restates the question ("First for
      Women was started first.") stands or falls with the words it adds or borrows from the
      question, so those must all be in the evidence; a sentence that does not restate the
-     question (a summary, an explanation) has `echo` near 0 and keeps the paraphrase tolerance.
+     question (a summary, an explanation) has `echo` near 0 and keeps the paraphrase tolerance;
+   - `slot_swap`: sentence words that took the place of a number, code, unit or name of the
+     best window, its neighbours kept ("uses ammonia refrigerant" where the evidence says
+     "uses R-134a refrigerant"; `validate.swap`): a one-word swap covers everything else;
+   - `word_swap`: the same in the place of another content word ("propane" refrigerant,
+     "ball" valve), neither a plain adjective nor a general verb (`full` / `high` speed,
+     `uses` / `relies on` are paraphrases).
 
 A sentence is supported when its score reaches `min_sentence_support`. For an unsupported
 sentence the best window is reported for the audit record (never the public response).
@@ -95,6 +101,23 @@ _ANTONYM_PAIRS = (
     ("earlier", "later"),
     ("north", "south"),
     ("east", "west"),
+    # Manuals: what a procedure or a part's place turns on.
+    ("install", "remove"),
+    ("clockwise", "counterclockwise"),
+    ("clockwise", "anticlockwise"),
+    ("inlet", "outlet"),
+    ("upstream", "downstream"),
+    ("connect", "disconnect"),
+    ("tighten", "loosen"),
+    ("engage", "disengage"),
+    ("lock", "unlock"),
+    ("energize", "deenergize"),
+    ("charge", "discharge"),
+    ("upper", "lower"),
+    ("top", "bottom"),
+    ("hot", "cold"),
+    ("positive", "negative"),
+    ("heat", "cool"),
 )
 _ANTONYMS: dict[str, str] = {}
 for _a, _b in _ANTONYM_PAIRS:

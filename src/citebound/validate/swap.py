@@ -15,8 +15,9 @@ not replaced), and not a spelling variant of the word:
   ammonia.", "uses liquid ammonia refrigerant"); one aligned side next to a word the evidence
   has elsewhere is too weak a sign in prose;
 - *plain* swaps (`word_swap`), where the evidence token is another content word: both sides
-  must align and the token must not be a plain adjective or adverb (`PLAIN`): "ball valve" ->
-  "gate valve" is a swap, "at full speed" -> "at high speed" a paraphrase.
+  must align and neither word may be a plain adjective, adverb or general verb (`PLAIN`):
+  "ball valve" -> "gate valve" and "propane" -> "ammonia" refrigerant are swaps; "at full
+  speed" -> "at high speed", "uses" -> "relies on", "lifts" -> "opens" are paraphrases.
 
 Tokens: words, and numbers or codes kept whole when they carry a digit (`R-134a`, `HV-101`,
 `4.5`); hyphenated plain words split into their parts; number words keyed by their digits
@@ -49,7 +50,17 @@ _PLAIN_TEXT = """full high low big large small little huge tiny great good bad b
     quickly slowly rapidly gradually immediately directly regularly usually often always
     sometimes frequently periodically routinely properly correctly carefully fairly pretty
     maximum minimum max min top peak nominal rated appropriate suitable"""
-PLAIN = frozenset(content_lemma(w) for w in _PLAIN_TEXT.split()) - {""}
+# Verbs of general meaning that paraphrases trade ("relies on" / "uses", "shut" / "close",
+# "check" / "inspect"); verbs that reverse each other are antonyms in `validate.support`.
+_GENERAL_VERB_TEXT = """use used uses using rely relies make made do does get got take took give
+    gave put set keep kept run runs need needs require requires include includes contain
+    contains provide provides allow allows let help show tell told inform say said report
+    find found start begin stop end finish check inspect verify ensure confirm make close
+    shut open fit mount attach place hold holds carry perform operate work serve act apply
+    support supply feed follow reach become becomes seem call called name named mean means
+    go goes went come came bring move turn see look note describe explain state list cause
+    create produce build form leave left stay remain change follow"""
+PLAIN = frozenset(content_lemma(w) for w in (_PLAIN_TEXT + " " + _GENERAL_VERB_TEXT).split()) - {""}
 # Units: a measurement slot (`45 bar` -> `45 psi`) is as specific as a number.
 _UNIT_TEXT = """bar mbar psi kpa mpa pa nm kg g mg lb lbs mm cm m km in ft inch inches mph kph
     rpm hz khz mhz ghz kw w mw kwh v kv mv ma amp amps ohm db dba c f k celsius fahrenheit
@@ -139,9 +150,10 @@ def sentence_tokens(sentence: str) -> tuple[Token, ...]:
 
 
 def _variant(a: str, b: str) -> bool:
-    """A spelling variant or typo (`instument` / `instrument`, `star` / `starr`), not a swap."""
-    if a in b or b in a:
-        return True
+    """A spelling variant or typo (`instument` / `instrument`, `star` / `starr`), not a swap
+    (`clockwise` / `counterclockwise` is one)."""
+    if (a in b or b in a) and _DIGIT.search(a + b):
+        return True  # `50` / `50th`, a number repeated (`19821982`)
     m = SequenceMatcher(None, a, b)
     return m.real_quick_ratio() >= _VARIANT_RATIO and m.ratio() >= _VARIANT_RATIO
 
@@ -211,7 +223,7 @@ def slot_swaps(
             )
             one_side_specific = kind in _SPECIFIC_ONE_SIDE or (kind == "unit" and by_number)
             if kind == "word":
-                hit = ok_left and ok_right and key not in PLAIN
+                hit = ok_left and ok_right and key not in PLAIN and word not in PLAIN
             else:
                 hit = (ok_left and ok_right) or (one_side and one_side_specific)
             if hit and not _variant(word, key):
