@@ -70,7 +70,7 @@ def _validate(text: str, evidence: str, preset: str = "strict-v1"):
         ("Remove the filter before starting the pump [C0].", FILTER),
     ],
 )
-def test_a_word_in_place_of_a_specific_evidence_token_fails(sentence: str, evidence: str) -> None:
+def test_swapped_or_reversed_manual_facts_fail(sentence: str, evidence: str) -> None:
     for preset in ("strict-v1", "superprompt-v1"):
         r = _validate(sentence, evidence, preset)
         assert r.validation_status == "FAILED", (preset, sentence, r.grounding_metrics)
@@ -116,7 +116,7 @@ def test_the_swap_names_the_sentence_word_and_the_evidence_token() -> None:
     assert _swaps("Lubricate the drive-end bearing with lithium grease.", GREASE)[0] == (
         "lithium>mobil shc 460",
     )
-    # Another content word in the slot is a plain swap (weighed apart), an adjective none.
+    # Another content word in the slot is a plain swap (its own weight), an adjective none.
     assert _swaps("Only a qualified operator may open the control panel.", CHILLER) == (
         (),
         ("operator>technician",),
