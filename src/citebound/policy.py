@@ -230,6 +230,18 @@ class SupportWeights(Contract):
         description="Lost per word absent from the cited evidence, times the share of the "
         "sentence's content lemmas the question has (a reply restating the question).",
     )
+    slot_swap: float = Field(
+        default=0.0,
+        ge=0,
+        description="Lost per sentence word that replaced a specific evidence token in place "
+        "(same neighbours; validate/swap.py): a number, code, unit or name.",
+    )
+    word_swap: float = Field(
+        default=0.0,
+        ge=0,
+        description="Lost per sentence word that replaced another content word of the evidence "
+        "in place (not a plain adjective; validate/swap.py).",
+    )
 
 
 class ValidationPolicy(Contract):

@@ -60,7 +60,7 @@ def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     [answerer] neighbours / prefer_defining, #15)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:657a55b36c72294d79ecbb0d9c9d42526f4ccfda6cc0c458934bf68668204cab"
+        "sha256:413d5cf54c12bc8bab7e2462c98639bd781a94898f4408aeb7406a57b5931d99"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint

@@ -34,12 +34,12 @@ def test_default_preset_on_halueval_holdout(shared_dataset: Callable[[str], Path
     folder = shared_dataset("halueval-dev")
     qa = holdout_half(load_split(folder, "qa", limit=600))
     s = score(qa, lambda item, answer: validator_flags(item, answer, STRICT))
-    assert s.caught > 0.85, s  # measured 0.901 on the full holdout half
+    assert s.caught > 0.85, s  # measured 0.903 on the full holdout half
     assert s.passed > 0.97, s  # measured 0.997
     assert score(qa, baseline_flags).balanced_accuracy > 0.5
     summaries = holdout_half(load_split(folder, "summarization", limit=200))
     ss = score(summaries, lambda item, answer: validator_flags(item, answer, STRICT))
-    assert ss.balanced_accuracy > 0.63, ss  # measured 0.690 on the full holdout half
+    assert ss.balanced_accuracy > 0.63, ss  # measured 0.679 on the full holdout half
 
 
 # Failures that are the extractive provider's own (label-only sentences "Possible values
@@ -48,7 +48,7 @@ _SUPPORT_CODES = {ReasonCode.LOW_SUPPORT.value, ReasonCode.UNCITED_FACTUAL_STATE
 
 
 @pytest.mark.data
-@pytest.mark.parametrize("preset", ["strict-v1", "hybridrag"])
+@pytest.mark.parametrize("preset", ["strict-v1", "hybridrag", "superprompt-v1"])
 def test_extractive_answers_pass_the_support_check(
     shared_dataset: Callable[[str], Path], preset: str
 ) -> None:

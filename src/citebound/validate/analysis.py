@@ -100,6 +100,10 @@ def _why(f: SupportFeatures | None, coverage: float) -> str:
         parts.append(f"numbers/codes absent: {list(f.missing_numbers)[:5]}")
     if f.missing_tokens:
         parts.append(f"{f.missing_tokens} word(s) in neither the evidence nor the question")
+    if f.slot_swaps or f.word_swaps:
+        # The sentence's words only: the evidence token stays in the audit's best span.
+        swapped = [s.split(">")[0] for s in f.slot_swaps + f.word_swaps]
+        parts.append(f"word(s) in place of another in the evidence: {swapped[:5]}")
     if f.echo and f.absent_tokens:
         parts.append(
             f"restates the question ({f.echo:.0%}) with {f.absent_tokens} word(s) the "

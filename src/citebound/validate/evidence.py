@@ -220,3 +220,31 @@ def covered(word: str, index: EvidenceIndex, prefix: int) -> bool:
         return True
     key = prefix_key(word, prefix)
     return bool(key) and key in index.prefixes
+
+
+# Numbers written either way: the support check compares sentence and evidence after this.
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_TENS_TEXT = "twenty thirty forty fifty sixty seventy eighty ninety"
+_TENS = {w: 10 * (i + 2) for i, w in enumerate(_TENS_TEXT.split())}
+_UNITS_TEXT = "one two three four five six seven eight nine"
+_UNITS = {w: i + 1 for i, w in enumerate(_UNITS_TEXT.split())}
+# "forty-five bar" is the evidence's "45 bar" (both sides are rewritten, so either may spell).
+_COMPOUND = re.compile(
+    r"\b(" + "|".join(_TENS) + r")[-\s](" + "|".join(_UNITS) + r")\b", re.IGNORECASE
+)
+
+
+def _compound_digits(m: re.Match[str]) -> str:
+    return str(_TENS[m.group(1).lower()] + _UNITS[m.group(2).lower()])
+
+
+@lru_cache(maxsize=4096)
+def plain_numbers(text: str) -> str:
+    """`1,000` -> `1000` and `forty-five` -> `45`, so a number matches whatever grouping or
+    spelling either side uses."""
+    return _COMPOUND.sub(_compound_digits, _THOUSANDS.sub("", text))
+
+
+def spelled_compound(text: str) -> bool:
+    """`text` has a compound number in words (`forty-five`) that `plain_numbers` rewrites."""
+    return _COMPOUND.search(text) is not None

@@ -33,7 +33,13 @@ For one answer sentence (markers removed) and the text of the anchors it cites
      the words absent from the cited evidence. A reply that restates the question ("First for
      Women was started first.") stands or falls with the words it adds or borrows from the
      question, so those must all be in the evidence; a sentence that does not restate the
-     question (a summary, an explanation) has `echo` near 0 and keeps the paraphrase tolerance.
+     question (a summary, an explanation) has `echo` near 0 and keeps the paraphrase tolerance;
+   - `slot_swap`: sentence words that took the place of a number, code, unit or name of the
+     best window, its neighbours kept ("uses ammonia refrigerant" where the evidence says
+     "uses R-134a refrigerant"; `validate.swap`): a one-word swap covers everything else;
+   - `word_swap`: the same in the place of another content word ("propane" refrigerant,
+     "ball" valve), neither a plain adjective nor a general verb (`full` / `high` speed,
+     `uses` / `relies on` are paraphrases).
 
 A sentence is supported when its score reaches `min_sentence_support`. For an unsupported
 sentence the best window is reported for the audit record (never the public response).
@@ -59,7 +65,10 @@ from citebound.validate.evidence import (
     index_evidence,
     lemma,
     lemmas,
+    plain_numbers,
+    spelled_compound,
 )
+from citebound.validate.swap import slot_swaps
 
 _NEGATION_RE = re.compile(r"\b(?:" + "|".join(sorted(NEGATIONS)) + r")\b|n['’]t\b")
 # Not "one": mostly a pronoun or determiner ("one of", "no one", "one man's quest").
@@ -92,6 +101,23 @@ _ANTONYM_PAIRS = (
     ("earlier", "later"),
     ("north", "south"),
     ("east", "west"),
+    # Manuals: what a procedure or a part's place turns on.
+    ("install", "remove"),
+    ("clockwise", "counterclockwise"),
+    ("clockwise", "anticlockwise"),
+    ("inlet", "outlet"),
+    ("upstream", "downstream"),
+    ("connect", "disconnect"),
+    ("tighten", "loosen"),
+    ("engage", "disengage"),
+    ("lock", "unlock"),
+    ("energize", "deenergize"),
+    ("charge", "discharge"),
+    ("upper", "lower"),
+    ("top", "bottom"),
+    ("hot", "cold"),
+    ("positive", "negative"),
+    ("heat", "cool"),
 )
 _ANTONYMS: dict[str, str] = {}
 for _a, _b in _ANTONYM_PAIRS:
@@ -133,6 +159,8 @@ class SupportFeatures:
     missing_tokens: int = 0
     absent_tokens: int = 0
     echo: float = 0.0
+    slot_swaps: tuple[str, ...] = ()
+    word_swaps: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -262,15 +290,6 @@ def _name_variant_in(word: str, raw_words: frozenset[str]) -> bool:
     return False
 
 
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
-
-
-@lru_cache(maxsize=4096)
-def _plain_numbers(text: str) -> str:
-    """`1,000` -> `1000`, so a number matches whatever grouping either side uses."""
-    return _THOUSANDS.sub("", text)
-
-
 @lru_cache(maxsize=1024)
 def _question_words(question: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """(every word, every content lemma, the words of its identifiers) of the question."""
@@ -301,7 +320,10 @@ def support_features(
 
     `missing_numbers`: the sentence's identifiers absent from the evidence and the question,
     when the caller has them already (the validator's new-facts check); else computed."""
-    sentence, evidence = _plain_numbers(sentence), _plain_numbers(evidence)
+    spelled = sentence
+    sentence, evidence = plain_numbers(sentence), plain_numbers(evidence)
+    if missing_numbers is not None and spelled_compound(spelled):
+        missing_numbers = None  # "forty-six" is a number now: the new-facts list lacks it
     if is_quotation(sentence, evidence):
         return SupportFeatures(1.0, 1.0, 0, (), (), (), "", True, "")
     index = index_evidence(evidence, params.prefix)
@@ -346,6 +368,7 @@ def support_features(
         if not (base and covered(base, index, params.prefix)):
             absent.append(t)
     window_text = index.window_text(start, params.window)
+    swaps, word_swaps = slot_swaps(sentence, index, start, params.window, params.prefix)
     flip = polarity_flip(sentence, words, index, window_text, params.negation_span_cover)
     return SupportFeatures(
         coverage=len(known) / n if n else 1.0,
@@ -360,6 +383,8 @@ def support_features(
         missing_tokens=sum(t not in asked_words for t in absent),
         absent_tokens=len(absent),
         echo=len(words & asked_lemmas) / n if n else 0.0,
+        slot_swaps=swaps,
+        word_swaps=word_swaps,
     )
 
 
@@ -378,6 +403,8 @@ def rule_score(f: SupportFeatures, w: SupportWeights) -> float:
         - w.missing_numbers * len(f.missing_numbers)
         - w.missing_tokens * f.missing_tokens
         - w.echo_missing * f.echo * f.absent_tokens
+        - w.slot_swap * len(f.slot_swaps)
+        - w.word_swap * len(f.word_swaps)
     )
     return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))  # clamped: no exp overflow
 
@@ -415,16 +442,19 @@ def sentence_support(
 def clear_caches() -> None:
     """Forget every memoized evidence text (benchmarks measure first-time validation with
     it); the word-lemma memo stays, as it does in any process after a few requests."""
-    from citebound.validate import checks, evidence
+    from citebound.validate import checks, evidence, swap
 
     for cached in (
         _word_sequence,
-        _plain_numbers,
+        evidence.plain_numbers,
         _negated,
         _question_lemmas,
         _question_words,
         _all_lemmas,
         evidence.index_evidence,
+        swap.sentence_tokens,
+        swap.window_tokens,
+        swap._span_tokens,
         evidence.lemmas,
         checks.content_words,
         checks._canon,

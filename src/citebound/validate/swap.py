@@ -1,0 +1,232 @@
+"""Slot swaps: a sentence that replaced one evidence token in place (`validate.support`).
+
+"The chiller uses ammonia refrigerant." over "The chiller uses R-134a refrigerant." covers every
+word but one, so coverage-based signals pass it; what gives it away is *where* the missing word
+sits. A **slot swap** is a content word of the sentence absent from the cited evidence whose
+content neighbours (stopwords and connectives skipped, compared by lemma or by the first
+`prefix` characters of the lemma) are the neighbours of a *different* token of the best
+evidence window, a token the sentence does not have anywhere (one still present was moved,
+not replaced), and not a spelling variant of the word:
+
+- *specific* swaps (`slot_swap`), where the evidence token is a number, code, unit or name:
+  both sides align (`uses _ refrigerant`), or one side does when the evidence token is a
+  number or code (a unit: when the aligned neighbour is its number, `45 _`) and the word's
+  other side is open, i.e. the sentence's end or another missing word ("The chiller uses
+  ammonia.", "uses liquid ammonia refrigerant"); one aligned side next to a word the evidence
+  has elsewhere is too weak a sign in prose;
+- *plain* swaps (`word_swap`), where the evidence token is another content word: both sides
+  must align and neither word may be a plain adjective, adverb or general verb (`PLAIN`):
+  "ball valve" -> "gate valve" and "propane" -> "ammonia" refrigerant are swaps; "at full
+  speed" -> "at high speed", "uses" -> "relies on", "lifts" -> "opens" are paraphrases.
+
+Tokens: words, and numbers or codes kept whole when they carry a digit (`R-134a`, `HV-101`,
+`4.5`); hyphenated plain words split into their parts; number words keyed by their digits
+(`six` = `6`). In the evidence a capitalised word that does not start its span is a name, and
+a run of names, numbers and codes is one token (`Shift Supervisor`, `Mobil SHC 460`).
+Pure and deterministic; tokens are memoized per evidence span, window and sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from difflib import SequenceMatcher
+from functools import lru_cache
+
+from citebound.validate.checks import SPELLED_NUMBERS
+from citebound.validate.evidence import EvidenceIndex, content_lemma, covered
+
+# Plain adjectives and adverbs of degree, speed, size, quality and time: what a paraphrase
+# replaces with a synonym ("full" / "high" speed, "quick" / "fast" check), not a fact.
+_PLAIN_TEXT = """full high low big large small little huge tiny great good bad best better
+    worse worst fast quick rapid slow swift short long tall wide narrow broad deep shallow
+    heavy light strong weak hard soft easy difficult simple complex main major minor key
+    important significant primary principal chief general common normal usual regular typical
+    standard proper correct right wrong new old young recent early late modern current
+    entire whole complete total overall certain particular specific special various several
+    different similar same other own further additional extra enough sufficient adequate
+    necessary required possible likely able available free open clear safe ready nearly
+    almost about approximately roughly exactly just only even quite rather very really fully
+    completely totally entirely highly greatly largely mostly mainly partly slightly strongly
+    quickly slowly rapidly gradually immediately directly regularly usually often always
+    sometimes frequently periodically routinely properly correctly carefully fairly pretty
+    maximum minimum max min top peak nominal rated appropriate suitable"""
+# Verbs of general meaning that paraphrases trade ("relies on" / "uses", "shut" / "close",
+# "check" / "inspect"); verbs that reverse each other are antonyms in `validate.support`.
+_GENERAL_VERB_TEXT = """use used uses using rely relies make made do does get got take took give
+    gave put set keep kept run runs need needs require requires include includes contain
+    contains provide provides allow allows let help show tell told inform say said report
+    find found start begin stop end finish check inspect verify ensure confirm make close
+    shut open fit mount attach place hold holds carry perform operate work serve act apply
+    support supply feed follow reach become becomes seem call called name named mean means
+    go goes went come came bring move turn see look note describe explain state list cause
+    create produce build form leave left stay remain change follow"""
+PLAIN = frozenset(content_lemma(w) for w in (_PLAIN_TEXT + " " + _GENERAL_VERB_TEXT).split()) - {""}
+# Units: a measurement slot (`45 bar` -> `45 psi`) is as specific as a number.
+_UNIT_TEXT = """bar mbar psi kpa mpa pa nm kg g mg lb lbs mm cm m km in ft inch inches mph kph
+    rpm hz khz mhz ghz kw w mw kwh v kv mv ma amp amps ohm db dba c f k celsius fahrenheit
+    kelvin l ml gal gallon gallons s sec ms min hr hrs hour hours minute minutes second
+    seconds day days week weeks month months year years percent degree degrees liter litre
+    liters litres meter metre meters metres gram grams pound pounds volt volts watt watts"""
+UNITS = frozenset(_UNIT_TEXT.split())
+# Number words without a digit form here (the others are keyed by their digits, below).
+_NUMBER_TEXT = "hundred thousand million billion trillion dozen"
+_NUMBER_WORDS = frozenset(_NUMBER_TEXT.split())
+# "six" is the evidence's "6": a number word is keyed by its digits.
+_DIGITS_OF = {word: number for number, word in SPELLED_NUMBERS.items()}
+_TOKEN = re.compile(r"[^\W_]+(?:[-./][^\W_]+)*")
+_PART = re.compile(r"[^\W_]+")
+_DIGIT = re.compile(r"\d")
+# Similarity (difflib ratio) from which two words are one word spelled twice.
+_VARIANT_RATIO = 0.8
+_SPECIFIC_ONE_SIDE = frozenset({"number", "code"})
+
+# (key, kind) of one content token: key is the lemma (a number or code: its casefolded text);
+# kind is "number", "code", "unit", "name" or "word".
+Token = tuple[str, str]
+
+
+@lru_cache(maxsize=65_536)
+def _word(part: str, name_slot: bool) -> Token | None:
+    """(key, kind) of one word, None for a stopword; `name_slot`: a capitalised word here is a
+    name (not the first word of an evidence span; never in the sentence)."""
+    low = part.casefold()
+    key = content_lemma(low)
+    if not key:
+        return None
+    if low in _DIGITS_OF:
+        return _DIGITS_OF[low], "number"
+    if low in UNITS:
+        return key, "unit"
+    if name_slot and part[0].isupper():
+        return key, "name"
+    return key, ("number" if low in _NUMBER_WORDS else "word")
+
+
+def _tokens(text: str, names: bool) -> tuple[Token, ...]:
+    out: list[Token] = []
+    first = True
+    for raw in _TOKEN.findall(text.replace("’", "'")):
+        if _DIGIT.search(raw):
+            kind = "number" if raw.replace(".", "").replace(",", "").isdigit() else "code"
+            out.append((raw.casefold(), kind))
+        else:
+            for part in (raw,) if raw.isalpha() else _PART.findall(raw):
+                token = _word(part, names and (not first or part.isupper()))
+                if token is not None:
+                    out.append(token)
+                first = False
+        first = False
+    return tuple(out)
+
+
+@lru_cache(maxsize=16_384)
+def _span_tokens(span: str) -> tuple[Token, ...]:
+    return _tokens(span, names=True)
+
+
+_ENTITY = frozenset({"name", "number", "code"})
+
+
+@lru_cache(maxsize=4096)
+def window_tokens(spans: tuple[str, ...], prefix: int) -> tuple[tuple[Token, ...], tuple[str, ...]]:
+    """Content tokens of the window's spans in order (a span's first word is no name); a run
+    of names, numbers and codes is one token (`Shift Supervisor`, `Mobil SHC 460`): a
+    sentence puts one word in the slot of the whole run. With each token's `_norm` key."""
+    out: list[Token] = []
+    for key, kind in (t for span in spans for t in _span_tokens(span)):
+        if kind in _ENTITY and out and out[-1][1] in _ENTITY:
+            prev_key, prev_kind = out[-1]
+            both_numbers = prev_kind == kind == "number"
+            merged = "number" if both_numbers else ("name" if prev_kind == kind else "code")
+            out[-1] = (f"{prev_key} {key}", merged)
+        else:
+            out.append((key, kind))
+    return tuple(out), tuple(_norm(k, prefix) for k, _ in out)
+
+
+@lru_cache(maxsize=4096)
+def sentence_tokens(sentence: str) -> tuple[Token, ...]:
+    return _tokens(sentence, names=False)
+
+
+def _variant(a: str, b: str) -> bool:
+    """A spelling variant or typo (`instument` / `instrument`, `star` / `starr`), not a swap
+    (`clockwise` / `counterclockwise` is one)."""
+    if (a in b or b in a) and _DIGIT.search(a + b):
+        return True  # `50` / `50th`, a number repeated (`19821982`)
+    m = SequenceMatcher(None, a, b)
+    return m.real_quick_ratio() >= _VARIANT_RATIO and m.ratio() >= _VARIANT_RATIO
+
+
+def _norm(key: str, prefix: int) -> str:
+    """What two lemmas share when they match: the same lemma, or the same first `prefix`
+    characters when both are longer (`validate.evidence.covered`'s rule, as one hashable)."""
+    return "~" + key[:prefix] if prefix > 0 and len(key) > prefix else key
+
+
+def _present(key: str, kind: str, index: EvidenceIndex, prefix: int) -> bool:
+    """A sentence token the evidence has: a number or code by all its parts as written, a word
+    by its lemma or lemma prefix (`validate.evidence.covered`)."""
+    if kind in ("number", "code") and _DIGIT.search(key):
+        return all(part in index.raw_words for part in _PART.findall(key))
+    return covered(key, index, prefix)
+
+
+def slot_swaps(
+    sentence: str, index: EvidenceIndex, start: int, size: int, prefix: int
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(specific, plain): `sentence word>evidence token` for every slot swap of `sentence`
+    (markers removed) against the window of `size` spans from `start`
+    (`EvidenceIndex.best_window`), by the kind of the evidence token: *specific* (a number,
+    code, unit or name) or *plain* (another content word, not a plain adjective). Each
+    sentence word counts once; the first matching evidence position wins."""
+    sent = sentence_tokens(sentence)
+    missing = [i for i, (key, kind) in enumerate(sent) if not _present(key, kind, index, prefix)]
+    if not missing:
+        return (), ()
+    window, norm = window_tokens(index.spans[start : start + size], prefix)
+    keys = {_norm(k, prefix) for k, _ in sent}
+    # Evidence positions by their left and right neighbour, for the tokens the sentence does
+    # not have anywhere (a swap replaces a token; one still present was only moved).
+    by_left: dict[str, list[int]] = {}
+    by_right: dict[str, list[int]] = {}
+    for j, (key, _) in enumerate(window):
+        if any(_norm(part, prefix) in keys for part in key.split()):
+            continue
+        if j > 0:
+            by_left.setdefault(norm[j - 1], []).append(j)
+        if j + 1 < len(window):
+            by_right.setdefault(norm[j + 1], []).append(j)
+    specific: list[str] = []
+    plain: list[str] = []
+    gaps = set(missing)
+    for i in missing:
+        word = sent[i][0]
+        left = _norm(sent[i - 1][0], prefix) if i > 0 else None
+        right = _norm(sent[i + 1][0], prefix) if i + 1 < len(sent) else None
+        # One side may stand for both only when the other is open: the sentence's end or
+        # another missing word (a phrase in place of one token: `uses liquid ammonia`).
+        open_left, open_right = left is None or i - 1 in gaps, right is None or i + 1 in gaps
+        at_left = by_left.get(left, []) if left is not None else []
+        at_right = by_right.get(right, []) if right is not None else []
+        for j in sorted({*at_left, *at_right}):  # earliest evidence position first
+            key, kind = window[j]
+            ok_left, ok_right = (
+                norm[j - 1] == left if j > 0 else False,
+                (norm[j + 1] == right if j + 1 < len(window) else False),
+            )
+            swap = f"{word}>{key}"
+            one_side = (ok_left and open_right) or (ok_right and open_left)
+            # A unit holds its slot on one side only next to its number (`45 bar` / `45 psi`).
+            by_number = (ok_left and window[j - 1][1] == "number") or (
+                ok_right and window[j + 1][1] == "number"
+            )
+            one_side_specific = kind in _SPECIFIC_ONE_SIDE or (kind == "unit" and by_number)
+            if kind == "word":
+                hit = ok_left and ok_right and key not in PLAIN and word not in PLAIN
+            else:
+                hit = (ok_left and ok_right) or (one_side and one_side_specific)
+            if hit and not _variant(word, key):
+                (plain if kind == "word" else specific).append(swap)
+                break
+    return tuple(specific), tuple(plain)
