@@ -38,11 +38,12 @@ def test_each_style_has_its_exact_marker(
 
 def test_numeric_style_keeps_list_numbering_as_text(hybrid: Policy) -> None:
     b = make_answer_bundle(EVIDENCE, style=CitationStyle.DECIMAL)
-    r = validate_text(b, f"Step (1): {T.lower()} [1].", hybrid)
+    r = validate_text(b, f"Step (7): {T.lower()} [1].", hybrid)
     assert r.validation_status == "PASSED", r.message
     assert r.grounding_metrics.malformed_citation_count == 0
-    # The step number itself is a number the evidence does not hold: recorded (flag policy).
-    assert r.grounding_metrics.suspicious_new_ids == ["1"]
+    # The step number itself is a number neither the evidence nor its source line ("Section
+    # 1, p. 2") holds: recorded (flag policy).
+    assert r.grounding_metrics.suspicious_new_ids == ["7"]
 
 
 def test_numeric_style_invented_anchor(strict: Policy) -> None:

@@ -22,6 +22,7 @@ the earlier turns exactly as the request received them (schema v4 `conversation`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from citebound.contracts.audit import AuditRecord, CallReplay, ReplayReport
@@ -35,6 +36,7 @@ from citebound.contracts.enums import (
 )
 from citebound.contracts.execution import ValidationResult
 from citebound.policy import Policy
+from citebound.prompt.evidence import safe_meta
 from citebound.respond.renumber import RenumberError, renumber
 from citebound.validate.validator import validate_view
 from citebound.validate.view import EvidenceView
@@ -83,10 +85,39 @@ def request_of(record: AuditRecord) -> tuple[str, list[ConversationTurn]]:
     return record.question, turns
 
 
+# An evidence header of a stored prompt (prompt/evidence.py render_entry): the source line the
+# model read above each chunk.
+_HEADER = re.compile(
+    r"^\[[^\s|\]]+ \| chunk_id=(?P<chunk>[^\s|]+) \| knowledge_id=[^|\n]* \| "
+    r"source=(?P<src>[^\n]*)\]$",
+    re.MULTILINE,
+)
+
+
+def _contexts(record: AuditRecord, chunk_sources: Mapping[str, str] | None) -> dict[str, str]:
+    """anchor -> the source line shown above its evidence (the support check reads its words):
+    from `chunk_sources` (chunk_id -> `SourceRef.reference()`, from the store), else from the
+    record's stored prompt; {} when neither has it (a sentence naming its heading's equipment
+    may then be judged differently: `audit replay --store` supplies the lines)."""
+    by_chunk: dict[str, str] = {}
+    if chunk_sources:
+        by_chunk = {cid: safe_meta(src) for cid, src in chunk_sources.items()}
+    elif record.prompt_text:
+        by_chunk = {m["chunk"]: m["src"] for m in _HEADER.finditer(record.prompt_text)}
+    return {ev.anchor: by_chunk[ev.chunk_id] for ev in record.evidence if ev.chunk_id in by_chunk}
+
+
 def replay(
-    record: AuditRecord, policy: Policy, *, chunk_texts: Mapping[str, str] | None = None
+    record: AuditRecord,
+    policy: Policy,
+    *,
+    chunk_texts: Mapping[str, str] | None = None,
+    chunk_sources: Mapping[str, str] | None = None,
 ) -> ReplayReport:
-    """Validate `record.raw_model_text` again with the current validator and `policy`."""
+    """Validate `record.raw_model_text` again with the current validator and `policy`.
+
+    `chunk_sources` (chunk_id -> source reference) restores the source lines the prompt showed
+    above the evidence; without it they come from the record's stored prompt, when kept."""
     if not record.hash_ok():
         return _report(record, policy, replayable=False, reason="record hash does not verify")
     if record.raw_model_text is None or record.llm_generation_status is None:
@@ -109,6 +140,7 @@ def replay(
         chunk_ids=tuple(ev.chunk_id for ev in record.evidence),
         question=record.question,
         evidence_chars=record.evidence_chars,
+        contexts=_contexts(record, chunk_sources),
     )
     result = validate_view(
         view,

@@ -157,6 +157,7 @@ def revalidate_partitions(
 
         from citebound.audit.columns import from_row
         from citebound.audit.replay import replay
+        from citebound.retrieve.retriever import source_of
         from citebound.text.sanitize import safe_normalize_v1
 
         pipe, _ = worker_context(config_json)
@@ -166,10 +167,17 @@ def revalidate_partitions(
             for row in frame.to_dict("records"):
                 record = from_row(audit_row(row))
                 texts = None
-                if record.evidence_texts is None and evidence_from_store and record.evidence:
+                sources = None
+                if (
+                    evidence_from_store
+                    and record.evidence
+                    and (record.evidence_texts is None or record.prompt_text is None)
+                ):
                     chunks = pipe.ctx.store.get_chunks([e.chunk_id for e in record.evidence])
-                    texts = {c.chunk_id: safe_normalize_v1(c.text) for c in chunks}
-                report = replay(record, policy, chunk_texts=texts)
+                    if record.evidence_texts is None:
+                        texts = {c.chunk_id: safe_normalize_v1(c.text) for c in chunks}
+                    sources = {c.chunk_id: source_of(c).reference() for c in chunks}
+                report = replay(record, policy, chunk_texts=texts, chunk_sources=sources)
                 new = report.new_result
                 out.append(
                     {

@@ -198,9 +198,13 @@ def _policy_for(record: AuditRecord, name: str | None) -> Policy:
     )
 
 
-def _store_texts(store_dir: Path, chunk_ids: list[str], database: str = "") -> dict[str, str]:
-    """chunk_id -> sanitized text from the store (chunk ids are content hashes)."""
+def _store_chunks(
+    store_dir: Path, chunk_ids: list[str], database: str = ""
+) -> tuple[dict[str, str], dict[str, str]]:
+    """(chunk_id -> sanitized text, chunk_id -> source reference) from the store (chunk ids
+    are content hashes)."""
     from citebound.errors import CiteboundError
+    from citebound.retrieve.retriever import source_of
     from citebound.store.open import open_store
     from citebound.text import safe_normalize_v1
 
@@ -209,7 +213,11 @@ def _store_texts(store_dir: Path, chunk_ids: list[str], database: str = "") -> d
     except CiteboundError as err:
         fail(str(err))
     try:
-        return {c.chunk_id: safe_normalize_v1(c.text) for c in store.get_chunks(chunk_ids)}
+        chunks = store.get_chunks(chunk_ids)
+        return (
+            {c.chunk_id: safe_normalize_v1(c.text) for c in chunks},
+            {c.chunk_id: source_of(c).reference() for c in chunks},
+        )
     finally:
         store.close()
 
@@ -252,6 +260,14 @@ def replay_command(
     sink.close()
     store_dir = store_dir or Path(".citebound")
     chunk_texts: dict[str, str] | None = None
+    chunk_sources: dict[str, str] | None = None
+    has_store = bool(url) or (store_dir / "store.sqlite").is_file()
+    if has_store and record.evidence and record.prompt_text is None:
+        texts, chunk_sources = _store_chunks(
+            store_dir, [ev.chunk_id for ev in record.evidence], url
+        )
+        if record.evidence_texts is None and evidence_file is None:
+            chunk_texts = texts
     if evidence_file is not None:
         try:
             data = json.loads(evidence_file.read_text("utf-8"))
@@ -260,9 +276,16 @@ def replay_command(
         if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
             fail(f"{evidence_file} must be a JSON object of chunk_id -> text")
         chunk_texts = data
-    elif record.evidence_texts is None and (url or (store_dir / "store.sqlite").is_file()):
-        chunk_texts = _store_texts(store_dir, [ev.chunk_id for ev in record.evidence], url)
-    report = replay(record, _policy_for(record, policy_name), chunk_texts=chunk_texts)
+    elif record.evidence_texts is None and has_store and chunk_texts is None:
+        chunk_texts, chunk_sources = _store_chunks(
+            store_dir, [ev.chunk_id for ev in record.evidence], url
+        )
+    report = replay(
+        record,
+        _policy_for(record, policy_name),
+        chunk_texts=chunk_texts,
+        chunk_sources=chunk_sources,
+    )
     click.echo(report.model_dump_json(indent=2))
     if not report.replayable:
         fail(f"cannot replay {request_id}: {report.reason}", EXIT_FAILED)

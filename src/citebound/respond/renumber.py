@@ -101,6 +101,7 @@ def relabel_view(view: EvidenceView, mapping: Mapping[str, str]) -> EvidenceView
         view,
         anchors=tuple(mapping.get(a, a) for a in view.anchors),
         texts={mapping.get(a, a): t for a, t in view.texts.items()},
+        contexts={mapping.get(a, a): c for a, c in view.contexts.items()},
     )
 
 

@@ -482,9 +482,22 @@ def _passes(chunk: Chunk, flt: RowFilter) -> bool:
     return row_passes(chunk.equipment_id, chunk.knowledge_type, chunk.event_date, flt)
 
 
+def source_of(chunk: Chunk) -> SourceRef:
+    """The citation metadata of `chunk`: its `reference()` is the prompt's `source=` line."""
+    return SourceRef(
+        document=chunk.title or Path(chunk.source_path).name or chunk.knowledge_id,
+        source_path=chunk.source_path or None,
+        heading_path=chunk.heading_path,
+        page=chunk.page,
+        page_end=chunk.page_end,
+        chunk_index=chunk.chunk_index,
+        char_start=chunk.char_start,
+        char_end=chunk.char_end,
+    )
+
+
 def to_row(chunk: Chunk, rank: int, similarity: float, faiss_id: int | None) -> RetrievalRow:
     """A bundle row with its citation metadata."""
-    document = chunk.title or Path(chunk.source_path).name or chunk.knowledge_id
     return RetrievalRow(
         chunk_id=chunk.chunk_id,
         knowledge_id=chunk.knowledge_id,
@@ -495,14 +508,5 @@ def to_row(chunk: Chunk, rank: int, similarity: float, faiss_id: int | None) -> 
         equipment_id=chunk.equipment_id,
         event_date=chunk.event_date,
         faiss_id=faiss_id,
-        source=SourceRef(
-            document=document,
-            source_path=chunk.source_path or None,
-            heading_path=chunk.heading_path,
-            page=chunk.page,
-            page_end=chunk.page_end,
-            chunk_index=chunk.chunk_index,
-            char_start=chunk.char_start,
-            char_end=chunk.char_end,
-        ),
+        source=source_of(chunk),
     )

@@ -143,8 +143,7 @@ def _factual_sentences(
             continue
         labels = re.findall(marker, sentence)
         cited = _unique([x[1:-1] for x in labels if x[1:-1] in allowed])
-        cited_text = "\n".join(view.texts.get(anchor, "") for anchor in cited)
-        yield sentence, body, labels, cited, cited_text
+        yield sentence, body, labels, cited, view.cited_text(cited)
 
 
 def cited_sentences(view: EvidenceView, text: str) -> list[tuple[str, str]]:
@@ -216,12 +215,17 @@ def analyse(view: EvidenceView, text: str, policy: Policy, refusals: tuple[str, 
             a.sentence_codes.append((index, ReasonCode.UNCITED_FACTUAL_STATEMENT))
             continue
         a.cited += 1
+        context = view.cited_context(cited)
         if len(cited) < len(_unique([x[1:-1] for x in labels])):
             a.sentence_codes.append((index, ReasonCode.INVALID_CITATION_REFERENCE))
         new_ids = tuple(
             ident
             for ident in checks.identifiers(body)
-            if not (checks.present_in(ident, cited_text) or checks.present_in(ident, view.question))
+            if not (
+                checks.present_in(ident, cited_text)
+                or checks.present_in(ident, view.question)
+                or (context and checks.present_in(ident, context))
+            )
         )
         if new_ids:
             a.sentence_codes.append((index, ReasonCode.UNSUPPORTED_NEW_FACT))
@@ -231,7 +235,7 @@ def analyse(view: EvidenceView, text: str, policy: Policy, refusals: tuple[str, 
             if vp.min_sentence_support > _EPS:
                 a.sentence_codes.append((index, ReasonCode.LOW_SUPPORT))
             continue
-        s = sentence_support(body, cited_text, params, view.question, nli, new_ids)
+        s = sentence_support(body, cited_text, params, view.question, nli, new_ids, context)
         a.support.append(s.score)
         if not s.supported(vp.min_sentence_support):
             a.sentence_codes.append((index, ReasonCode.LOW_SUPPORT))

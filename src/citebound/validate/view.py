@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from citebound.contracts.assembly import AnswerBundle
 from citebound.contracts.enums import AssemblyStatus, CitationStyle
+from citebound.prompt.evidence import safe_meta
 from citebound.validate.markers import marker_pattern
 
 
@@ -25,6 +26,19 @@ class EvidenceView:
     evidence_chars: int = 0
     assembly_reason: str | None = None
     consistency_errors: tuple[str, ...] = field(default=())
+    # anchor -> the source line the prompt showed above that evidence ("HP-220 Mechanical Seal
+    # Replacement Procedure > 4 Replacement"). The model read it, so the support check counts
+    # its words as known (not as evidence sentences): "The HP-220 impeller bolts ..." over a
+    # chunk that says only "the impeller bolts" names the pump from its heading.
+    contexts: Mapping[str, str] = field(default_factory=dict)
+
+    def cited_text(self, anchors: Iterable[str]) -> str:
+        """The evidence texts the `anchors` cite, joined by newlines."""
+        return "\n".join(self.texts.get(anchor, "") for anchor in anchors)
+
+    def cited_context(self, anchors: Iterable[str]) -> str:
+        """The source lines above the evidence the `anchors` cite, joined by newlines."""
+        return "\n".join(c for c in (self.contexts.get(a, "") for a in anchors) if c)
 
     @classmethod
     def from_bundle(cls, bundle: AnswerBundle) -> EvidenceView:
@@ -51,6 +65,11 @@ class EvidenceView:
             or sum(len(e.sanitized_text) for e in bundle.selected_evidence),
             assembly_reason=bundle.failure_reason,
             consistency_errors=tuple(errors),
+            contexts={
+                e.citation_anchor: safe_meta(e.source_reference)
+                for e in bundle.selected_evidence
+                if e.source is not None
+            },
         )
 
     @classmethod
