@@ -21,6 +21,7 @@ from citebound.cli._common import (
     filters_from_options,
     require_store,
 )
+from citebound.cli._exit import release_at_exit
 from citebound.config import Config, load_config
 from citebound.contracts.retrieval import display_path
 from citebound.errors import CiteboundError, ConfigError
@@ -260,6 +261,7 @@ def ask_cmd(
                 + ", ".join(f"{k} {v}" for k, v in counts.items()),
                 err=True,
             )
+            release_at_exit()  # everything is written; the store closes on the way out
             sys.exit(EXIT_OK)
         assert question is not None
         state = pipe.run(question, run_id=run_id, filters=filters)
@@ -274,6 +276,7 @@ def ask_cmd(
             click.echo(render_text(resp, bundle=bundle, show_scores=show_scores))
         if resp.status.value != "OK":
             click.echo(f"citebound: {resp.status.value}: {_why_not_answered(state)}", err=True)
+        release_at_exit()  # everything is written; the store closes on the way out
         sys.exit(EXIT_BY_STATUS[resp.status.value])
     finally:
         ctx.close()
