@@ -28,31 +28,38 @@ def _embedder() -> None:
     default_embedder()
 
 
+def _start(name: str, job: Callable[[], None]) -> threading.Thread:
+    # Not a daemon: the interpreter joins it at exit. A daemon thread still inside
+    # onnxruntime's session set-up when an early error exits the process aborts it
+    # ("terminate called without an active exception", exit 134).
+    thread = threading.Thread(target=_quietly, args=(job,), name=name)
+    thread.start()
+    return thread
+
+
+def prewarm_embedder() -> threading.Thread:
+    """Start loading the default query embedder (the caller joins the thread only in tests)."""
+    return _start("citebound-warm-embedder", _embedder)
+
+
+def prewarm_tokenizer(name: str) -> threading.Thread:
+    """Start loading the token counter `name`."""
+
+    def _tokenizer() -> None:
+        from citebound.text.tokens import get_tokenizer
+
+        get_tokenizer(name)
+
+    return _start("citebound-warm-tokenizer", _tokenizer)
+
+
 def prewarm(tokenizer_name: str | None, *, embedder: bool = True) -> list[threading.Thread]:
     """Start threads loading the default query embedder and `tokenizer_name`.
 
     Returns the threads (tests join them); callers need not wait: the first real use blocks on
     the same lock until the load is done.
     """
-    jobs: list[Callable[[], None]] = []
-    if embedder:
-        jobs.append(_embedder)
+    threads = [prewarm_embedder()] if embedder else []
     if tokenizer_name:
-        name = tokenizer_name
-
-        def _tokenizer() -> None:
-            from citebound.text.tokens import get_tokenizer
-
-            get_tokenizer(name)
-
-        jobs.append(_tokenizer)
-    threads = [
-        # Not daemons: the interpreter joins them at exit. A daemon thread still inside
-        # onnxruntime's session set-up when an early error exits the process aborts it
-        # ("terminate called without an active exception", exit 134).
-        threading.Thread(target=_quietly, args=(job,), name=f"citebound-warm-{i}")
-        for i, job in enumerate(jobs)
-    ]
-    for t in threads:
-        t.start()
+        threads.append(prewarm_tokenizer(tokenizer_name))
     return threads

@@ -22,12 +22,14 @@ from citebound.cli._common import (
     require_store,
 )
 from citebound.cli._exit import release_at_exit
-from citebound.config import Config, load_config
-from citebound.contracts.retrieval import display_path
 from citebound.errors import CiteboundError, ConfigError
 
 if TYPE_CHECKING:
+    from citebound.config import Config
     from citebound.pipeline import RequestState
+
+# The config, the contracts and the pipeline (pydantic, numpy: ~0.2 s of imports) are imported
+# inside the commands, after `ask` has started its query embedder loading (cli/_warm.py).
 
 # Questions of a --questions batch embedded ahead at once (bounds the memo to ~0.4 MB).
 PREFETCH_CHUNK = 256
@@ -36,6 +38,8 @@ EXIT_BY_STATUS = {"OK": EXIT_OK, "NO_EVIDENCE": EXIT_NO_EVIDENCE, "FAILED": EXIT
 
 
 def config_from_options(config_file: str | None, **overrides: Any) -> Config:
+    from citebound.config import load_config
+
     try:
         return load_config(
             config_file, overrides={k: v for k, v in overrides.items() if v is not None}
@@ -52,6 +56,8 @@ STEP_TITLE_CHARS = 72
 
 def _chunk_labels(state: Any) -> dict[str, str]:
     """chunk_id -> `sim 0.83  Document > Heading, p. 2` from the retrieved rows."""
+    from citebound.contracts.retrieval import display_path
+
     rows = list(state.base_context_chunks or [])
     if state.retrieval_bundle is not None:
         rows += state.retrieval_bundle.results
@@ -198,10 +204,14 @@ def ask_cmd(
 
     Exit codes: 0 answered, 3 refused (NO_EVIDENCE), 2 failed.
     """
-    from citebound.cli._warm import prewarm
+    from citebound.cli._warm import prewarm_embedder, prewarm_tokenizer
 
     if (question is None) == (questions_file is None):
         fail("give either a QUESTION or --questions FILE.jsonl")
+    # The query embedder's onnxruntime session is native work that releases the GIL: started
+    # first, it loads on the second core while this thread imports the config, the contracts
+    # and the pipeline (cli/_warm.py). An error below waits for it before exiting.
+    prewarm_embedder()
     config = config_from_options(
         config_file,
         store=store,
@@ -217,12 +227,12 @@ def ask_cmd(
     )
     if not config.database:  # a served store keeps only a local index cache in the directory
         require_store(config.store_path)
-    # The query embedder and the token counter load on two threads while the pipeline is
-    # imported below (see cli/_warm.py).
     try:
-        prewarm(config.load_policy().tokenizer)
+        tokenizer = config.load_policy().tokenizer
     except ConfigError as err:
         fail(str(err))
+    if tokenizer:
+        prewarm_tokenizer(tokenizer)
     from citebound.pipeline import Pipeline, PipelineContext
     from citebound.respond import render_text
 

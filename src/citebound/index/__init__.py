@@ -1,18 +1,49 @@
-"""Index stage: BM25 (tantivy), dense vectors (MiniLM on onnxruntime) and calibrated fusion."""
+"""Index stage: BM25 (tantivy), dense vectors (MiniLM on onnxruntime) and calibrated fusion.
 
-from citebound.contracts.index import IndexManifest, IndexRow
-from citebound.index.build import index_dir, index_text, update_indexes
-from citebound.index.embedder import (
-    DEFAULT_MODEL_NAME,
-    Embedder,
-    OnnxEmbedder,
-    SentenceTransformerEmbedder,
-    default_embedder,
-    load_embedder,
-)
-from citebound.index.fusion import dense_similarity, fuse, lexical_similarity
-from citebound.index.lexical import LexicalIndex
-from citebound.index.vectors import VectorIndex
+The public names load on first use: `citebound ask` imports `citebound.index.embedder` on a
+background thread to start its onnxruntime session early (cli/_warm.py), and an eager package
+would first import the index builder, the store and their contracts on that thread.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from citebound.contracts.index import IndexManifest, IndexRow
+    from citebound.index.build import index_dir, index_text, update_indexes
+    from citebound.index.embedder import (
+        DEFAULT_MODEL_NAME,
+        Embedder,
+        OnnxEmbedder,
+        SentenceTransformerEmbedder,
+        default_embedder,
+        load_embedder,
+    )
+    from citebound.index.fusion import dense_similarity, fuse, lexical_similarity
+    from citebound.index.lexical import LexicalIndex
+    from citebound.index.vectors import VectorIndex
+
+_LAZY = {
+    "IndexManifest": "citebound.contracts.index",
+    "IndexRow": "citebound.contracts.index",
+    **dict.fromkeys(["index_dir", "index_text", "update_indexes"], "citebound.index.build"),
+    **dict.fromkeys(
+        [
+            "DEFAULT_MODEL_NAME",
+            "Embedder",
+            "OnnxEmbedder",
+            "SentenceTransformerEmbedder",
+            "default_embedder",
+            "load_embedder",
+        ],
+        "citebound.index.embedder",
+    ),
+    **dict.fromkeys(["dense_similarity", "fuse", "lexical_similarity"], "citebound.index.fusion"),
+    "LexicalIndex": "citebound.index.lexical",
+    "VectorIndex": "citebound.index.vectors",
+}
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
@@ -32,3 +63,16 @@ __all__ = [
     "load_embedder",
     "update_indexes",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'citebound.index' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
