@@ -160,3 +160,15 @@ def test_exit_now_runs_atexit_functions_and_flushes_before_ending() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 3
     assert out.stdout == "x" * 100000 + "atexit ran\n"
+
+
+def test_the_collector_pauses_only_when_the_cli_owns_the_process() -> None:
+    code = (
+        "import gc\n"
+        "from citebound.cli import _exit\n"
+        "_exit.pause_gc(); a = gc.isenabled()\n"  # in-process caller: unchanged
+        "_exit.own_process(); _exit.pause_gc(); b = gc.isenabled()\n"
+        "_exit.resume_gc(); print(a, b, gc.isenabled())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["True", "False", "True"]

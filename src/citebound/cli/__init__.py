@@ -73,6 +73,7 @@ class LazyGroup(click.Group):
         # arguments (tests, click's runner, an embedding program), it exits as click always does.
         if args is not None:
             return super().main(args, *rest, **kwargs)
+        _exit.own_process()
         try:
             return super().main(None, *rest, **kwargs)
         except SystemExit as stop:

@@ -21,7 +21,7 @@ from citebound.cli._common import (
     filters_from_options,
     require_store,
 )
-from citebound.cli._exit import release_at_exit
+from citebound.cli._exit import pause_gc, release_at_exit, resume_gc
 from citebound.errors import CiteboundError, ConfigError
 
 if TYPE_CHECKING:
@@ -208,6 +208,7 @@ def ask_cmd(
 
     if (question is None) == (questions_file is None):
         fail("give either a QUESTION or --questions FILE.jsonl")
+    pause_gc()  # until the first answer is written (cli/_exit.py)
     # The query embedder's onnxruntime session is native work that releases the GIL: started
     # first, it loads on the second core while this thread imports the config, the contracts
     # and the pipeline (cli/_warm.py). An error below waits for it before exiting.
@@ -264,6 +265,7 @@ def ask_cmd(
                         assert state.response is not None
                         counts[state.response.status.value] += 1
                         sink.write(state.response.model_dump_json() + "\n")
+                        resume_gc()  # started: the rest of the batch collects as usual
             if out:
                 sink.close()
             click.echo(
