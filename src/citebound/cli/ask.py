@@ -211,8 +211,10 @@ def ask_cmd(
     pause_gc()  # until the first answer is written (cli/_exit.py)
     # The query embedder's onnxruntime session is native work that releases the GIL: started
     # first, it loads on the second core while this thread imports the config, the contracts
-    # and the pipeline (cli/_warm.py). An error below waits for it before exiting.
-    prewarm_embedder()
+    # and the pipeline (cli/_warm.py). An error below waits for it before exiting, so a
+    # --store that is no directory (the usual typo; the check below then fails) skips it.
+    if store is None or database or Path(store).is_dir():
+        prewarm_embedder()
     config = config_from_options(
         config_file,
         store=store,
