@@ -41,6 +41,10 @@ def own_process() -> None:
     _own_process = True
 
 
+def owns_process() -> bool:
+    return _own_process
+
+
 def pause_gc() -> None:
     """Pause the cyclic collector when the CLI owns the process (see the module docstring)."""
     global _gc_paused

@@ -204,17 +204,19 @@ def ask_cmd(
 
     Exit codes: 0 answered, 3 refused (NO_EVIDENCE), 2 failed.
     """
-    from citebound.cli._warm import prewarm_embedder, prewarm_tokenizer
+    from citebound.cli._warm import prewarm_tokenizer
 
     if (question is None) == (questions_file is None):
         fail("give either a QUESTION or --questions FILE.jsonl")
-    pause_gc()  # until the first answer is written (cli/_exit.py)
-    # The query embedder's onnxruntime session is native work that releases the GIL: started
-    # first, it loads on the second core while this thread imports the config, the contracts
-    # and the pipeline (cli/_warm.py). An error below waits for it before exiting, so a
-    # --store that is no directory (the usual typo; the check below then fails) skips it.
+    # The query embedder loads beside this thread's imports of the config, the contracts and
+    # the pipeline: in a forked helper process when the CLI owns this process (everything it
+    # does runs on the second core, cli/_embedder_process.py), else on a thread (only its
+    # onnxruntime session overlaps, cli/_warm.py). An error below waits for it before
+    # exiting, so a --store that is no directory (the usual typo: the check below fails)
+    # skips it.
     if store is None or database or Path(store).is_dir():
-        prewarm_embedder()
+        start_query_embedder()
+    pause_gc()  # until the first answer is written (cli/_exit.py); after the fork
     config = config_from_options(
         config_file,
         store=store,
@@ -294,6 +296,26 @@ def ask_cmd(
         sys.exit(EXIT_BY_STATUS[resp.status.value])
     finally:
         ctx.close()
+
+
+def start_query_embedder() -> None:
+    """Start loading the default query embedder: a helper process, else a thread."""
+    import atexit
+
+    from citebound.cli import _embedder_process
+    from citebound.cli._exit import owns_process
+    from citebound.cli._warm import prewarm_embedder
+
+    helper = None
+    if owns_process():
+        from citebound.index.embedder import DEFAULT_MODEL_NAME, use_query_embedder
+
+        helper = _embedder_process.start(DEFAULT_MODEL_NAME)
+        if helper is not None:
+            use_query_embedder(helper)
+            atexit.register(helper.close)  # run by the fast exit too
+    if helper is None:
+        prewarm_embedder()
 
 
 def _why_not_answered(state: RequestState) -> str:
