@@ -28,7 +28,7 @@ import os, signal
 from citebound.cli import _embedder_process as ep
 from citebound.index.embedder import DEFAULT_MODEL_NAME, default_embedder
 texts = ["What torque for the HP-220 impeller bolts?", "pump", "ü " * 300, "x"]
-helper = ep.start(DEFAULT_MODEL_NAME)
+helper = ep.start()
 assert helper is not None and helper.name == DEFAULT_MODEL_NAME
 remote = helper.embed(texts)
 os.kill(helper._pid, signal.SIGKILL)  # a helper that died: the next call embeds here

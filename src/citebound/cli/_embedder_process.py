@@ -118,6 +118,10 @@ class EmbedderProcess:
                 self._dim = default_embedder().dim
         return self._dim
 
+    @dim.setter
+    def dim(self, value: int) -> None:  # `Embedder.dim` is a plain attribute in the protocol
+        self._dim = value
+
     def _ready(self) -> int:
         """The helper's first message: its dim once loaded (blocks until then), or its error."""
         status, payload = _receive(self._replies)
@@ -162,9 +166,13 @@ class EmbedderProcess:
             os.waitpid(self._pid, 0)
 
 
-def start(name: str) -> EmbedderProcess | None:
+def start() -> EmbedderProcess | None:
     """Fork the helper; None when this platform or process cannot (the caller then loads the
-    embedder in-process)."""
+    embedder in-process).
+
+    Forked first, from a process that has imported click and little else: the helper imports
+    numpy itself (in parallel with the main process), and no library with threads of its own
+    (OpenBLAS, onnxruntime) is loaded in the process that forks."""
     if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
         return None
     try:
@@ -191,4 +199,6 @@ def start(name: str) -> EmbedderProcess | None:
             os._exit(code)
     os.close(req_read)
     os.close(rep_write)
-    return EmbedderProcess(name, pid, req_write, rep_read)
+    from citebound.index.embedder import DEFAULT_MODEL_NAME  # imports numpy: after the fork
+
+    return EmbedderProcess(DEFAULT_MODEL_NAME, pid, req_write, rep_read)

@@ -306,14 +306,12 @@ def start_query_embedder() -> None:
     from citebound.cli._exit import owns_process
     from citebound.cli._warm import prewarm_embedder
 
-    helper = None
-    if owns_process():
-        from citebound.index.embedder import DEFAULT_MODEL_NAME, use_query_embedder
+    helper = _embedder_process.start() if owns_process() else None
+    if helper is not None:
+        from citebound.index.embedder import use_query_embedder
 
-        helper = _embedder_process.start(DEFAULT_MODEL_NAME)
-        if helper is not None:
-            use_query_embedder(helper)
-            atexit.register(helper.close)  # run by the fast exit too
+        use_query_embedder(helper)
+        atexit.register(helper.close)  # run by the fast exit too
     if helper is None:
         prewarm_embedder()
 
