@@ -1,6 +1,6 @@
-"""A cold `citebound ask` as a shell runs it: a new process, the query embedder loading on a
-background thread (cli/_warm.py), and an exit without the interpreter's teardown
-(cli/_exit.py). Results must not depend on either."""
+"""A cold `citebound ask` as a shell runs it: a new process, the query embedder loading in a
+helper process (cli/_embedder_process.py) or on a thread (cli/_warm.py), and an exit without
+the interpreter's teardown (cli/_exit.py). Results must not depend on any of them."""
 
 from __future__ import annotations
 
@@ -23,33 +23,45 @@ QUESTIONS = [
 # of the same questions.
 TIMING = {"latency_ms", "llm_latency_ms", "timestamp_utc", "record_hash"}
 
-# Runs the CLI with the background loads switched off: everything loads on the main thread
+# How the query embedder loads: `python -m citebound` owns its process and forks the helper
+# process (cli/_embedder_process.py); `main(argv)` does not own it and loads on threads
+# (cli/_warm.py); with the background loads switched off everything loads on the main thread
 # when the request first needs it, as in a library caller.
-NO_PRELOAD = (
-    "import sys\n"
-    "import citebound.cli._warm as warm\n"
-    "warm.prewarm_embedder = lambda: None\n"
-    "warm.prewarm_tokenizer = lambda name: None\n"
-    "from citebound.cli import main\n"
-    "main(sys.argv[1:])\n"
-)
+LOADERS = {
+    "helper": ["-m", "citebound"],
+    "thread": ["-c", "import sys\nfrom citebound.cli import main\nmain(sys.argv[1:])\n"],
+    "none": [
+        "-c",
+        "import sys\n"
+        "import citebound.cli._warm as warm\n"
+        "warm.prewarm_embedder = lambda: None\n"
+        "warm.prewarm_tokenizer = lambda name: None\n"
+        "from citebound.cli import main\n"
+        "main(sys.argv[1:])\n",
+    ],
+}
 
 
-def _run(argv: list[str], audit: Path, *, preload: bool) -> subprocess.CompletedProcess[str]:
+def _run(
+    argv: list[str], audit: Path, *, loader: str = "helper"
+) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, CITEBOUND_AUDIT_SQLITE_PATH=str(audit))
-    prefix = ["-m", "citebound"] if preload else ["-c", NO_PRELOAD]
     return subprocess.run(
-        [sys.executable, *prefix, *argv], capture_output=True, text=True, env=env, timeout=300
+        [sys.executable, *LOADERS[loader], *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
     )
 
 
-def _ask_batch(store: SqliteStore, tmp: Path, *, preload: bool) -> tuple[list[Any], list[Any]]:
+def _ask_batch(store: SqliteStore, tmp: Path, loader: str) -> tuple[list[Any], list[Any]]:
     tmp.mkdir()
     qfile = tmp / "q.jsonl"
     qfile.write_text("".join(json.dumps({"_id": i, "text": t}) + "\n" for i, t in QUESTIONS))
     argv = ["ask", "--questions", str(qfile), "--run-id", "r1"]
     argv += ["--store", str(store.root), "--collection", "demo"]
-    done = _run(argv, tmp / "audit.sqlite", preload=preload)
+    done = _run(argv, tmp / "audit.sqlite", loader=loader)
     assert done.returncode == 0, done.stderr
     responses = [json.loads(line) for line in done.stdout.splitlines()]
     with SQLiteAuditSink(tmp / "audit.sqlite") as sink:
@@ -69,12 +81,14 @@ def _untimed(value: Any) -> Any:
 def test_answers_and_audit_records_do_not_depend_on_the_background_loads(
     demo_store: SqliteStore, tmp_path: Path
 ) -> None:
-    warm = _ask_batch(demo_store, tmp_path / "warm", preload=True)
-    plain = _ask_batch(demo_store, tmp_path / "plain", preload=False)
-    assert [r["status"] for r in warm[0]] == ["OK", "OK", "NO_EVIDENCE"]
-    assert len(warm[1]) == 3
+    runs = {loader: _ask_batch(demo_store, tmp_path / loader, loader) for loader in LOADERS}
+    responses, records = runs["helper"]
+    assert [r["status"] for r in responses] == ["OK", "OK", "NO_EVIDENCE"]
+    assert len(records) == 3
     # Byte for byte, retrieval scores, evidence, hashes and answers included.
-    assert json.dumps(warm, sort_keys=True) == json.dumps(plain, sort_keys=True)
+    expected = json.dumps(runs["none"], sort_keys=True)
+    assert json.dumps(runs["helper"], sort_keys=True) == expected
+    assert json.dumps(runs["thread"], sort_keys=True) == expected
 
 
 def test_a_cold_ask_writes_all_its_output_and_a_durable_audit_record(
@@ -84,10 +98,10 @@ def test_a_cold_ask_writes_all_its_output_and_a_durable_audit_record(
     # whole, the exit code is the answer's, and the audit record is committed and readable.
     base = ["--store", str(demo_store.root), "--collection", "demo"]
     audit = tmp_path / "audit.sqlite"
-    done = _run(["ask", QUESTIONS[1][1], "--json", *base], audit, preload=True)
+    done = _run(["ask", QUESTIONS[1][1], "--json", *base], audit)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["status"] == "OK"
-    refused = _run(["ask", QUESTIONS[2][1], *base], audit, preload=True)
+    refused = _run(["ask", QUESTIONS[2][1], *base], audit)
     assert refused.returncode == 3
     assert refused.stdout.startswith("Answer:\nNO_EVIDENCE")
     assert refused.stderr.startswith("citebound: NO_EVIDENCE: ")
