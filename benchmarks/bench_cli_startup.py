@@ -18,11 +18,13 @@ live in a temporary `CITEBOUND_CACHE_DIR` that the warm-up run fills, as a user'
 does. `first ask` repeats the cold ask with an empty cache each time (what the very first ask
 on a machine costs, entries written included), and `cache off` with `CITEBOUND_CACHE_DIR=off`.
 
-The breakdown times, each alone in fresh processes, the parts a cold `ask` pays; `ask` starts
-the ONNX session (native code, no GIL) on a thread before its imports (`citebound/cli/_warm.py`),
-everything else holds the GIL, so a cold ask is about the sum of the rest. Two rows show what
-`ask` no longer pays (`citebound/cli/_exit.py`): the cyclic collector during the imports and the
-first request (paused), and the interpreter's teardown after the answer (skipped).
+The breakdown times, each alone in fresh processes, the parts a cold `ask` pays. `ask` loads
+and runs the query embedder (numpy, onnxruntime and tokenizers imports, the ONNX session) in a
+helper process forked before its own imports (`citebound/cli/_embedder_process.py`), so on two
+cores that row runs beside the others; everything else holds the main process's GIL, so a cold
+ask is about the sum of the rest. Two rows show what `ask` no longer pays
+(`citebound/cli/_exit.py`): the cyclic collector during the imports (paused) and the
+interpreter's teardown after the answer (skipped).
 """
 
 from __future__ import annotations
@@ -159,7 +161,7 @@ def breakdown(store: Path, runs: int, cache: str) -> list[tuple[str, tuple[float
     tok = "import citebound.text.tokens as t\n"
     return [
         ("import click + citebound.cli", part("import citebound.cli", runs, cache), "GIL"),
-        ("import numpy", part("import numpy", runs, cache), "GIL, on the warm-up thread"),
+        ("import numpy", part("import numpy", runs, cache), "GIL; main and helper each"),
         (
             "import the ask command, pipeline and renderer (numpy, pydantic included)",
             part(IMPORTS, runs, cache, gc_paused=True),
@@ -173,7 +175,7 @@ def breakdown(store: Path, runs: int, cache: str) -> list[tuple[str, tuple[float
         (
             "ONNX query embedder from the cache (onnxruntime imported before)",
             part("e.default_embedder()", runs, cache, embed + "import onnxruntime"),
-            "session: native, no GIL",
+            "helper process, beside the main one",
         ),
         (
             "ONNX query embedder without the cache (graph optimised at start)",
