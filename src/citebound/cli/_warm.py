@@ -1,5 +1,9 @@
 """Start loading the two slow resources of a query while the CLI imports the rest.
 
+The query embedder loads here only when `ask` cannot use its helper process
+(`cli/_embedder_process.py`: other platforms, or the CLI called in-process as `main([...])`);
+the token counter always loads here.
+
 A cold `citebound ask` pays for importing the pipeline (Python, holds the GIL), creating the
 onnxruntime session of the query embedder (native code that releases the GIL: it overlaps with
 the imports on two cores) and loading the token counter (quicktok's table load holds the GIL;
@@ -51,15 +55,3 @@ def prewarm_tokenizer(name: str) -> threading.Thread:
         get_tokenizer(name)
 
     return _start("citebound-warm-tokenizer", _tokenizer)
-
-
-def prewarm(tokenizer_name: str | None, *, embedder: bool = True) -> list[threading.Thread]:
-    """Start threads loading the default query embedder and `tokenizer_name`.
-
-    Returns the threads (tests join them); callers need not wait: the first real use blocks on
-    the same lock until the load is done.
-    """
-    threads = [prewarm_embedder()] if embedder else []
-    if tokenizer_name:
-        threads.append(prewarm_tokenizer(tokenizer_name))
-    return threads
