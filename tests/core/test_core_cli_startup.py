@@ -172,3 +172,14 @@ def test_the_collector_pauses_only_when_the_cli_owns_the_process() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == ["True", "False", "True"]
+
+
+def test_a_deleted_index_name_stays_deleted() -> None:
+    code = (
+        "import citebound.index as index\n"
+        "assert callable(index.update_indexes)\n"
+        "del index.update_indexes\n"
+        "print(hasattr(index, 'update_indexes'), hasattr(index, 'fuse'))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["False", "True"], out.stderr

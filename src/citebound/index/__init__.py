@@ -65,12 +65,18 @@ __all__ = [
 ]
 
 
+# Names resolved once: one deleted afterwards (`del citebound.index.update_indexes`, as a test
+# simulating an install without the index does) stays absent, as in an eagerly imported package.
+_resolved: set[str] = set()
+
+
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
-    if module is None:
+    if module is None or name in _resolved:
         raise AttributeError(f"module 'citebound.index' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
+    _resolved.add(name)
     return value
 
 
