@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from citebound.pipeline import RequestState
 
 # The config, the contracts and the pipeline (pydantic, numpy: ~0.2 s of imports) are imported
-# inside the commands, after `ask` has started its query embedder loading (cli/_warm.py).
+# inside the commands, after `ask` has started loading its query embedder (in a helper process,
+# cli/_embedder_process.py, or on a thread, cli/_warm.py).
 
 # Questions of a --questions batch embedded ahead at once (bounds the memo to ~0.4 MB).
 PREFETCH_CHUNK = 256
