@@ -31,6 +31,7 @@ texts = ["What torque for the HP-220 impeller bolts?", "pump", "ü " * 300, "x"]
 helper = ep.start()
 assert helper is not None and helper.name == DEFAULT_MODEL_NAME
 remote = helper.embed(texts)
+assert helper.embed([]).shape == (0, remote.shape[1]) and not helper._broken
 os.kill(helper._pid, signal.SIGKILL)  # a helper that died: the next call embeds here
 after = helper.embed(texts[:2])
 local = default_embedder()

@@ -30,6 +30,7 @@ import os
 import signal
 import struct
 import sys
+import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -105,18 +106,21 @@ class EmbedderProcess:
         self._replies = replies
         self._dim: int | None = None
         self._broken = False
+        # One request at a time on the pipe (a caller with threads would interleave them).
+        self._lock = threading.Lock()
 
     @property
     def dim(self) -> int:
-        if self._dim is None:
-            try:
-                self._dim = self._ready()
-            except (OSError, EOFError, RuntimeError, struct.error):
-                self._give_up()
-                from citebound.index.embedder import default_embedder
+        with self._lock:
+            if self._dim is None:
+                try:
+                    self._dim = self._ready()
+                except (OSError, EOFError, RuntimeError, struct.error):
+                    self._give_up()
+                    from citebound.index.embedder import default_embedder
 
-                self._dim = default_embedder().dim
-        return self._dim
+                    self._dim = default_embedder().dim
+            return self._dim
 
     @dim.setter
     def dim(self, value: int) -> None:  # `Embedder.dim` is a plain attribute in the protocol
@@ -138,18 +142,19 @@ class EmbedderProcess:
         import numpy as np
 
         dim = self.dim
-        if not self._broken:
-            try:
-                _send(self._requests, 0, marshal.dumps(list(texts)))
-                status, payload = _receive(self._replies)
-                if status == 0:
-                    rows, width = _SHAPE.unpack_from(payload)
-                    if width == dim and rows == len(texts):
-                        flat = np.frombuffer(payload, dtype=np.float32, offset=_SHAPE.size)
-                        return flat.reshape(rows, width).copy()
-            except (OSError, EOFError, struct.error, ValueError):
-                pass
-            self._give_up()
+        with self._lock:
+            if not self._broken:
+                try:
+                    _send(self._requests, 0, marshal.dumps(list(texts)))
+                    status, payload = _receive(self._replies)
+                    if status == 0:
+                        rows, width = _SHAPE.unpack_from(payload)
+                        if width == dim and rows == len(texts):
+                            flat = np.frombuffer(payload, dtype=np.float32, offset=_SHAPE.size)
+                            return flat.reshape(rows, width).copy()
+                except (OSError, EOFError, struct.error, ValueError):
+                    pass
+                self._give_up()
         from citebound.index.embedder import default_embedder
 
         return default_embedder().embed(texts)
