@@ -18,9 +18,13 @@ live in a temporary `CITEBOUND_CACHE_DIR` that the warm-up run fills, as a user'
 does. `first ask` repeats the cold ask with an empty cache each time (what the very first ask
 on a machine costs, entries written included), and `cache off` with `CITEBOUND_CACHE_DIR=off`.
 
-The breakdown times, each alone in fresh processes, the parts a cold `ask` pays; `ask` overlaps
-the ONNX session (native code, no GIL) with the imports on a thread (`citebound/cli/_warm.py`),
-everything else holds the GIL, so a cold ask is about the sum of the rest.
+The breakdown times, each alone in fresh processes, the parts a cold `ask` pays. `ask` loads
+and runs the query embedder (numpy, onnxruntime and tokenizers imports, the ONNX session) in a
+helper process forked before its own imports (`citebound/cli/_embedder_process.py`), so on two
+cores that row runs beside the others; everything else holds the main process's GIL, so a cold
+ask is about the sum of the rest. Two rows show what `ask` no longer pays
+(`citebound/cli/_exit.py`): the cyclic collector during the imports (paused) and the
+interpreter's teardown after the answer (skipped).
 """
 
 from __future__ import annotations
@@ -71,11 +75,15 @@ def cold(
     return statistics.median(walls), statistics.median(cpus)
 
 
-def part(code: str, runs: int, cache: str, setup: str = "") -> tuple[float, float]:
+def part(
+    code: str, runs: int, cache: str, setup: str = "", *, gc_paused: bool = False
+) -> tuple[float, float]:
     """Median (wall ms, CPU ms of the whole process, threads included) of `code` in fresh
-    processes, after `setup` (not timed)."""
+    processes, after `setup` (not timed); `gc_paused` disables the cyclic collector first, as
+    a cold `ask` does."""
     prog = (
         "import time\n"
+        + ("import gc\ngc.disable()\n" if gc_paused else "")
         + setup
         + "\nt0, c0 = time.perf_counter(), time.process_time()\n"
         + code
@@ -135,21 +143,39 @@ pipe = Pipeline(PipelineContext(config))
 """
 
 
+def teardown(store: Path, runs: int, cache: str) -> tuple[float, float]:
+    """Median (wall ms, CPU ms) the interpreter's exit adds after the imports and one request:
+    the same program ending normally minus ending with `os._exit` (what `ask` does)."""
+    prog = (
+        f"STORE = {str(store)!r}\nQUESTION = {QUESTION!r}\n"
+        + FIRST_REQUEST_SETUP
+        + "pipe.run(QUESTION)\n"
+    )
+    normal = cold([sys.executable, "-c", prog], runs, cache)
+    fast = cold([sys.executable, "-c", prog + "import os; os._exit(0)\n"], runs, cache)
+    return normal[0] - fast[0], normal[1] - fast[1]
+
+
 def breakdown(store: Path, runs: int, cache: str) -> list[tuple[str, tuple[float, float], str]]:
     embed = "import citebound.index.embedder as e\n"
     tok = "import citebound.text.tokens as t\n"
     return [
         ("import click + citebound.cli", part("import citebound.cli", runs, cache), "GIL"),
-        ("import numpy", part("import numpy", runs, cache), "GIL, on the warm-up thread"),
+        ("import numpy", part("import numpy", runs, cache), "GIL; main and helper each"),
         (
             "import the ask command, pipeline and renderer (numpy, pydantic included)",
+            part(IMPORTS, runs, cache, gc_paused=True),
+            "GIL; collector paused, as in `ask`",
+        ),
+        (
+            "the same imports with the cyclic collector running",
             part(IMPORTS, runs, cache),
-            "GIL",
+            "what the pause saves",
         ),
         (
             "ONNX query embedder from the cache (onnxruntime imported before)",
             part("e.default_embedder()", runs, cache, embed + "import onnxruntime"),
-            "session: native, no GIL",
+            "helper process, beside the main one",
         ),
         (
             "ONNX query embedder without the cache (graph optimised at start)",
@@ -173,8 +199,14 @@ def breakdown(store: Path, runs: int, cache: str) -> list[tuple[str, tuple[float
                 runs,
                 cache,
                 f"STORE = {str(store)!r}\nQUESTION = {QUESTION!r}\n" + FIRST_REQUEST_SETUP,
+                gc_paused=True,
             ),
             "GIL, plus the audit's fsync",
+        ),
+        (
+            "interpreter teardown after that request (normal exit minus `os._exit`)",
+            teardown(store, max(3, runs // 2), cache),
+            "skipped by `ask`",
         ),
     ]
 

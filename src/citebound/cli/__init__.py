@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Sequence
+from typing import Any
 
 import click
 
 from citebound._version import __version__
+from citebound.cli import _exit
 
 # name -> (module under citebound.cli, one-line help for `citebound --help`)
 REGISTRY: dict[str, tuple[str, str]] = {
@@ -63,6 +66,20 @@ def unregistered_modules() -> list[str]:
 
 class LazyGroup(click.Group):
     """A click group that imports a command's module on first use."""
+
+    def main(self, args: Sequence[str] | None = None, *rest: Any, **kwargs: Any) -> Any:
+        # The process's own command line (args from sys.argv): a command that is done may end
+        # the process without the interpreter's teardown (cli/_exit.py). Called with explicit
+        # arguments (tests, click's runner, an embedding program), it exits as click always does.
+        if args is not None:
+            return super().main(args, *rest, **kwargs)
+        _exit.own_process()
+        try:
+            return super().main(None, *rest, **kwargs)
+        except SystemExit as stop:
+            if _exit.released() and (stop.code is None or isinstance(stop.code, int)):
+                _exit.exit_now(stop.code or 0)
+            raise
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         names = set(REGISTRY)

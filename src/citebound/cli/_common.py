@@ -6,12 +6,17 @@ import sys
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
-from typing import NoReturn, TypeVar
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 import click
-from pydantic import BaseModel
 
-from citebound.contracts.retrieval import DateRange, FiltersApplied
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from citebound.contracts.retrieval import FiltersApplied
+
+# pydantic and the contracts are imported where they are used: a command module imports this
+# one at start, and `citebound ask` starts its query embedder before they load (cli/_warm.py).
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -66,6 +71,8 @@ def filters_from_options(
             check_date(option, value)
     if date_from and date_to and date_from > date_to:
         fail(f"--date-from {date_from} is after --date-to {date_to}: no document could match")
+    from citebound.contracts.retrieval import DateRange, FiltersApplied
+
     date_range = DateRange(start=date_from, end=date_to) if (date_from or date_to) else None
     return FiltersApplied(
         equipment_id=equipment_id, knowledge_type=knowledge_type, date_range=date_range

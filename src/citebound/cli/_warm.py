@@ -1,5 +1,9 @@
 """Start loading the two slow resources of a query while the CLI imports the rest.
 
+The query embedder loads here only when `ask` cannot use its helper process
+(`cli/_embedder_process.py`: other platforms, or the CLI called in-process as `main([...])`);
+the token counter always loads here.
+
 A cold `citebound ask` pays for importing the pipeline (Python, holds the GIL), creating the
 onnxruntime session of the query embedder (native code that releases the GIL: it overlaps with
 the imports on two cores) and loading the token counter (quicktok's table load holds the GIL;
@@ -28,31 +32,26 @@ def _embedder() -> None:
     default_embedder()
 
 
-def prewarm(tokenizer_name: str | None, *, embedder: bool = True) -> list[threading.Thread]:
-    """Start threads loading the default query embedder and `tokenizer_name`.
+def _start(name: str, job: Callable[[], None]) -> threading.Thread:
+    # Not a daemon: the interpreter joins it at exit. A daemon thread still inside
+    # onnxruntime's session set-up when an early error exits the process aborts it
+    # ("terminate called without an active exception", exit 134).
+    thread = threading.Thread(target=_quietly, args=(job,), name=name)
+    thread.start()
+    return thread
 
-    Returns the threads (tests join them); callers need not wait: the first real use blocks on
-    the same lock until the load is done.
-    """
-    jobs: list[Callable[[], None]] = []
-    if embedder:
-        jobs.append(_embedder)
-    if tokenizer_name:
-        name = tokenizer_name
 
-        def _tokenizer() -> None:
-            from citebound.text.tokens import get_tokenizer
+def prewarm_embedder() -> threading.Thread:
+    """Start loading the default query embedder (the caller joins the thread only in tests)."""
+    return _start("citebound-warm-embedder", _embedder)
 
-            get_tokenizer(name)
 
-        jobs.append(_tokenizer)
-    threads = [
-        # Not daemons: the interpreter joins them at exit. A daemon thread still inside
-        # onnxruntime's session set-up when an early error exits the process aborts it
-        # ("terminate called without an active exception", exit 134).
-        threading.Thread(target=_quietly, args=(job,), name=f"citebound-warm-{i}")
-        for i, job in enumerate(jobs)
-    ]
-    for t in threads:
-        t.start()
-    return threads
+def prewarm_tokenizer(name: str) -> threading.Thread:
+    """Start loading the token counter `name`."""
+
+    def _tokenizer() -> None:
+        from citebound.text.tokens import get_tokenizer
+
+        get_tokenizer(name)
+
+    return _start("citebound-warm-tokenizer", _tokenizer)

@@ -21,12 +21,16 @@ from citebound.cli._common import (
     filters_from_options,
     require_store,
 )
-from citebound.config import Config, load_config
-from citebound.contracts.retrieval import display_path
+from citebound.cli._exit import pause_gc, release_at_exit, resume_gc
 from citebound.errors import CiteboundError, ConfigError
 
 if TYPE_CHECKING:
+    from citebound.config import Config
     from citebound.pipeline import RequestState
+
+# The config, the contracts and the pipeline (pydantic, numpy: ~0.2 s of imports) are imported
+# inside the commands, after `ask` has started loading its query embedder (in a helper process,
+# cli/_embedder_process.py, or on a thread, cli/_warm.py).
 
 # Questions of a --questions batch embedded ahead at once (bounds the memo to ~0.4 MB).
 PREFETCH_CHUNK = 256
@@ -35,6 +39,8 @@ EXIT_BY_STATUS = {"OK": EXIT_OK, "NO_EVIDENCE": EXIT_NO_EVIDENCE, "FAILED": EXIT
 
 
 def config_from_options(config_file: str | None, **overrides: Any) -> Config:
+    from citebound.config import load_config
+
     try:
         return load_config(
             config_file, overrides={k: v for k, v in overrides.items() if v is not None}
@@ -51,6 +57,8 @@ STEP_TITLE_CHARS = 72
 
 def _chunk_labels(state: Any) -> dict[str, str]:
     """chunk_id -> `sim 0.83  Document > Heading, p. 2` from the retrieved rows."""
+    from citebound.contracts.retrieval import display_path
+
     rows = list(state.base_context_chunks or [])
     if state.retrieval_bundle is not None:
         rows += state.retrieval_bundle.results
@@ -197,10 +205,19 @@ def ask_cmd(
 
     Exit codes: 0 answered, 3 refused (NO_EVIDENCE), 2 failed.
     """
-    from citebound.cli._warm import prewarm
+    from citebound.cli._warm import prewarm_tokenizer
 
     if (question is None) == (questions_file is None):
         fail("give either a QUESTION or --questions FILE.jsonl")
+    # The query embedder loads beside this thread's imports of the config, the contracts and
+    # the pipeline: in a forked helper process when the CLI owns this process (everything it
+    # does runs on the second core, cli/_embedder_process.py), else on a thread (only its
+    # onnxruntime session overlaps, cli/_warm.py). An error below waits for it before
+    # exiting, so a --store that is no directory (the usual typo: the check below fails)
+    # skips it.
+    if store is None or database or Path(store).is_dir():
+        start_query_embedder()
+    pause_gc()  # until the first answer is written (cli/_exit.py); after the fork
     config = config_from_options(
         config_file,
         store=store,
@@ -216,12 +233,12 @@ def ask_cmd(
     )
     if not config.database:  # a served store keeps only a local index cache in the directory
         require_store(config.store_path)
-    # The query embedder and the token counter load on two threads while the pipeline is
-    # imported below (see cli/_warm.py).
     try:
-        prewarm(config.load_policy().tokenizer)
+        tokenizer = config.load_policy().tokenizer
     except ConfigError as err:
         fail(str(err))
+    if tokenizer:
+        prewarm_tokenizer(tokenizer)
     from citebound.pipeline import Pipeline, PipelineContext
     from citebound.respond import render_text
 
@@ -253,6 +270,7 @@ def ask_cmd(
                         assert state.response is not None
                         counts[state.response.status.value] += 1
                         sink.write(state.response.model_dump_json() + "\n")
+                        resume_gc()  # started: the rest of the batch collects as usual
             if out:
                 sink.close()
             click.echo(
@@ -260,6 +278,7 @@ def ask_cmd(
                 + ", ".join(f"{k} {v}" for k, v in counts.items()),
                 err=True,
             )
+            release_at_exit()  # everything is written; the store closes on the way out
             sys.exit(EXIT_OK)
         assert question is not None
         state = pipe.run(question, run_id=run_id, filters=filters)
@@ -278,9 +297,28 @@ def ask_cmd(
             )
         if resp.status.value != "OK":
             click.echo(f"citebound: {resp.status.value}: {_why_not_answered(state)}", err=True)
+        release_at_exit()  # everything is written; the store closes on the way out
         sys.exit(EXIT_BY_STATUS[resp.status.value])
     finally:
         ctx.close()
+
+
+def start_query_embedder() -> None:
+    """Start loading the default query embedder: a helper process, else a thread."""
+    import atexit
+
+    from citebound.cli import _embedder_process
+    from citebound.cli._exit import owns_process
+    from citebound.cli._warm import prewarm_embedder
+
+    helper = _embedder_process.start() if owns_process() else None
+    if helper is not None:
+        from citebound.index.embedder import use_query_embedder
+
+        use_query_embedder(helper)
+        atexit.register(helper.close)  # run by the fast exit too
+    if helper is None:
+        prewarm_embedder()
 
 
 def _why_not_answered(state: RequestState) -> str:

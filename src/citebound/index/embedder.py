@@ -273,8 +273,19 @@ def default_embedder() -> OnnxEmbedder:
         return _load_default_embedder()
 
 
+# Serves the default model's queries instead of `default_embedder()` when set: a cold
+# `citebound ask` computes them in a helper process (cli/_embedder_process.py), same vectors.
+_query_embedder: Embedder | None = None
+
+
+def use_query_embedder(embedder: Embedder | None) -> None:
+    """Make `load_embedder(DEFAULT_MODEL_NAME)` return `embedder` (None: the default again)."""
+    global _query_embedder
+    _query_embedder = embedder
+
+
 def load_embedder(name: str) -> Embedder:
     """The embedder an index was built with: the default name, or a local model directory."""
     if name == DEFAULT_MODEL_NAME:
-        return default_embedder()
+        return _query_embedder or default_embedder()
     return SentenceTransformerEmbedder(Path(name), name=name)

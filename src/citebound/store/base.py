@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from citebound.contracts.documents import Chunk, Document
-from citebound.contracts.ingest import SourceRecord
+
+if TYPE_CHECKING:  # the ingest contracts are not needed to answer (a cold `ask` skips them)
+    from citebound.contracts.ingest import SourceRecord
 
 
 @runtime_checkable

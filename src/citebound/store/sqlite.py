@@ -26,10 +26,9 @@ import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from citebound.contracts.documents import Chunk, Document
-from citebound.contracts.ingest import SourceRecord
 from citebound.errors import StoreError
 from citebound.store.migrations import migrate
 from citebound.store.sqlite_rows import (
@@ -43,6 +42,9 @@ from citebound.store.sqlite_rows import (
     document_from_row,
     document_row,
 )
+
+if TYPE_CHECKING:  # imported by list_sources: answering never needs the ingest contracts
+    from citebound.contracts.ingest import SourceRecord
 
 __all__ = ["DEFAULT_ROOT", "SqliteStore", "check_collection_name"]
 
@@ -262,6 +264,8 @@ class SqliteStore:
 
     def list_sources(self, collection: str) -> list[SourceRecord]:
         """Files stored in `collection`, ordered by source_path, with document/chunk counts."""
+        from citebound.contracts.ingest import SourceRecord
+
         rows = self._read(
             "SELECT s.source_path, s.content_sha256, s.meta_sha256, "
             " (SELECT COUNT(*) FROM documents d WHERE d.collection = s.collection"

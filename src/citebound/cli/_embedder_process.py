@@ -1,0 +1,209 @@
+"""The query embedder of a cold `citebound ask`, loaded and run in a forked helper process.
+
+A cold ask is bound by work that holds the GIL: imports (pydantic, numpy, the pipeline), model
+classes, the first request. A background thread overlaps only native work (the onnxruntime
+session itself); importing onnxruntime and tokenizers and loading the MiniLM tokenizer (~60 ms
+of GIL-bound CPU) still competed with the main thread. On two cores a second *process* does all
+of it beside the main one: `ask` forks, before it imports anything heavy, a helper that loads
+the default query embedder and then answers `embed(texts)` requests over a pipe; the main
+process never imports onnxruntime or tokenizers.
+
+Same results: the helper runs the same `OnnxEmbedder` (same session options, same start-up
+cache) on the same texts and sends the float32 bytes back unchanged. Anything that goes wrong
+(no fork on this platform, fork refused, the helper cannot load the model or dies) falls back to
+the in-process embedder, which the caller gets from `citebound.index.embedder` as usual.
+
+Lifetime: the helper ignores Ctrl-C, reads requests until its pipe closes (the main process
+ended, however it ended) and never returns into the CLI: it leaves with `os._exit`. `close()`
+(called by `cli/_exit.py` before the fast exit) ends it and waits for it, so its CPU time is
+accounted to the command like a thread's would be.
+
+Only the CLI's own process starts one (never a test or an embedding program: forking a process
+with threads is unsafe), on Linux.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+import os
+import signal
+import struct
+import sys
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from citebound.index.embedder import Matrix
+
+_HEADER = struct.Struct("<BI")  # status (0 ok, 1 error), payload length
+_SHAPE = struct.Struct("<II")  # rows, dim
+
+
+def _read_exactly(fd: int, n: int) -> bytes:
+    chunks: list[bytes] = []
+    while n:
+        chunk = os.read(fd, min(n, 1 << 20))
+        if not chunk:
+            raise EOFError("the embedder process closed its pipe")
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _send(fd: int, status: int, payload: bytes) -> None:
+    _write_all(fd, _HEADER.pack(status, len(payload)) + payload)
+
+
+def _receive(fd: int) -> tuple[int, bytes]:
+    status, size = _HEADER.unpack(_read_exactly(fd, _HEADER.size))
+    return status, _read_exactly(fd, size)
+
+
+def _serve(requests: int, replies: int) -> None:
+    """The helper: load the embedder, say so (its dim, or why not), answer until EOF."""
+    try:
+        from citebound.index.embedder import default_embedder
+
+        embedder = default_embedder()
+    except Exception as err:  # the main process loads it itself and reports the error
+        _send(replies, 1, f"{type(err).__name__}: {err}".encode())
+        return
+    _send(replies, 0, _SHAPE.pack(0, embedder.dim))
+    import gc
+
+    import numpy as np
+
+    gc.enable()  # forked before `ask` paused it; this process serves a whole batch
+
+    while True:
+        try:
+            texts = marshal.loads(_receive(requests)[1])
+        except EOFError:
+            return
+        try:
+            out = np.ascontiguousarray(embedder.embed(texts), dtype=np.float32)
+        except Exception as err:
+            _send(replies, 1, f"{type(err).__name__}: {err}".encode())
+            continue
+        _send(replies, 0, _SHAPE.pack(*out.shape) + out.tobytes())
+
+
+class EmbedderProcess:
+    """`Embedder` for the default model, computed by the helper process (see module doc)."""
+
+    def __init__(self, name: str, pid: int, requests: int, replies: int) -> None:
+        self.name = name
+        self._pid = pid
+        self._requests = requests
+        self._replies = replies
+        self._dim: int | None = None
+        self._broken = False
+        # One request at a time on the pipe (a caller with threads would interleave them).
+        self._lock = threading.Lock()
+
+    @property
+    def dim(self) -> int:
+        with self._lock:
+            if self._dim is None:
+                try:
+                    self._dim = self._ready()
+                except (OSError, EOFError, RuntimeError, struct.error):
+                    self._give_up()
+                    from citebound.index.embedder import default_embedder
+
+                    self._dim = default_embedder().dim
+            return self._dim
+
+    @dim.setter
+    def dim(self, value: int) -> None:  # `Embedder.dim` is a plain attribute in the protocol
+        self._dim = value
+
+    def _ready(self) -> int:
+        """The helper's first message: its dim once loaded (blocks until then), or its error."""
+        status, payload = _receive(self._replies)
+        if status != 0:
+            raise RuntimeError(payload.decode(errors="replace"))
+        return int(_SHAPE.unpack(payload)[1])
+
+    def _give_up(self) -> None:
+        """Embed in this process from now on (the helper failed or died)."""
+        self._broken = True
+        self.close()
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        import numpy as np
+
+        dim = self.dim
+        with self._lock:
+            if not self._broken:
+                try:
+                    _send(self._requests, 0, marshal.dumps(list(texts)))
+                    status, payload = _receive(self._replies)
+                    if status == 0:
+                        rows, width = _SHAPE.unpack_from(payload)
+                        if width == dim and rows == len(texts):
+                            flat = np.frombuffer(payload, dtype=np.float32, offset=_SHAPE.size)
+                            return flat.reshape(rows, width).copy()
+                except (OSError, EOFError, struct.error, ValueError):
+                    pass
+                self._give_up()
+        from citebound.index.embedder import default_embedder
+
+        return default_embedder().embed(texts)
+
+    def close(self) -> None:
+        """End the helper (it sees its pipe close) and wait for it; idempotent."""
+        if self._requests < 0:
+            return
+        for fd in (self._requests, self._replies):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._requests = self._replies = -1
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self._pid, 0)
+
+
+def start() -> EmbedderProcess | None:
+    """Fork the helper; None when this platform or process cannot (the caller then loads the
+    embedder in-process).
+
+    Forked first, from a process that has imported click and little else: the helper imports
+    numpy itself (in parallel with the main process), and no library with threads of its own
+    (OpenBLAS, onnxruntime) is loaded in the process that forks."""
+    if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
+        return None
+    try:
+        req_read, req_write = os.pipe()
+        rep_read, rep_write = os.pipe()
+    except OSError:
+        return None
+    try:
+        pid = os.fork()
+    except OSError:
+        for fd in (req_read, req_write, rep_read, rep_write):
+            os.close(fd)
+        return None
+    if pid == 0:  # the helper: never returns into the CLI
+        code = 0
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
+            os.close(req_write)
+            os.close(rep_read)
+            _serve(req_read, rep_write)
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(req_read)
+    os.close(rep_write)
+    from citebound.index.embedder import DEFAULT_MODEL_NAME  # imports numpy: after the fork
+
+    return EmbedderProcess(DEFAULT_MODEL_NAME, pid, req_write, rep_read)
