@@ -65,7 +65,7 @@ def test_other_facts_still_fail_with_the_source_line(answer: str) -> None:
 
 
 def test_a_restated_question_may_use_a_modal_verb() -> None:
-    """"should be" wraps the evidence's fact; it is not a new claim."""
+    """ "should be" wraps the evidence's fact; it is not a new claim."""
     bundle = make_answer_bundle(["The impeller bolts are tightened to 45 Nm."], question=QUESTION)
     answer = "The impeller bolts should be tightened to 45 Nm [C0]."
     assert validate_text(bundle, answer, STRICT).validation_status == "PASSED"
