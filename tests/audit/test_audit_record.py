@@ -155,9 +155,11 @@ _V3 = {
 
 
 # Fields today's code fills differently from v3's: the v4 model calls, and what the policy
-# decides (its fingerprint and the support scores of the refitted rule, #14).
+# and the validator decide (the fingerprint, the validator version and the support scores of
+# the refitted rule, #14).
 _TODAY = {
     "schema_version",
+    "validator_version",
     "record_hash",
     "model_calls",
     "display_anchors",
