@@ -9,7 +9,7 @@ For one answer sentence (markers removed) and the text of the anchors it cites
    the sentence that no negated evidence span about the same thing (sharing half its supported
    lemmas) carries; a plain sentence repeating at least `negation_span_cover` of a negated
    evidence span; an antonym (`increase`/`decrease`, ...) absent from the evidence whose
-   partner is in the best window.
+   partner is in the best window (`validate.polarity`).
 2. Otherwise a logistic rule over signals that survive paraphrase,
    `score = sigmoid(intercept + Σ weight × feature)` with the weights of
    `[validation] support_weights` (fitted, see the preset comment):
@@ -58,8 +58,6 @@ from functools import lru_cache
 from citebound.policy import SupportWeights
 from citebound.validate.checks import SPELLED_NUMBERS, STOPWORDS, identifiers, present_in
 from citebound.validate.evidence import (
-    NEGATIONS,
-    EvidenceIndex,
     content_lemma,
     covered,
     index_evidence,
@@ -68,63 +66,15 @@ from citebound.validate.evidence import (
     plain_numbers,
     spelled_compound,
 )
+from citebound.validate.polarity import INTERJECTION, polarity_flip
 from citebound.validate.swap import slot_swaps
 
-_NEGATION_RE = re.compile(r"\b(?:" + "|".join(sorted(NEGATIONS)) + r")\b|n['’]t\b")
 # Not "one": mostly a pronoun or determiner ("one of", "no one", "one man's quest").
 _NUMBER_TEXT = """two three four five six seven eight nine ten eleven twelve thirteen fourteen
     fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty
     ninety hundred thousand million billion trillion dozen first second third fourth fifth
     sixth seventh eighth ninth tenth twice thrice half"""
 _NUMBER_WORDS = frozenset(_NUMBER_TEXT.split())
-_ANTONYM_PAIRS = (
-    ("increase", "decrease"),
-    ("always", "never"),
-    ("open", "close"),
-    ("above", "below"),
-    ("before", "after"),
-    ("maximum", "minimum"),
-    ("high", "low"),
-    ("higher", "lower"),
-    ("enable", "disable"),
-    ("allow", "forbid"),
-    ("first", "last"),
-    ("more", "less"),
-    ("larger", "smaller"),
-    ("win", "lose"),
-    ("inside", "outside"),
-    ("start", "stop"),
-    ("true", "false"),
-    ("accept", "reject"),
-    ("include", "exclude"),
-    ("older", "younger"),
-    ("earlier", "later"),
-    ("north", "south"),
-    ("east", "west"),
-    # Manuals: what a procedure or a part's place turns on.
-    ("install", "remove"),
-    ("clockwise", "counterclockwise"),
-    ("clockwise", "anticlockwise"),
-    ("inlet", "outlet"),
-    ("upstream", "downstream"),
-    ("connect", "disconnect"),
-    ("tighten", "loosen"),
-    ("engage", "disengage"),
-    ("lock", "unlock"),
-    ("energize", "deenergize"),
-    ("charge", "discharge"),
-    ("upper", "lower"),
-    ("top", "bottom"),
-    ("hot", "cold"),
-    ("positive", "negative"),
-    ("heat", "cool"),
-)
-_ANTONYMS: dict[str, str] = {}
-for _a, _b in _ANTONYM_PAIRS:
-    _ANTONYMS[lemma(_a)] = lemma(_b)
-    _ANTONYMS[lemma(_b)] = lemma(_a)
-# A leading "No," / "Yes." answers a yes/no question; it does not negate the evidence.
-_INTERJECTION = re.compile(r"^\W*(?:no|yes)\b[\s,.;:!-]*", re.IGNORECASE)
 _CAPITALISED = re.compile(r"(?<![\w'’])([A-Z][a-z]+(?:['’][a-z]+)?)\b")
 _ALL_WORDS = re.compile(r"[a-z0-9]+")
 _DIGIT = re.compile(r"\d")
@@ -194,56 +144,6 @@ def is_quotation(sentence: str, evidence: str) -> bool:
     or markup-stripped quote: `**Needed**`, `` `Svc::ComQueue` ``, table pipes, line wraps)."""
     words = _word_sequence(sentence)
     return words.strip() != "" and words in _word_sequence(evidence)
-
-
-# "No. 1", "no. 3": the abbreviation of number, not a negation.
-_NUMBER_ABBREVIATION = re.compile(r"\bno\.\s*(?=\d)")
-
-
-def _polarity_text(text: str) -> str:
-    return _NUMBER_ABBREVIATION.sub("# ", text.casefold().replace("’", "'"))
-
-
-@lru_cache(maxsize=16_384)
-def _negated(text: str) -> bool:
-    return _NEGATION_RE.search(_polarity_text(text)) is not None
-
-
-def polarity_flip(
-    sentence: str, words: frozenset[str], index: EvidenceIndex, window: str, cover: float
-) -> str:
-    """Why the sentence flips the polarity of its evidence, or "" when it does not.
-
-    Quotations never reach this check (`is_quotation`)."""
-    negated = [index.span_words[i] for i in index.negated]
-    if _negated(_INTERJECTION.sub("", sentence)):
-        # The negation must come from an evidence span about the same thing: one sharing at
-        # least half of the sentence's supported lemmas (and at least one).
-        need = max(1, (len(words & index.words) + 1) // 2)
-        if not any(len(words & span) >= need for span in negated):
-            return "negation absent from the cited evidence"
-    else:
-        # A plain sentence repeating a negated evidence span (`must not be started` ->
-        # `must be started`), both ways: the sentence is that span without its negation, not
-        # a longer sentence that happens to contain a short negated clause's words.
-        for span in negated:
-            shared = len(words & span)
-            if span and words and min(shared / len(span), shared / len(words)) >= cover:
-                return "the evidence negates what the sentence states"
-    swapped = sorted((w, _ANTONYMS[w]) for w in _all_lemmas(sentence) if w in _ANTONYMS)
-    swapped = [(w, other) for w, other in swapped if w not in index.all_words]
-    if swapped:
-        window_all = _all_lemmas(window)
-        for _, other in swapped:
-            if other in window_all:
-                return f"antonym: evidence says {other!r}"
-    return ""
-
-
-@lru_cache(maxsize=4096)
-def _all_lemmas(text: str) -> frozenset[str]:
-    """Every lemma of `text`, stopwords kept (for antonyms and negations)."""
-    return frozenset(map(lemma, _ALL_WORDS.findall(text.casefold().replace("’", "'"))))
 
 
 def _first_letter(sentence: str) -> int:
@@ -412,7 +312,7 @@ def support_features(
     # lemma is not covered either (`inspects` for `inspection`); the question's own
     # identifiers (`X200`) are known, as in the new-facts rule.
     absent = []
-    for t in _ALL_WORDS.findall(_INTERJECTION.sub("", sentence).casefold().replace("’", "'")):
+    for t in _ALL_WORDS.findall(INTERJECTION.sub("", sentence).casefold().replace("’", "'")):
         if t in index.raw_words or t in asked_ids or t in _GLUE or t in ctx_raw:
             continue
         base = content_lemma(t)
@@ -497,15 +397,15 @@ def sentence_support(
 def clear_caches() -> None:
     """Forget every memoized evidence text (benchmarks measure first-time validation with
     it); the word-lemma memo stays, as it does in any process after a few requests."""
-    from citebound.validate import checks, evidence, swap
+    from citebound.validate import checks, evidence, polarity, swap
 
     for cached in (
         _word_sequence,
         evidence.plain_numbers,
-        _negated,
+        polarity._negated,
         _question_lemmas,
         _question_words,
-        _all_lemmas,
+        polarity._all_lemmas,
         evidence.index_evidence,
         swap.sentence_tokens,
         swap.window_tokens,
