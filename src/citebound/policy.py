@@ -78,29 +78,35 @@ class GatePolicy(Contract):
             raise ValueError("covered_min_score must not exceed min_score")
         return self
 
-    def refusal(
-        self, top: float | None, coverage: float | None, min_score: float, key_terms: int = 0
-    ) -> str | None:
-        """Why a top similarity `top` with best-row `coverage` of the question's `key_terms`
-        is insufficient, or None.
-
-        `min_score` is the similarity that suffices alone (the gate's `min_score`, or the
-        assembly's `min_top_similarity`): both stages apply this same rule.
-
-        >>> g = GatePolicy(min_score=0.76, min_chunks=1, min_coverage=0.25,
-        ...                covered_min_score=0.55, covered_share=0.6)
-        >>> [g.refusal(*x, 0.76, 3) for x in [(0.8, 0.5), (0.8, 0.2), (0.6, 0.6), (0.6, 0.5)]]
-        [None, 'GATE_LOW_COVERAGE', None, 'GATE_BELOW_MIN_SCORE']
-        """
-        if top is None:
-            return "GATE_BELOW_MIN_SCORE"
+    def similarity_suffices(
+        self, top: float, coverage: float | None, min_score: float, key_terms: int = 0
+    ) -> bool:
+        """`top` reaches `min_score` (the similarity that suffices alone: the gate's
+        `min_score`, or the assembly's `min_top_similarity`), or `covered_min_score` when the
+        best row holds `covered_share` of at least `covered_min_terms` key terms. Both stages
+        apply this rule."""
+        if top >= min_score:
+            return True
         covered = (
             coverage is not None
             and coverage >= self.covered_share
             and key_terms >= self.covered_min_terms
         )
         low = self.covered_min_score
-        if top < min_score and not (covered and low is not None and top >= low):
+        return covered and low is not None and top >= low
+
+    def refusal(
+        self, top: float | None, coverage: float | None, min_score: float, key_terms: int = 0
+    ) -> str | None:
+        """Why a top similarity `top` with best-row `coverage` of the question's `key_terms`
+        is insufficient, or None (`similarity_suffices`, then the `min_coverage` floor).
+
+        >>> g = GatePolicy(min_score=0.76, min_chunks=1, min_coverage=0.25,
+        ...                covered_min_score=0.55, covered_share=0.6)
+        >>> [g.refusal(*x, 0.76, 3) for x in [(0.8, 0.5), (0.8, 0.2), (0.6, 0.6), (0.6, 0.5)]]
+        [None, 'GATE_LOW_COVERAGE', None, 'GATE_BELOW_MIN_SCORE']
+        """
+        if top is None or not self.similarity_suffices(top, coverage, min_score, key_terms):
             return "GATE_BELOW_MIN_SCORE"
         if coverage is not None and coverage < self.min_coverage:
             return "GATE_LOW_COVERAGE"

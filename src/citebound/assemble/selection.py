@@ -37,19 +37,6 @@ _SENTENCE_END = re.compile(r"[.?!]+(?=\s|$)|\n")
 _SPACE = re.compile(r"\s+")
 
 
-def covered_pass(top: float, coverage: float | None, n_terms: int, policy: Policy) -> bool:
-    """The top-similarity gate: `min_top_similarity`, or the gate's `covered_min_score` when
-    the best row holds `covered_share` of the question's `n_terms` key terms (at least
-    `covered_min_terms` of them; the retrieval gate's rule;
-    its `min_coverage` refusal stays the retrieval gate's, before any evidence is read)."""
-    if top >= policy.min_top_similarity:
-        return True
-    gate = policy.gate
-    low = gate.covered_min_score
-    covered = coverage is not None and coverage >= gate.covered_share
-    return covered and n_terms >= gate.covered_min_terms and low is not None and top >= low
-
-
 @dataclass(frozen=True)
 class Kept:
     row: RetrievalRow
@@ -180,7 +167,10 @@ def select(
     if admissible:
         sel.top_similarity = max(r.similarity for r in admissible)
         coverage, n_terms = measured or top_coverage(question, admissible)
-        if not covered_pass(sel.top_similarity, coverage, n_terms, policy):
+        gate = policy.gate
+        if not gate.similarity_suffices(
+            sel.top_similarity, coverage, policy.min_top_similarity, n_terms
+        ):
             sel.gate_failed = True
             detail = (
                 f"top similarity {sel.top_similarity:.4f} "

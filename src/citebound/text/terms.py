@@ -16,7 +16,10 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Protocol
 
-from citebound.validate.checks import stem as _vstem
+# The validator's suffix stripper (plural, -ed/-ing, final e): "classified" ~ "classifying",
+# "ruled" ~ "rules", so a question and the sentence that answers it match as the support check
+# will see them (SQuAD tune split: answerer refusals 10 -> 8 of 293).
+from citebound.validate.checks import stem as stem
 
 # Words that say what kind of question it is, not what it is about.
 _STOPWORD_TEXT = """
@@ -30,13 +33,6 @@ _STOPWORD_TEXT = """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 _WORD = re.compile(r"\w+")
-
-
-def stem(word: str) -> str:
-    # The validator's suffix stripper (plural, -ed/-ing, final e): "classified" ~ "classifying",
-    # "ruled" ~ "rules", so a question and the sentence that answers it match as the support
-    # check will see them (SQuAD tune split: answerer refusals 10 -> 8 of 293).
-    return _vstem(word)
 
 
 @lru_cache(maxsize=16_384)  # evidence sentences recur across questions
@@ -105,5 +101,8 @@ def top_coverage(question: str | None, rows: Sequence[_Row]) -> tuple[float | No
     top-similarity check both weigh."""
     if not question or not rows:
         return None, 0
+    asked = key_terms(question)
+    if not asked:
+        return None, 0
     best = min(rows, key=lambda r: (-r.similarity, r.rank, r.chunk_id))
-    return coverage(question, row_text(best)), len(key_terms(question))
+    return len(asked & terms(row_text(best))) / len(asked), len(asked)

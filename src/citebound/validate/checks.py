@@ -133,7 +133,7 @@ def mentions_evidence_word(sentence: str, cited_text: str) -> bool:
 # --- identifiers (seed 000 P2.2: no new entities, dates or numeric values) -------------------
 
 _TOKEN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._/:,-]*[A-Za-z0-9])?")
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _DIGIT = re.compile(r"\d")
 
 
@@ -167,7 +167,7 @@ def _identifiers(text: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=256)
 def _canon(text: str) -> str:
-    return _THOUSANDS.sub("", text.casefold())
+    return THOUSANDS.sub("", text.casefold())
 
 
 _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
@@ -180,6 +180,8 @@ _SPELLED_TEXT = """0:zero 1:one 2:two 3:three 4:four 5:five 6:six 7:seven 8:eigh
     80:eighty 90:ninety 1st:first 2nd:second 3rd:third 4th:fourth 5th:fifth 6th:sixth
     7th:seventh 8th:eighth 9th:ninth 10th:tenth 20th:twentieth"""
 SPELLED_NUMBERS = dict(pair.split(":") for pair in _SPELLED_TEXT.split())
+# "six" -> "6": a number word keyed by its digits (the support check and the swap signal).
+DIGITS_OF = {word: number for number, word in SPELLED_NUMBERS.items()}
 _SPELLED = {
     number: re.compile(rf"(?<![\w-]){word}(?![\w-])")
     for number, word in (pair.split(":") for pair in _SPELLED_TEXT.split())

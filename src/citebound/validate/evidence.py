@@ -23,7 +23,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
-from citebound.validate.checks import STOPWORDS, stem
+from citebound.validate.checks import STOPWORDS, THOUSANDS, stem
 
 # Connectives and hedges that organise a summary rather than state a fact: LLM summaries use
 # them whether right or wrong, so they carry no support signal ("despite", "however").
@@ -223,7 +223,6 @@ def covered(word: str, index: EvidenceIndex, prefix: int) -> bool:
 
 
 # Numbers written either way: the support check compares sentence and evidence after this.
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _TENS_TEXT = "twenty thirty forty fifty sixty seventy eighty ninety"
 _TENS = {w: 10 * (i + 2) for i, w in enumerate(_TENS_TEXT.split())}
 _UNITS_TEXT = "one two three four five six seven eight nine"
@@ -242,7 +241,7 @@ def _compound_digits(m: re.Match[str]) -> str:
 def plain_numbers(text: str) -> str:
     """`1,000` -> `1000` and `forty-five` -> `45`, so a number matches whatever grouping or
     spelling either side uses."""
-    return _COMPOUND.sub(_compound_digits, _THOUSANDS.sub("", text))
+    return _COMPOUND.sub(_compound_digits, THOUSANDS.sub("", text))
 
 
 def spelled_compound(text: str) -> bool:

@@ -56,7 +56,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from citebound.policy import SupportWeights
-from citebound.validate.checks import SPELLED_NUMBERS, STOPWORDS, identifiers, present_in
+from citebound.validate.checks import DIGITS_OF, STOPWORDS, identifiers, present_in
 from citebound.validate.evidence import (
     content_lemma,
     covered,
@@ -170,7 +170,6 @@ def _names(sentence: str) -> list[str]:
 
 
 # A number word written as digits ("seven episodes" for "7 episodes").
-_DIGITS_OF = {word: number for number, word in SPELLED_NUMBERS.items()}
 # Demonym and plural endings: "Kenyan" names the Kenya of the evidence, "Indians" its India,
 # "Iranian" its Iran. Only whole-word stems of 4+ letters, so "Mars" is not "Marshall".
 _NAME_ENDINGS = ("n", "an", "ian", "ns", "ans", "ians", "i", "is", "s", "es", "ese")
@@ -179,7 +178,7 @@ _NAME_ENDINGS = ("n", "an", "ian", "ns", "ans", "ians", "i", "is", "s", "es", "e
 def _name_variant_in(word: str, raw_words: frozenset[str]) -> bool:
     """The evidence has `word` as digits, or as the same name with(out) a demonym/plural
     ending."""
-    if _DIGITS_OF.get(word, "") in raw_words:
+    if DIGITS_OF.get(word, "") in raw_words:
         return True
     for ending in _NAME_ENDINGS:
         if len(word) >= 4 and word + ending in raw_words:

@@ -32,8 +32,8 @@ import re
 from difflib import SequenceMatcher
 from functools import lru_cache
 
-from citebound.validate.checks import SPELLED_NUMBERS
-from citebound.validate.evidence import EvidenceIndex, content_lemma, covered
+from citebound.validate.checks import DIGITS_OF
+from citebound.validate.evidence import EvidenceIndex, content_lemma, covered, prefix_key
 
 # Plain adjectives and adverbs of degree, speed, size, quality and time: what a paraphrase
 # replaces with a synonym ("full" / "high" speed, "quick" / "fast" check), not a fact.
@@ -71,8 +71,6 @@ UNITS = frozenset(_UNIT_TEXT.split())
 # Number words without a digit form here (the others are keyed by their digits, below).
 _NUMBER_TEXT = "hundred thousand million billion trillion dozen"
 _NUMBER_WORDS = frozenset(_NUMBER_TEXT.split())
-# "six" is the evidence's "6": a number word is keyed by its digits.
-_DIGITS_OF = {word: number for number, word in SPELLED_NUMBERS.items()}
 _TOKEN = re.compile(r"[^\W_]+(?:[-./][^\W_]+)*")
 _PART = re.compile(r"[^\W_]+")
 _DIGIT = re.compile(r"\d")
@@ -93,8 +91,8 @@ def _word(part: str, name_slot: bool) -> Token | None:
     key = content_lemma(low)
     if not key:
         return None
-    if low in _DIGITS_OF:
-        return _DIGITS_OF[low], "number"
+    if low in DIGITS_OF:
+        return DIGITS_OF[low], "number"
     if low in UNITS:
         return key, "unit"
     if name_slot and part[0].isupper():
@@ -161,7 +159,7 @@ def _variant(a: str, b: str) -> bool:
 def _norm(key: str, prefix: int) -> str:
     """What two lemmas share when they match: the same lemma, or the same first `prefix`
     characters when both are longer (`validate.evidence.covered`'s rule, as one hashable)."""
-    return "~" + key[:prefix] if prefix > 0 and len(key) > prefix else key
+    return prefix_key(key, prefix) or key
 
 
 def _present(key: str, kind: str, index: EvidenceIndex, prefix: int) -> bool:
