@@ -26,6 +26,7 @@ from citebound.contracts.api import (
     StageView,
     VerdictView,
 )
+from citebound.contracts.assembly import SelectedEvidence
 from citebound.contracts.enums import PublicStatus, ValidationStatus
 from citebound.contracts.retrieval import RetrievalRow, display_path
 from citebound.pipeline import STAGE_LABELS, STAGE_ORDER
@@ -115,15 +116,16 @@ def stage_view(state: RequestState, record: StageRecord) -> StageView:
     )
 
 
-def _support_by_anchor(state: RequestState) -> dict[str, float]:
-    """Best lexical support of any answer sentence citing each anchor."""
+def _support_by_anchor(state: RequestState, shown: dict[str, SelectedEvidence]) -> dict[str, float]:
+    """Best lexical support of any answer sentence citing each anchor (`shown`: the shown
+    anchors' evidence, `state.shown_sources()`)."""
     bundle, response = state.answer_bundle, state.response
     if bundle is None or response is None or response.status is not PublicStatus.OK:
         return {}
     style = bundle.citation_style
     marker = marker_pattern(style)
     # The answer carries the shown anchors (first-citation order), not the prompt's.
-    texts = {a: e.sanitized_text for a, e in state.shown_sources().items()}
+    texts = {a: e.sanitized_text for a, e in shown.items()}
     best: dict[str, float] = {}
     for sentence in split_sentences(response.answer, marker=marker):
         body = strip_markers(sentence, style)
@@ -138,8 +140,9 @@ def answer_view(state: RequestState) -> AnswerView:
     """The public response with sources and confidence (call on a packaged state)."""
     response = state.response
     assert response is not None, "answer_view needs a packaged state"
-    support = _support_by_anchor(state)
-    anchors = {a: e.chunk_id for a, e in state.shown_sources().items()}
+    shown = state.shown_sources()
+    support = _support_by_anchor(state, shown)
+    anchors = {a: e.chunk_id for a, e in shown.items()}
     sources = [
         SourceView(
             anchor=c.anchor,

@@ -23,11 +23,12 @@ the earlier turns exactly as the request received them (schema v4 `conversation`
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from citebound.contracts.audit import AuditRecord, CallReplay, ReplayReport
 from citebound.contracts.base import sha256_hex
 from citebound.contracts.conversation import ConversationTurn
+from citebound.contracts.documents import Chunk
 from citebound.contracts.enums import (
     AssemblyStatus,
     CitationStyle,
@@ -105,6 +106,28 @@ def _contexts(record: AuditRecord, chunk_sources: Mapping[str, str] | None) -> d
     elif record.prompt_text:
         by_chunk = {m["chunk"]: m["src"] for m in _HEADER.finditer(record.prompt_text)}
     return {ev.anchor: by_chunk[ev.chunk_id] for ev in record.evidence if ev.chunk_id in by_chunk}
+
+
+def store_inputs(
+    record: AuditRecord,
+    get_chunks: Callable[[list[str]], Sequence[Chunk]],
+    *,
+    texts_needed: bool = True,
+) -> tuple[dict[str, str] | None, dict[str, str] | None]:
+    """(`chunk_texts`, `chunk_sources`) for `replay` of `record` from a document store:
+    the texts when `texts_needed` and the record kept none, the source lines when it kept no
+    prompt; `get_chunks` (e.g. `store.get_chunks`) is called only when either is needed."""
+    from citebound.retrieve.retriever import source_of
+    from citebound.text.sanitize import safe_normalize_v1
+
+    need_texts = texts_needed and record.evidence_texts is None
+    need_sources = record.prompt_text is None
+    if not record.evidence or not (need_texts or need_sources):
+        return None, None
+    chunks = get_chunks([ev.chunk_id for ev in record.evidence])
+    texts = {c.chunk_id: safe_normalize_v1(c.text) for c in chunks} if need_texts else None
+    sources = {c.chunk_id: source_of(c).reference() for c in chunks} if need_sources else None
+    return texts, sources
 
 
 def replay(

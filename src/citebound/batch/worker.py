@@ -156,9 +156,7 @@ def revalidate_partitions(
         import pandas as pd
 
         from citebound.audit.columns import from_row
-        from citebound.audit.replay import replay
-        from citebound.retrieve.retriever import source_of
-        from citebound.text.sanitize import safe_normalize_v1
+        from citebound.audit.replay import replay, store_inputs
 
         pipe, _ = worker_context(config_json)
         policy = pipe.ctx.policy
@@ -166,17 +164,11 @@ def revalidate_partitions(
             out: list[dict[str, Any]] = []
             for row in frame.to_dict("records"):
                 record = from_row(audit_row(row))
-                texts = None
-                sources = None
-                if (
-                    evidence_from_store
-                    and record.evidence
-                    and (record.evidence_texts is None or record.prompt_text is None)
-                ):
-                    chunks = pipe.ctx.store.get_chunks([e.chunk_id for e in record.evidence])
-                    if record.evidence_texts is None:
-                        texts = {c.chunk_id: safe_normalize_v1(c.text) for c in chunks}
-                    sources = {c.chunk_id: source_of(c).reference() for c in chunks}
+                texts, sources = (
+                    store_inputs(record, pipe.ctx.store.get_chunks)
+                    if evidence_from_store
+                    else (None, None)
+                )
                 report = replay(record, policy, chunk_texts=texts, chunk_sources=sources)
                 new = report.new_result
                 out.append(

@@ -77,11 +77,7 @@ def _serve(requests: int, replies: int) -> None:
         _send(replies, 1, f"{type(err).__name__}: {err}".encode())
         return
     _send(replies, 0, _SHAPE.pack(0, embedder.dim))
-    import gc
-
     import numpy as np
-
-    gc.enable()  # forked before `ask` paused it; this process serves a whole batch
 
     while True:
         try:

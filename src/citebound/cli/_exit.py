@@ -78,10 +78,9 @@ def exit_now(code: int) -> None:
     Returns only when the fast way is not safe (a stream cannot be flushed); the caller then
     exits normally.
     """
-    main = threading.main_thread()
-    for thread in threading.enumerate():  # the interpreter waits for these before atexit
-        if thread is not main and not thread.daemon:
-            thread.join()
+    # The interpreter's own order: threading's shutdown (its registered hooks, such as
+    # concurrent.futures stopping idle workers, then joining non-daemon threads), then atexit.
+    threading._shutdown()  # type: ignore[attr-defined]
     atexit._run_exitfuncs()
     try:
         sys.stdout.flush()

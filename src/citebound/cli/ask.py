@@ -317,7 +317,7 @@ def start_query_embedder() -> None:
 
         use_query_embedder(helper)
         atexit.register(helper.close)  # run by the fast exit too
-    if helper is None:
+    else:
         prewarm_embedder()
 
 

@@ -198,28 +198,27 @@ def _policy_for(record: AuditRecord, name: str | None) -> Policy:
     )
 
 
-def _store_chunks(
-    store_dir: Path, chunk_ids: list[str], database: str = ""
-) -> tuple[dict[str, str], dict[str, str]]:
-    """(chunk_id -> sanitized text, chunk_id -> source reference) from the store (chunk ids
-    are content hashes)."""
+def _store_inputs(
+    store_dir: Path, database: str, record: AuditRecord, texts_needed: bool
+) -> tuple[dict[str, str] | None, dict[str, str] | None]:
+    """`audit.replay.store_inputs` from the store at `store_dir` / `database` (opened only
+    when the record needs something from it)."""
+    from citebound.audit.replay import store_inputs
+    from citebound.contracts.documents import Chunk
     from citebound.errors import CiteboundError
-    from citebound.retrieve.retriever import source_of
     from citebound.store.open import open_store
-    from citebound.text import safe_normalize_v1
 
-    try:
-        store = open_store(store_dir, database=database)
-    except CiteboundError as err:
-        fail(str(err))
-    try:
-        chunks = store.get_chunks(chunk_ids)
-        return (
-            {c.chunk_id: safe_normalize_v1(c.text) for c in chunks},
-            {c.chunk_id: source_of(c).reference() for c in chunks},
-        )
-    finally:
-        store.close()
+    def chunks(chunk_ids: list[str]) -> list[Chunk]:
+        try:
+            store = open_store(store_dir, database=database)
+        except CiteboundError as err:
+            fail(str(err))
+        try:
+            return store.get_chunks(chunk_ids)
+        finally:
+            store.close()
+
+    return store_inputs(record, chunks, texts_needed=texts_needed)
 
 
 @audit_group.command("replay")
@@ -261,13 +260,10 @@ def replay_command(
     store_dir = store_dir or Path(".citebound")
     chunk_texts: dict[str, str] | None = None
     chunk_sources: dict[str, str] | None = None
-    has_store = bool(url) or (store_dir / "store.sqlite").is_file()
-    if has_store and record.evidence and record.prompt_text is None:
-        texts, chunk_sources = _store_chunks(
-            store_dir, [ev.chunk_id for ev in record.evidence], url
+    if url or (store_dir / "store.sqlite").is_file():
+        chunk_texts, chunk_sources = _store_inputs(
+            store_dir, url, record, texts_needed=evidence_file is None
         )
-        if record.evidence_texts is None and evidence_file is None:
-            chunk_texts = texts
     if evidence_file is not None:
         try:
             data = json.loads(evidence_file.read_text("utf-8"))
@@ -276,10 +272,6 @@ def replay_command(
         if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
             fail(f"{evidence_file} must be a JSON object of chunk_id -> text")
         chunk_texts = data
-    elif record.evidence_texts is None and has_store and chunk_texts is None:
-        chunk_texts, chunk_sources = _store_chunks(
-            store_dir, [ev.chunk_id for ev in record.evidence], url
-        )
     report = replay(
         record,
         _policy_for(record, policy_name),

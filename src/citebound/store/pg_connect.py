@@ -7,9 +7,9 @@ without it (it is the `postgres` extra).
   directory goes in `?host=/path`). `is_database_url` decides between a URL and a directory.
 * **Pool**: psycopg_pool with `POOL_MIN`..`POOL_MAX` connections, a connect timeout, and a
   server-side `statement_timeout` on every connection, so a stuck query fails the request
-  instead of hanging it. Connections are in autocommit mode and every write is one explicit
-  transaction, so
-  nothing is half-written.
+  instead of hanging it. Connections are in autocommit mode; every write is one explicit
+  transaction or a single statement (the audit append: one INSERT), so nothing is
+  half-written.
 * **Migrations**: numbered, each in its own transaction, under a transaction-scoped advisory lock
   (one lock key per schema), so two replicas starting at once apply each migration exactly once;
   the second waits for the first and then sees it applied.

@@ -89,7 +89,7 @@ def candidates(
 ) -> list[Candidate]:
     """Every quotable sentence of the bundle's evidence, in evidence, line, sentence order."""
     forbidden = _forbidden(bundle, refusal_text)
-    allowed = tuple(e.citation_anchor for e in bundle.selected_evidence)
+    allowed = tuple(bundle.allowed_anchors)
     out: list[Candidate] = []
     for ev_index, evidence in enumerate(bundle.selected_evidence):
         # A section title kept in the text (HTML, PDF, plain text) says where, not what.
