@@ -130,10 +130,10 @@ def package_response(
     except RenumberError:
         return _failed(validation.request_id, ReasonCode.INTERNAL_ERROR.value, usage, latency)
     by_anchor = {e.citation_anchor: e for e in bundle.selected_evidence}
+    # renumber() raised unless every cited anchor is evidence of this bundle.
     citations = [
-        public_citation(by_anchor[a], shown.mapping.get(a, a))
-        for a in validation.validated_citations
-        if a in by_anchor
+        public_citation(by_anchor[a], label)
+        for a, label in zip(validation.validated_citations, shown.citations, strict=True)
     ]
     return PublicResponse(
         request_id=validation.request_id,

@@ -53,8 +53,8 @@ def render_text(
     validation: ValidationResult | None = None,
     show_scores: bool = False,
 ) -> str:
-    """Human text of `response`; `show_scores` needs `bundle` (scores are internal) and,
-    for an answer whose anchors were renumbered, the `validation` it was packaged from."""
+    """Human text of `response`; `show_scores` needs `bundle` (scores are internal) and the
+    `validation` it was packaged from (which gives the shown anchors)."""
     if response.status is PublicStatus.FAILED:
         reason = response.failure_reason or "UNKNOWN"
         return f"Answer:\n(no validated answer: FAILED, reason {reason})\n"
@@ -64,12 +64,10 @@ def render_text(
         lines += ["", f"Confidence: {response.confidence} (weakest sentence's support)"]
     if response.citations:
         scores: dict[str, float] = {}
-        if show_scores and bundle is not None:
-            if validation is not None:
-                shown = evidence_by_shown(bundle, shown_of(bundle, validation))
-                scores = {a: e.similarity_score for a, e in shown.items()}
-            else:
-                scores = {e.citation_anchor: e.similarity_score for e in bundle.selected_evidence}
+        if show_scores and bundle is not None and validation is not None:
+            # Keyed by the shown anchors: the prompt's may have been renumbered.
+            shown = evidence_by_shown(bundle, shown_of(bundle, validation))
+            scores = {a: e.similarity_score for a, e in shown.items()}
         lines += ["", "Sources:"]
         lines += [source_line(c, scores.get(c.anchor)) for c in response.citations]
     return "\n".join(lines) + "\n"
