@@ -16,7 +16,10 @@ the in-process embedder, which the caller gets from `citebound.index.embedder` a
 Lifetime: the helper ignores Ctrl-C, reads requests until its pipe closes (the main process
 ended, however it ended) and never returns into the CLI: it leaves with `os._exit`. `close()`
 (called by `cli/_exit.py` before the fast exit) ends it and waits for it, so its CPU time is
-accounted to the command like a thread's would be.
+accounted to the command like a thread's would be; but at most CLOSE_TIMEOUT_SECONDS: a helper
+still inside onnxruntime's start-up then (stuck, or on a machine far slower than expected) is
+killed rather than hanging the exit. Killing it is safe: its only write, the start-up cache
+entry, is renamed into place once complete (`citebound.cache_dir.commit_dir`).
 
 Only the CLI's own process starts one (never a test or an embedding program: forking a process
 with threads is unsafe), on Linux.
@@ -27,10 +30,12 @@ from __future__ import annotations
 import contextlib
 import marshal
 import os
+import select
 import signal
 import struct
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -39,6 +44,14 @@ if TYPE_CHECKING:
 
 _HEADER = struct.Struct("<BI")  # status (0 ok, 1 error), payload length
 _SHAPE = struct.Struct("<II")  # rows, dim
+# How long `close()` waits for the helper to end by itself before killing it. A helper ends as
+# soon as it sees its pipe close, unless it is still loading the model: ~0.2 s from the
+# start-up cache, ~0.8 s on a cache miss that writes the 90 MB entry (2-core build machine,
+# load 2). 5 s is several times the slowest normal load; a helper still loading then is stuck
+# (e.g. in onnxruntime's start-up) and would otherwise hang the end of `citebound ask`.
+CLOSE_TIMEOUT_SECONDS = 5.0
+# Poll interval of the fallback wait, for kernels without pidfd_open (Linux < 5.3).
+_POLL_SECONDS = 0.01
 
 
 def _read_exactly(fd: int, n: int) -> bytes:
@@ -156,15 +169,52 @@ class EmbedderProcess:
         return default_embedder().embed(texts)
 
     def close(self) -> None:
-        """End the helper (it sees its pipe close) and wait for it; idempotent."""
+        """End the helper (it sees its pipe close) and wait for it, at most
+        CLOSE_TIMEOUT_SECONDS before killing it; idempotent."""
         if self._requests < 0:
             return
         for fd in (self._requests, self._replies):
             with contextlib.suppress(OSError):
                 os.close(fd)
         self._requests = self._replies = -1
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(self._pid, 0)
+        reap(self._pid, CLOSE_TIMEOUT_SECONDS)
+
+
+def _wait_exited(pid: int, timeout: float) -> bool:
+    """Block until child `pid` has exited (not reaped) or `timeout` passed; True if it exited.
+
+    A pidfd becomes readable when the process exits; without one (old kernel), poll."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        fd = -1
+    if fd >= 0:
+        try:
+            return bool(select.select([fd], [], [], timeout)[0])
+        finally:
+            os.close(fd)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return True
+        except ChildProcessError:
+            return True  # already reaped
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(_POLL_SECONDS)
+
+
+def reap(pid: int, timeout: float) -> bool:
+    """Wait up to `timeout` seconds for child `pid` to exit, SIGKILL it if it has not, and
+    reap it. True when it ended by itself."""
+    ended = _wait_exited(pid, timeout)
+    if not ended:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+    return ended
 
 
 def start() -> EmbedderProcess | None:
