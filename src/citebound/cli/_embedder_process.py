@@ -190,7 +190,9 @@ def _wait_exited(pid: int, timeout: float) -> bool:
         fd = -1
     if fd >= 0:
         try:
-            return bool(select.select([fd], [], [], timeout)[0])
+            waiter = select.poll()  # not select(): it cannot watch descriptors above 1023
+            waiter.register(fd, select.POLLIN)
+            return bool(waiter.poll(max(timeout, 0.0) * 1000))
         finally:
             os.close(fd)
     deadline = time.monotonic() + timeout
