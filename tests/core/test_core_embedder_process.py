@@ -116,3 +116,27 @@ def test_close_waits_for_a_helper_that_ends_when_its_pipe_closes(
     _close_in_thread(ep.EmbedderProcess("quits", pid, theirs, replies))
     assert ended == [True]
     os.close(other)
+
+
+def test_a_helper_that_never_loads_is_killed_and_the_embedder_loads_here(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pid = _spawn(
+        "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(3600)"
+    )
+    requests, theirs = os.pipe()
+    replies, silent = os.pipe()  # the helper never writes its ready message
+    monkeypatch.setattr(ep, "READY_TIMEOUT_SECONDS", 0.2)
+    helper = ep.EmbedderProcess("stuck", pid, theirs, replies)
+    dims: list[int] = []
+    asker = threading.Thread(target=lambda: dims.append(helper.dim), daemon=True)
+    asker.start()
+    asker.join(300)
+    assert not asker.is_alive(), "dim waited for a helper that never loads"
+    from citebound.index.embedder import default_embedder
+
+    assert dims == [default_embedder().dim] and helper._broken
+    with pytest.raises(ChildProcessError):  # killed and reaped
+        os.waitpid(pid, os.WNOHANG)
+    for fd in (requests, silent):
+        os.close(fd)

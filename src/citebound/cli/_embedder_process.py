@@ -18,8 +18,10 @@ ended, however it ended) and never returns into the CLI: it leaves with `os._exi
 (called by `cli/_exit.py` before the fast exit) ends it and waits for it, so its CPU time is
 accounted to the command like a thread's would be; but at most CLOSE_TIMEOUT_SECONDS: a helper
 still inside onnxruntime's start-up then (stuck, or on a machine far slower than expected) is
-killed rather than hanging the exit. Killing it is safe: its only write, the start-up cache
-entry, is renamed into place once complete (`citebound.cache_dir.commit_dir`).
+killed rather than hanging the exit. Likewise the first embedding waits at most
+READY_TIMEOUT_SECONDS for the helper to load, then kills it and loads in-process. Killing it is
+safe: its only write, the start-up cache entry, is renamed into place once complete
+(`citebound.cache_dir.commit_dir`).
 
 Only the CLI's own process starts one (never a test or an embedding program: forking a process
 with threads is unsafe), on Linux.
@@ -50,6 +52,11 @@ _SHAPE = struct.Struct("<II")  # rows, dim
 # load 2). 5 s is several times the slowest normal load; a helper still loading then is stuck
 # (e.g. in onnxruntime's start-up) and would otherwise hang the end of `citebound ask`.
 CLOSE_TIMEOUT_SECONDS = 5.0
+# How long the first embedding waits for the helper to say it loaded the model before giving
+# up on it (it is killed, and the embedder loads in this process: same vectors). Only there to
+# end a hang: a slow but working helper (a machine under heavy load) should still be used, as
+# loading again in this process costs another full load, so 30 s, far above any normal load.
+READY_TIMEOUT_SECONDS = 30.0
 # Poll interval of the fallback wait, for kernels without pidfd_open (Linux < 5.3).
 _POLL_SECONDS = 0.01
 
@@ -136,16 +143,19 @@ class EmbedderProcess:
         self._dim = value
 
     def _ready(self) -> int:
-        """The helper's first message: its dim once loaded (blocks until then), or its error."""
+        """The helper's first message: its dim once loaded (blocks until then, at most
+        READY_TIMEOUT_SECONDS), or its error."""
+        if not _readable(self._replies, READY_TIMEOUT_SECONDS):
+            raise TimeoutError(f"the embedder process did not load in {READY_TIMEOUT_SECONDS} s")
         status, payload = _receive(self._replies)
         if status != 0:
             raise RuntimeError(payload.decode(errors="replace"))
         return int(_SHAPE.unpack(payload)[1])
 
     def _give_up(self) -> None:
-        """Embed in this process from now on (the helper failed or died)."""
+        """Embed in this process from now on (the helper failed, died or hangs): end it now."""
         self._broken = True
-        self.close()
+        self.close(timeout=0.0)
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         import numpy as np
@@ -168,16 +178,24 @@ class EmbedderProcess:
 
         return default_embedder().embed(texts)
 
-    def close(self) -> None:
-        """End the helper (it sees its pipe close) and wait for it, at most
-        CLOSE_TIMEOUT_SECONDS before killing it; idempotent."""
+    def close(self, timeout: float = CLOSE_TIMEOUT_SECONDS) -> None:
+        """End the helper (it sees its pipe close) and wait for it, at most `timeout` seconds
+        before killing it; idempotent."""
         if self._requests < 0:
             return
         for fd in (self._requests, self._replies):
             with contextlib.suppress(OSError):
                 os.close(fd)
         self._requests = self._replies = -1
-        reap(self._pid, CLOSE_TIMEOUT_SECONDS)
+        reap(self._pid, timeout)
+
+
+def _readable(fd: int, timeout: float) -> bool:
+    """Whether `fd` has data (or EOF) within `timeout` seconds (poll(), not select(), which
+    cannot watch descriptors above 1023)."""
+    waiter = select.poll()
+    waiter.register(fd, select.POLLIN)
+    return bool(waiter.poll(max(timeout, 0.0) * 1000))
 
 
 def _wait_exited(pid: int, timeout: float) -> bool:
@@ -190,9 +208,7 @@ def _wait_exited(pid: int, timeout: float) -> bool:
         fd = -1
     if fd >= 0:
         try:
-            waiter = select.poll()  # not select(): it cannot watch descriptors above 1023
-            waiter.register(fd, select.POLLIN)
-            return bool(waiter.poll(max(timeout, 0.0) * 1000))
+            return _readable(fd, timeout)  # a pidfd is readable once the process exited
         finally:
             os.close(fd)
     deadline = time.monotonic() + timeout
