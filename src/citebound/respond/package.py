@@ -147,7 +147,8 @@ def package_answer(
             _failed(validation.request_id, ReasonCode.INTERNAL_ERROR.value, usage, latency)
         )
     try:
-        shown = renumber(view or EvidenceView.from_bundle(bundle), validation, policy)
+        view = view if view is not None else EvidenceView.from_bundle(bundle)
+        shown = renumber(view, validation, policy)
     except RenumberError:
         return Packaged(
             _failed(validation.request_id, ReasonCode.INTERNAL_ERROR.value, usage, latency)

@@ -209,7 +209,7 @@ def validate_answer(
     Returns:
         A ValidationResult; never raises.
     """
-    view = view or EvidenceView.from_bundle(bundle)
+    view = view if view is not None else EvidenceView.from_bundle(bundle)
     if llm.request_id != bundle.request_id:
         why = f"llm result is for request {llm.request_id!r}, bundle for {bundle.request_id!r}"
         return _failed(view, {ReasonCode.INTERNAL_ERROR: why}, _metrics(None))
