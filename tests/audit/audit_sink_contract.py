@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from audit_samples import PATHS, record_for, with_conversation
 
 from citebound.audit import AuditSink
+from citebound.contracts.base import canonical_json
 from citebound.errors import AuditError
 
 
@@ -28,6 +31,35 @@ class AuditSinkContract:
             (back,) = sink.find(r.request_id)
             assert back == r
             assert back.hash_ok()
+
+    def test_non_finite_numbers_are_kept_exactly(self, sink: AuditSink) -> None:
+        """NaN and infinities (a support score gone wrong) never lose the record: every sink
+        stores them and reads back the same record, with the same hash."""
+        base = record_for("ok", request_id="non-finite")
+        evidence = [
+            e.model_copy(update={"similarity_score": v})
+            for e, v in zip(base.evidence, (math.nan, -math.inf), strict=True)
+        ]
+        record = base.model_copy(
+            update={
+                "min_support": math.nan,
+                "attribution_coverage": math.inf,
+                "llm_latency_ms": -math.inf,
+                "latency_ms": math.nan,
+                "evidence": evidence,
+            }
+        )
+        record = record.model_copy(update={"record_hash": record.compute_hash()})
+        sink.append(record)
+        (back,) = sink.find("non-finite")
+        assert back.hash_ok() and back.record_hash == record.record_hash
+        # NaN != NaN, so compare the canonical bytes (what the hash covers) and the values
+        assert canonical_json(back) == canonical_json(record)
+        assert math.isnan(back.min_support or 0.0) and math.isnan(back.latency_ms)
+        assert (back.attribution_coverage, back.llm_latency_ms) == (math.inf, -math.inf)
+        scores = [e.similarity_score for e in back.evidence]
+        assert math.isnan(scores[0]) and scores[1] == -math.inf
+        assert [r.request_id for r in sink.records()] == ["non-finite"]
 
     def test_a_follow_up_keeps_its_conversation(self, sink: AuditSink) -> None:
         follow = with_conversation(record_for("ok", request_id="follow-up"))

@@ -6,10 +6,14 @@ the CLI itself refuses to do.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import threading
 
 import pytest
+
+from citebound.cli import _embedder_process as ep
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="the helper process is forked on Linux only"
@@ -60,3 +64,79 @@ runpy.run_module("citebound", run_name="__main__")
         )
     assert out.returncode == 2, out.stderr
     assert "LOADED []" in out.stdout
+
+
+def _spawn(code: str, stdin: int | None = None) -> int:
+    """A child Python process running `code` (posix_spawn: no fork of the pytest process)."""
+    actions = [(os.POSIX_SPAWN_DUP2, stdin, 0)] if stdin is not None else []
+    return os.posix_spawn(
+        sys.executable, [sys.executable, "-c", code], os.environ, file_actions=actions
+    )
+
+
+def _close_in_thread(helper: ep.EmbedderProcess) -> None:
+    # A close() that hangs would hang the test run: join with a generous guard instead.
+    closer = threading.Thread(target=helper.close, daemon=True)
+    closer.start()
+    closer.join(120)
+    assert not closer.is_alive(), "close() did not return"
+
+
+def test_close_kills_a_helper_that_never_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A helper stuck in start-up: it never reads its pipe, ignores SIGTERM, never exits.
+    pid = _spawn(
+        "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(3600)"
+    )
+    requests, theirs = os.pipe()
+    replies, _ = os.pipe()
+    ended: list[bool] = []
+    reap = ep.reap
+    monkeypatch.setattr(ep, "CLOSE_TIMEOUT_SECONDS", 0.2)
+    monkeypatch.setattr(ep, "reap", lambda p, t: ended.append(reap(p, t)) or ended[-1])
+    helper = ep.EmbedderProcess("stuck", pid, theirs, replies)
+    _close_in_thread(helper)
+    assert ended == [False]  # killed, not ended by itself
+    with pytest.raises(ChildProcessError):  # and reaped: no zombie left
+        os.waitpid(pid, os.WNOHANG)
+    helper.close()  # idempotent
+    for fd in (requests, _):
+        os.close(fd)
+
+
+def test_close_waits_for_a_helper_that_ends_when_its_pipe_closes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    requests, theirs = os.pipe()
+    pid = _spawn("import sys\nsys.stdin.buffer.read()", stdin=requests)
+    os.close(requests)
+    replies, other = os.pipe()
+    ended: list[bool] = []
+    reap = ep.reap
+    monkeypatch.setattr(ep, "reap", lambda p, t: ended.append(reap(p, t)) or ended[-1])
+    _close_in_thread(ep.EmbedderProcess("quits", pid, theirs, replies))
+    assert ended == [True]
+    os.close(other)
+
+
+def test_a_helper_that_never_loads_is_killed_and_the_embedder_loads_here(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pid = _spawn(
+        "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(3600)"
+    )
+    requests, theirs = os.pipe()
+    replies, silent = os.pipe()  # the helper never writes its ready message
+    monkeypatch.setattr(ep, "READY_TIMEOUT_SECONDS", 0.2)
+    helper = ep.EmbedderProcess("stuck", pid, theirs, replies)
+    dims: list[int] = []
+    asker = threading.Thread(target=lambda: dims.append(helper.dim), daemon=True)
+    asker.start()
+    asker.join(300)
+    assert not asker.is_alive(), "dim waited for a helper that never loads"
+    from citebound.index.embedder import default_embedder
+
+    assert dims == [default_embedder().dim] and helper._broken
+    with pytest.raises(ChildProcessError):  # killed and reaped
+        os.waitpid(pid, os.WNOHANG)
+    for fd in (requests, silent):
+        os.close(fd)

@@ -152,3 +152,40 @@ def test_awkward_text_and_floats_round_trip_exactly(pg_url: str) -> None:
         (back,) = sink.find("awkward")
     assert back == record and back.hash_ok()
     assert back.latency_ms == 0.30000000000000004
+
+
+def test_the_row_is_encoded_before_a_pool_connection_is_taken(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pool connection is held for the INSERT only: other requests' appends wait for a
+    connection, so the record's encoding (CPU work) happens before one is taken."""
+    from contextlib import contextmanager
+    from typing import Any
+
+    import citebound.audit.postgres as pg_audit
+
+    sink = PostgresAuditSink(pg_url)
+    held: list[bool] = []
+    encoded_while_held: list[bool] = []
+    take = sink._pool.connection
+    encode = pg_audit.to_row
+
+    @contextmanager
+    def connection(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        held.append(True)
+        try:
+            with take(*args, **kwargs) as conn:
+                yield conn
+        finally:
+            held.pop()
+
+    def to_row(*args: Any, **kwargs: Any) -> Any:
+        encoded_while_held.append(bool(held))
+        return encode(*args, **kwargs)
+
+    monkeypatch.setattr(sink._pool, "connection", connection)
+    monkeypatch.setattr(pg_audit, "to_row", to_row)
+    sink.append(record_for("ok", request_id="encoded-first"))
+    assert encoded_while_held == [False]
+    assert [r.request_id for r in sink.find("encoded-first")] == ["encoded-first"]
+    sink.close()

@@ -83,6 +83,24 @@ def test_an_uncomputed_version_is_computed_inside_a_request(pg_url: str, tmp_pat
     store.close()
 
 
+def test_a_version_the_state_read_found_missing_is_computed_without_asking_again(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = PostgresStore(pg_url, root=tmp_path)
+    store.upsert_document(*make_doc("a", 2))  # a write: no version computed for it yet
+    reads = _counting_reads(store, monkeypatch)
+    with request_snapshot():
+        v = store.index_version("default")
+        assert store.index_version("default") == v
+    # one read: the collections and their (missing) versions; no second per-collection ask
+    assert len(reads) == 1 and "FROM collections" in reads[0], reads
+    reads.clear()
+    with request_snapshot():  # the next request finds the version computed above
+        assert store.index_version("default") == v
+    assert len(reads) == 1, reads
+    store.close()
+
+
 def test_served_answer_costs_two_statements(
     pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

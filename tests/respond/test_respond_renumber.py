@@ -184,3 +184,27 @@ def test_citations_outside_the_evidence_fail_closed_even_in_order() -> None:
     forged = v.model_copy(update={"validated_citations": ["C0", "C7"]})
     with pytest.raises(rn.RenumberError, match="C7"):
         rn.renumber(EvidenceView.from_bundle(b), forged, POLICY)
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_package_answer_returns_the_shown_anchors_the_audit_keeps(style: CitationStyle) -> None:
+    from citebound.respond import package_answer
+
+    b = make_answer_bundle(FACTS, style=style)
+    llm = make_llm_result(b, _answer(style, [3, 0, 3, 2]))
+    v = validate_answer(b, llm, POLICY)
+    assert v.validation_status is ValidationStatus.PASSED
+    out = package_answer(b, llm, v, policy=POLICY, latency_ms=1.0)
+    with_view = package_answer(
+        b, llm, v, policy=POLICY, latency_ms=1.0, view=EvidenceView.from_bundle(b)
+    )
+    assert out == with_view and out.response == package_response(
+        b, llm, v, policy=POLICY, latency_ms=1.0
+    )
+    # the same mapping build_audit_record derived before it was passed along
+    assert out.display_anchors == rn.shown_of(b, v)
+    assert list(out.display_anchors or {}) == [b.allowed_anchors[i] for i in (3, 0, 2)]
+    assert [c.anchor for c in out.response.citations] == list((out.display_anchors or {}).values())
+    rejected = make_llm_result(b, _answer(style, [1]) + " Mars has two moons.")
+    failed = package_answer(b, rejected, validate_answer(b, rejected, POLICY), policy=POLICY)
+    assert failed.response.status is PublicStatus.FAILED and failed.display_anchors is None

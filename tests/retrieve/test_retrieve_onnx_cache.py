@@ -89,3 +89,24 @@ def test_no_home_directory_means_no_cache(monkeypatch: pytest.MonkeyPatch) -> No
     assert onnx_cache.cache_root() is None
     monkeypatch.setenv("XDG_CACHE_HOME", "/somewhere")
     assert onnx_cache.cache_root() == Path("/somewhere/citebound")
+
+
+def test_writing_an_entry_prunes_entries_of_older_installs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from citebound.cache_dir import KEEP_ENTRIES
+
+    monkeypatch.setenv("CITEBOUND_CACHE_DIR", str(tmp_path))
+    old = [tmp_path / "onnx" / f"old{i}" for i in range(KEEP_ENTRIES + 1)]
+    for age, entry in enumerate(old, start=1):  # another model file or onnxruntime version
+        entry.mkdir(parents=True)
+        (entry / "weights.bin").write_bytes(b"\0" * 16)
+        os.utime(entry, (1e9 - age, 1e9 - age))
+    _embedder()  # a miss: writes this install's entry, keeps the newest others
+    names = {p.name for p in _entries(tmp_path)}
+    kept_old = {f"old{i}" for i in range(KEEP_ENTRIES - 1)}  # the most recently used ones
+    (new,) = names - kept_old
+    assert kept_old < names and not new.startswith("old")
+    assert (tmp_path / "onnx" / new / "probe.json").is_file()

@@ -3,14 +3,25 @@
 Scalars map to typed columns. `text_list` columns are JSON arrays in SQLite and
 `list<string>` in Delta. `json` columns (anchor_map, evidence, unsupported_sentences,
 model_calls, conversation, display_anchors) are canonical JSON text in both, so Spark reads
-them with `from_json` and pandas with `json.loads`. A test checks this list against the
-`AuditRecord` fields, so a new field cannot be silently dropped by a sink. New columns go at
-the end, where SQLite's ALTER TABLE and Delta's add_columns put them.
+them with `from_json` and pandas with `json.loads`.
+
+Non-finite numbers (NaN, Infinity, -Infinity: a support score or a similarity gone wrong) are
+data about the request and are kept, never lost, and the record's hash covers them (canonical
+JSON writes them as `NaN`, `Infinity`, `-Infinity`, inside `json` columns too). SQLite stores a
+NaN REAL as NULL and PostgreSQL's JSON has no NaN, so in both SQL sinks a non-finite `real` is
+written as that same word (`REAL_WORDS`), which PostgreSQL's DOUBLE PRECISION parses and
+SQLite keeps as text, and read back as the float: both sinks return the record they were
+given, hash included. Delta's float64 columns hold them natively.
+
+A test checks this list against the `AuditRecord` fields, so a new field cannot be silently
+dropped by a sink. New columns go at the end, where SQLite's ALTER TABLE and Delta's
+add_columns put them.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -88,10 +99,17 @@ COLUMNS: tuple[Column, ...] = (
     _c("display_anchors", "json", True),  # schema v5, migration 8
 )
 COLUMN_NAMES = tuple(c.name for c in COLUMNS)
+# How the SQL sinks write a non-finite `real` (the words of canonical JSON and of PostgreSQL).
+REAL_WORDS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def _real_word(value: float) -> str:
+    return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
 
 
 def to_row(record: AuditRecord, *, lists_as_json: bool) -> dict[str, Any]:
-    """Flat row of `record`. `lists_as_json` encodes text lists as JSON text (SQLite)."""
+    """Flat row of `record`. `lists_as_json` gives the SQL sinks' encodings (SQLite and
+    PostgreSQL): text lists as JSON text, bools as 0/1, non-finite reals as `REAL_WORDS`."""
     data = record.model_dump(mode="json")
     row: dict[str, Any] = {}
     for col in COLUMNS:
@@ -100,6 +118,10 @@ def to_row(record: AuditRecord, *, lists_as_json: bool) -> dict[str, Any]:
             value = canonical_json(value)
         elif col.kind == "bool" and lists_as_json:
             value = int(value)
+        elif (
+            col.kind == "real" and lists_as_json and value is not None and not math.isfinite(value)
+        ):
+            value = _real_word(value)
         row[col.name] = value
     return row
 
@@ -113,5 +135,7 @@ def from_row(row: dict[str, Any]) -> AuditRecord:
             value = json.loads(value) if isinstance(value, str) else list(value)
         elif value is not None and col.kind == "bool":
             value = bool(value)
+        elif isinstance(value, str) and col.kind == "real":
+            value = REAL_WORDS[value]
         data[col.name] = value
     return AuditRecord.model_validate(data)

@@ -114,9 +114,11 @@ AUDIT_MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
 # The row travels as ONE json parameter, typed by the table's own row type: with one
 # placeholder per column (52 > psycopg's MAX_CACHED_STATEMENT_PARAMS = 50) psycopg re-parsed
 # the whole statement on every append, on the request thread (~0.1 ms of GIL per answer).
-# Values are what `to_row` gives (text, integers, finite floats, NULL): JSON numbers parse to
-# the same BIGINT/DOUBLE PRECISION (Python writes floats in shortest round-trip form), JSON
-# strings to the same text; the audit contract suite checks every record reads back equal.
+# Values are what `to_row` gives (text, integers, finite floats, NULL, and the words NaN,
+# Infinity, -Infinity for non-finite reals, audit.columns): JSON numbers parse to the same
+# BIGINT/DOUBLE PRECISION (Python writes floats in shortest round-trip form), JSON strings to
+# the same text or, for those words, the same non-finite DOUBLE PRECISION; the audit contract
+# suite checks every record reads back equal.
 _INSERT = (
     f"INSERT INTO audit_records ({', '.join(COLUMN_NAMES)}) "
     f"SELECT {', '.join(COLUMN_NAMES)} FROM json_populate_record(NULL::audit_records, %s::json)"
@@ -166,11 +168,16 @@ class PostgresAuditSink:
         import psycopg
 
         try:
+            # Encoded before a connection is taken: a pool connection is held only for the
+            # INSERT itself, not for CPU work other requests' appends would wait behind.
+            row = json.dumps(to_row(record, lists_as_json=True), allow_nan=False)
+        except ValueError as err:  # never expected: to_row writes non-finite reals as words
+            raise AuditError(f"cannot encode audit record {record.request_id}: {err}") from err
+        try:
             # One INSERT on an autocommit connection is its own transaction: atomic, and
             # committed (WAL flushed) when execute returns. No BEGIN/COMMIT round trips and
             # no lock beyond the row's own index entries, so replicas never wait on each other.
             with self._pool.connection() as conn:
-                row = json.dumps(to_row(record, lists_as_json=True), allow_nan=False)
                 conn.execute(_INSERT, (row,))
         except psycopg.errors.UniqueViolation as err:
             raise AuditError(

@@ -14,7 +14,7 @@ validation GENERATION_FAILED), and failures before any bundle (nothing but the r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 from citebound.contracts.assembly import AnswerBundle, PromptBuildResult
@@ -70,13 +70,17 @@ def _answer_calls(
 
 
 def _display_anchors(
-    response: PublicResponse, bundle: AnswerBundle | None, validation: ValidationResult | None
+    response: PublicResponse,
+    bundle: AnswerBundle | None,
+    validation: ValidationResult | None,
+    shown: Mapping[str, str] | None,
 ) -> dict[str, str] | None:
-    """Prompt anchor -> shown anchor of an answer the reader saw (None otherwise): the same
-    function of `validated_citations` that packaging applied (respond/renumber.py)."""
+    """Prompt anchor -> shown anchor of an answer the reader saw (None otherwise): the mapping
+    packaging applied (`shown`, from `respond.package_answer`), or, when the caller did not
+    pass it, the same function of `validated_citations` (respond/renumber.py)."""
     if response.status is not PublicStatus.OK or bundle is None or validation is None:
         return None
-    return shown_of(bundle, validation)
+    return dict(shown) if shown is not None else shown_of(bundle, validation)
 
 
 def build_audit_record(
@@ -96,6 +100,7 @@ def build_audit_record(
     store_evidence_text: bool = False,
     model_calls: Sequence[ModelCallRecord] | None = None,
     conversation: AuditConversation | None = None,
+    display_anchors: Mapping[str, str] | None = None,
 ) -> AuditRecord:
     """The audit record of one request, hashed.
 
@@ -112,6 +117,8 @@ def build_audit_record(
         model_calls: every model call of the request in order (the pipeline's); None means
             the one answer call of `llm`, if it made any.
         conversation: the earlier turns and the follow-up rewrite (None without history).
+        display_anchors: the shown anchors of an OK answer, as `respond.package_answer`
+            returned them; derived from `validation` when None.
 
     Raises:
         ContractError: when the inputs belong to different request ids.
@@ -182,7 +189,7 @@ def build_audit_record(
         index_version=trace.index_version if trace else index_version,
         reranker=trace.reranker if trace else None,
         conversation=conversation,
-        display_anchors=_display_anchors(response, bundle, validation),
+        display_anchors=_display_anchors(response, bundle, validation, display_anchors),
         policy_version=policy.policy_version,
         policy_fingerprint=policy.fingerprint,
         validator_version=validation.validator_version if validation is not None else None,

@@ -16,7 +16,12 @@ the in-process embedder, which the caller gets from `citebound.index.embedder` a
 Lifetime: the helper ignores Ctrl-C, reads requests until its pipe closes (the main process
 ended, however it ended) and never returns into the CLI: it leaves with `os._exit`. `close()`
 (called by `cli/_exit.py` before the fast exit) ends it and waits for it, so its CPU time is
-accounted to the command like a thread's would be.
+accounted to the command like a thread's would be; but at most CLOSE_TIMEOUT_SECONDS: a helper
+still inside onnxruntime's start-up then (stuck, or on a machine far slower than expected) is
+killed rather than hanging the exit. Likewise the first embedding waits at most
+READY_TIMEOUT_SECONDS for the helper to load, then kills it and loads in-process. Killing it is
+safe: its only write, the start-up cache entry, is renamed into place once complete
+(`citebound.cache_dir.commit_dir`).
 
 Only the CLI's own process starts one (never a test or an embedding program: forking a process
 with threads is unsafe), on Linux.
@@ -27,10 +32,12 @@ from __future__ import annotations
 import contextlib
 import marshal
 import os
+import select
 import signal
 import struct
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -39,6 +46,19 @@ if TYPE_CHECKING:
 
 _HEADER = struct.Struct("<BI")  # status (0 ok, 1 error), payload length
 _SHAPE = struct.Struct("<II")  # rows, dim
+# How long `close()` waits for the helper to end by itself before killing it. A helper ends as
+# soon as it sees its pipe close, unless it is still loading the model: ~0.2 s from the
+# start-up cache, ~0.8 s on a cache miss that writes the 90 MB entry (2-core build machine,
+# load 2). 5 s is several times the slowest normal load; a helper still loading then is stuck
+# (e.g. in onnxruntime's start-up) and would otherwise hang the end of `citebound ask`.
+CLOSE_TIMEOUT_SECONDS = 5.0
+# How long the first embedding waits for the helper to say it loaded the model before giving
+# up on it (it is killed, and the embedder loads in this process: same vectors). Only there to
+# end a hang: a slow but working helper (a machine under heavy load) should still be used, as
+# loading again in this process costs another full load, so 30 s, far above any normal load.
+READY_TIMEOUT_SECONDS = 30.0
+# Poll interval of the fallback wait, for kernels without pidfd_open (Linux < 5.3).
+_POLL_SECONDS = 0.01
 
 
 def _read_exactly(fd: int, n: int) -> bytes:
@@ -123,16 +143,19 @@ class EmbedderProcess:
         self._dim = value
 
     def _ready(self) -> int:
-        """The helper's first message: its dim once loaded (blocks until then), or its error."""
+        """The helper's first message: its dim once loaded (blocks until then, at most
+        READY_TIMEOUT_SECONDS), or its error."""
+        if not _readable(self._replies, READY_TIMEOUT_SECONDS):
+            raise TimeoutError(f"the embedder process did not load in {READY_TIMEOUT_SECONDS} s")
         status, payload = _receive(self._replies)
         if status != 0:
             raise RuntimeError(payload.decode(errors="replace"))
         return int(_SHAPE.unpack(payload)[1])
 
     def _give_up(self) -> None:
-        """Embed in this process from now on (the helper failed or died)."""
+        """Embed in this process from now on (the helper failed, died or hangs): end it now."""
         self._broken = True
-        self.close()
+        self.close(timeout=0.0)
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         import numpy as np
@@ -155,16 +178,61 @@ class EmbedderProcess:
 
         return default_embedder().embed(texts)
 
-    def close(self) -> None:
-        """End the helper (it sees its pipe close) and wait for it; idempotent."""
+    def close(self, timeout: float = CLOSE_TIMEOUT_SECONDS) -> None:
+        """End the helper (it sees its pipe close) and wait for it, at most `timeout` seconds
+        before killing it; idempotent."""
         if self._requests < 0:
             return
         for fd in (self._requests, self._replies):
             with contextlib.suppress(OSError):
                 os.close(fd)
         self._requests = self._replies = -1
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(self._pid, 0)
+        reap(self._pid, timeout)
+
+
+def _readable(fd: int, timeout: float) -> bool:
+    """Whether `fd` has data (or EOF) within `timeout` seconds (poll(), not select(), which
+    cannot watch descriptors above 1023)."""
+    waiter = select.poll()
+    waiter.register(fd, select.POLLIN)
+    return bool(waiter.poll(max(timeout, 0.0) * 1000))
+
+
+def _wait_exited(pid: int, timeout: float) -> bool:
+    """Block until child `pid` has exited (not reaped) or `timeout` passed; True if it exited.
+
+    A pidfd becomes readable when the process exits; without one (old kernel), poll."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        fd = -1
+    if fd >= 0:
+        try:
+            return _readable(fd, timeout)  # a pidfd is readable once the process exited
+        finally:
+            os.close(fd)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return True
+        except ChildProcessError:
+            return True  # already reaped
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(_POLL_SECONDS)
+
+
+def reap(pid: int, timeout: float) -> bool:
+    """Wait up to `timeout` seconds for child `pid` to exit, SIGKILL it if it has not, and
+    reap it. True when it ended by itself."""
+    ended = _wait_exited(pid, timeout)
+    if not ended:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+    return ended
 
 
 def start() -> EmbedderProcess | None:

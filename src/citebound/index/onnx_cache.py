@@ -16,7 +16,10 @@ The saved graph can be specific to the CPU that optimised it (onnxruntime says s
   model when it differs. Results never depend on whether the cache was used.
 
 Where: `citebound.cache_dir.cache_root()` (one ~90 MB entry per model and onnxruntime
-version); `CITEBOUND_CACHE_DIR=off` disables it.
+version); `CITEBOUND_CACHE_DIR=off` disables it. An entry is written in a temporary folder
+beside it, flushed and renamed into place (`cache_dir.commit_dir`): a process killed while
+writing (the CLI kills an embedder helper that does not end) leaves no partial entry. The
+writer then keeps only the most recently used `cache_dir.KEEP_ENTRIES` entries.
 Any error (read-only home, full disk, a corrupt entry) silently means "no cache".
 """
 
@@ -25,7 +28,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import platform
 import shutil
 import tempfile
@@ -35,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from citebound.cache_dir import cache_root
+from citebound.cache_dir import TEMP_PREFIX, cache_root, commit_dir, prune, touch
 
 if TYPE_CHECKING:
     import onnxruntime as ort
@@ -134,6 +136,7 @@ def _load_cached(
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         session = _session(entry / MODEL_FILE, options)
         if probe_digest(session) == expected:
+            touch(entry)  # most recently used: the last entry `prune` removes
             return session
     except FileNotFoundError:
         return None
@@ -149,7 +152,7 @@ def _write_entry(
     import onnxruntime as ort
 
     entry.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=entry.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=entry.parent))
     try:
         options = make_options()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -167,9 +170,7 @@ def _write_entry(
         if probe_digest(_session(tmp / MODEL_FILE, check)) != digest:
             return  # this build of onnxruntime does not round-trip exactly: no cache
         (tmp / CHECK_FILE).write_text(json.dumps({"probe_sha256": digest}), "utf-8")
-        try:
-            os.rename(tmp, entry)  # atomic; another process may have won the race
-        except OSError:
-            return
+        if commit_dir(tmp, entry):  # else another process won the race
+            prune(entry.parent, entry)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -19,6 +19,7 @@ evidence; it never edits or merges the two answers.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from citebound.contracts.assembly import AnswerBundle, PromptBuildResult
 from citebound.contracts.enums import BuildStatus, GenerationStatus, ReasonCode, ValidationStatus
@@ -30,6 +31,9 @@ from citebound.contracts.execution import (
 )
 from citebound.pipeline.context import PipelineContext
 from citebound.policy import Policy
+
+if TYPE_CHECKING:
+    from citebound.validate.view import EvidenceView
 
 # Rejections that say nothing about the answer text: regenerating cannot fix them.
 NOT_REGENERATED = frozenset(
@@ -50,13 +54,13 @@ class Outcome:
 
 
 def located_failures(
-    bundle: AnswerBundle, text: str, validation: ValidationResult, policy: Policy
+    view: EvidenceView, text: str, validation: ValidationResult, policy: Policy
 ) -> list[SentenceFailure]:
-    """The rejected sentences of `text` by index and reason code (validate/failures.py)."""
+    """The rejected sentences of `text` (validated against `view`) by index and reason code
+    (validate/failures.py)."""
     from citebound.validate.failures import failed_sentences
-    from citebound.validate.view import EvidenceView
 
-    return failed_sentences(EvidenceView.from_bundle(bundle), text, validation, policy)
+    return failed_sentences(view, text, validation, policy)
 
 
 def should_regenerate(
@@ -101,10 +105,12 @@ def regenerate(
     failures: list[SentenceFailure],
     calls: list[ModelCallRecord],
     *,
+    view: EvidenceView,
     max_output_tokens: int | None = None,
     followup_terms: str = "",
 ) -> Outcome:
-    """The one regeneration after `validation` rejected `llm`'s answer to `prompt`."""
+    """The one regeneration after `validation` rejected `llm`'s answer to `prompt`
+    (`view`: the EvidenceView of `bundle`, which both answers are validated against)."""
     from citebound.llm import execute
     from citebound.prompt.regenerate import build_regeneration_prompt
     from citebound.validate import validate_answer
@@ -126,9 +132,9 @@ def regenerate(
     if result.generation_status is not GenerationStatus.OK:
         note = f"{first_note}; regeneration call {result.failure_reason}: first rejection stands"
         return Outcome(prompt, _combined(result, llm), validation, [*calls, record], note)
-    v2 = validate_answer(bundle, result, ctx.policy)
+    v2 = validate_answer(bundle, result, ctx.policy, view=view)
     failed2 = (
-        located_failures(bundle, result.raw_model_text, v2, ctx.policy)
+        located_failures(view, result.raw_model_text, v2, ctx.policy)
         if v2.validation_status is ValidationStatus.FAILED
         else []
     )

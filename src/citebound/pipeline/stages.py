@@ -507,12 +507,16 @@ def validated(state: RequestState, ctx: PipelineContext) -> RequestState:
 
     bundle, llm, prompt = state.answer_bundle, state.llm_result, state.prompt
     assert llm is not None and bundle is not None and prompt is not None
-    v = validate_answer(bundle, llm, ctx.policy)
+    # One projection of the bundle for the whole request: both answers of a regeneration,
+    # their located failures, and packaging's check of the renumbered answer (`recorded`).
+    view = state.evidence_view()
+    state = state.keeping_view(view)
+    v = validate_answer(bundle, llm, ctx.policy, view=view)
     note = v.validation_status.value + (f" ({v.failure_reason})" if v.failure_reason else "")
     calls = list(state.model_calls)
     judged = llm.attempts > 0 and bool(calls) and calls[-1].stage == "answer"
     failures = (
-        regen.located_failures(bundle, llm.raw_model_text, v, ctx.policy)
+        regen.located_failures(view, llm.raw_model_text, v, ctx.policy)
         if judged and v.validation_status is ValidationStatus.FAILED
         else []
     )
@@ -529,6 +533,7 @@ def validated(state: RequestState, ctx: PipelineContext) -> RequestState:
             v,
             failures,
             calls,
+            view=view,
             max_output_tokens=state.max_output_tokens,
             followup_terms=" ".join(carried),
         )
@@ -554,7 +559,7 @@ def _latency_ms(state: RequestState) -> float:
 def recorded(state: RequestState, ctx: PipelineContext) -> RequestState:
     from citebound.audit import build_audit_record
     from citebound.pipeline.conversation import audit_conversation
-    from citebound.respond import package_response, package_without_generation
+    from citebound.respond import Packaged, package_answer, package_without_generation
 
     bundle, llm, v = state.answer_bundle, state.llm_result, state.validation
     assert bundle is not None
@@ -566,9 +571,13 @@ def recorded(state: RequestState, ctx: PipelineContext) -> RequestState:
         or state.prompt is None
         or state.prompt.build_status.value != "OK"
     ):
-        response = package_without_generation(bundle, ctx.policy, latency_ms=latency)
+        packaged = Packaged(package_without_generation(bundle, ctx.policy, latency_ms=latency))
     else:
-        response = package_response(bundle, llm, v, policy=ctx.policy, latency_ms=latency)
+        packaged = package_answer(
+            bundle, llm, v, policy=ctx.policy, latency_ms=latency, view=state.evidence_view()
+        )
+    response = packaged.response
+    # The shown anchors are derived once, by packaging; the record and `extras` keep them.
     record = build_audit_record(
         policy=ctx.policy,
         response=response,
@@ -582,6 +591,7 @@ def recorded(state: RequestState, ctx: PipelineContext) -> RequestState:
         store_prompt_text=ctx.config.audit.store_prompt_text,
         store_evidence_text=ctx.config.audit.store_prompt_text,
         model_calls=state.model_calls,
+        display_anchors=packaged.display_anchors,
     )
     for sink in ctx.sinks:
         sink.append(record)

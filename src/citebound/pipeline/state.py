@@ -8,9 +8,9 @@ lists) and the final selection.
 from __future__ import annotations
 
 from functools import cache
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import Field, TypeAdapter
+from pydantic import Field, PrivateAttr, TypeAdapter
 
 from citebound.contracts.assembly import (
     AnswerBundle,
@@ -23,6 +23,9 @@ from citebound.contracts.conversation import MAX_HISTORY_TURNS, ConversationTurn
 from citebound.contracts.execution import LLMExecutionResult, ModelCallRecord, ValidationResult
 from citebound.contracts.public import PublicResponse
 from citebound.contracts.retrieval import FiltersApplied, RetrievalBundle, RetrievalRow
+
+if TYPE_CHECKING:
+    from citebound.validate.view import EvidenceView
 
 # Stage names in registry order; `stage` takes these values, `raw` before any stage ran.
 STAGE_ORDER: tuple[str, ...] = (
@@ -75,7 +78,7 @@ SEED_BUTTONS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 
 # `RequestState.extras` key of the anchors the reader saw (prompt anchor -> shown anchor), set
-# by the `recorded` stage from the audit record (respond/renumber.py).
+# by the `recorded` stage from packaging, as the audit record keeps them (respond/renumber.py).
 DISPLAY_ANCHORS = "display_anchors"
 
 
@@ -188,6 +191,11 @@ class RequestState(Contract):
     started_ns: int = Field(default=0, description="perf_counter_ns at start (latency).")
     policy_fingerprint: str = Field(default="", description="Policy in force.")
     config_fingerprint: str = Field(default="", description="Config in force.")
+    # The EvidenceView of `answer_bundle` that the `validated` stage validated against, with
+    # that bundle: packaging (`recorded`) validates the renumbered answer against the same view
+    # instead of projecting the bundle again. Not a field: never serialized nor validated; a
+    # state rebuilt from JSON (step mode over HTTP) has none and the view is built again.
+    _view: tuple[AnswerBundle, EvidenceView] | None = PrivateAttr(default=None)
 
     def evolve(self, **changes: Any) -> RequestState:
         """A new state with `changes` applied and validated.
@@ -202,6 +210,25 @@ class RequestState(Contract):
             raise ValueError(f"RequestState has no field(s) {sorted(unknown)}")
         checked = {k: _field_adapter(k).validate_python(v) for k, v in changes.items()}
         return self.model_copy(update=checked)
+
+    def evidence_view(self) -> EvidenceView:
+        """The EvidenceView of `answer_bundle`: the one `keeping_view` kept when it is of this
+        very bundle, else projected now (the same view either way)."""
+        from citebound.validate.view import EvidenceView
+
+        bundle = self.answer_bundle
+        if bundle is None:
+            raise ValueError("no answer bundle yet: no evidence view")
+        kept = self._view
+        if kept is not None and kept[0] is bundle:
+            return kept[1]
+        return EvidenceView.from_bundle(bundle)
+
+    def keeping_view(self, view: EvidenceView) -> RequestState:
+        """This state, keeping `view` (of its `answer_bundle`) for the later stages."""
+        state = self.model_copy()
+        state._view = (self.answer_bundle, view) if self.answer_bundle is not None else None
+        return state
 
     def rows_by_id(self) -> dict[str, RetrievalRow]:
         return {r.chunk_id: r for r in self.base_context_chunks}

@@ -1,6 +1,8 @@
 """Response packaging (R6): the public JSON response and its text rendering for people."""
 
 from citebound.respond.package import (
+    Packaged,
+    package_answer,
     package_failure,
     package_response,
     package_without_generation,
@@ -11,6 +13,8 @@ from citebound.respond.render import LOW_CONFIDENCE_HEADER, render_text, source_
 
 __all__ = [
     "LOW_CONFIDENCE_HEADER",
+    "Packaged",
+    "package_answer",
     "package_failure",
     "package_response",
     "package_without_generation",

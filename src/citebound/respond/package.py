@@ -30,6 +30,8 @@ event_date and equipment_id. Never chunk text, scores, prompts or chunk ids.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from citebound.contracts.assembly import AnswerBundle, SelectedEvidence
 from citebound.contracts.enums import (
     AssemblyStatus,
@@ -87,15 +89,26 @@ def _failed(
     )
 
 
-def package_response(
+@dataclass(frozen=True)
+class Packaged:
+    """A packaged answer and the anchors its reader saw: `display_anchors` maps each cited
+    prompt anchor to its shown label, first-citation order (`Renumbered.shown`), for an OK
+    response; None for any other. The audit record keeps exactly this mapping."""
+
+    response: PublicResponse
+    display_anchors: dict[str, str] | None = None
+
+
+def package_answer(
     bundle: AnswerBundle,
     llm: LLMExecutionResult,
     validation: ValidationResult,
     *,
     policy: Policy,
     latency_ms: float | None = None,
-) -> PublicResponse:
-    """Package a validated (or rejected) answer for the public.
+    view: EvidenceView | None = None,
+) -> Packaged:
+    """Package a validated (or rejected) answer for the public, with its shown anchors.
 
     Args:
         bundle: the AnswerBundle the prompt was built from (citation metadata).
@@ -103,19 +116,24 @@ def package_response(
         validation: the R5 result; only PASSED answers reach the public.
         policy: the policy `validation` was made with (the renumbered text is validated again).
         latency_ms: end-to-end latency to report; defaults to the LLM latency (seed 001).
+        view: `EvidenceView.from_bundle(bundle)` when the caller has it already (the one the
+            answer was validated against); built here otherwise.
 
     Returns:
-        The PublicResponse; never raises for inconsistent inputs (they package as FAILED).
+        The response and its shown anchors; never raises for inconsistent inputs (they
+        package as FAILED).
     """
     usage = token_usage(llm)
     latency = llm.llm_latency_ms if latency_ms is None else latency_ms
     ids = {bundle.request_id, llm.request_id, validation.request_id}
     if len(ids) != 1:
-        return _failed(validation.request_id, ReasonCode.INTERNAL_ERROR.value, usage, latency)
+        return Packaged(
+            _failed(validation.request_id, ReasonCode.INTERNAL_ERROR.value, usage, latency)
+        )
     if validation.validation_status is not ValidationStatus.PASSED:
-        return _failed(validation.request_id, validation.failure_reason, usage, latency)
+        return Packaged(_failed(validation.request_id, validation.failure_reason, usage, latency))
     if validation.generation_status is GenerationStatus.NO_EVIDENCE:
-        return PublicResponse(
+        refusal = PublicResponse(
             request_id=validation.request_id,
             status=PublicStatus.NO_EVIDENCE,
             answer=validation.validated_answer_text,
@@ -123,19 +141,25 @@ def package_response(
             token_usage=usage,
             latency_ms=latency,
         )
+        return Packaged(refusal)
     if validation.generation_status is not GenerationStatus.OK:
-        return _failed(validation.request_id, ReasonCode.INTERNAL_ERROR.value, usage, latency)
+        return Packaged(
+            _failed(validation.request_id, ReasonCode.INTERNAL_ERROR.value, usage, latency)
+        )
     try:
-        shown = renumber(EvidenceView.from_bundle(bundle), validation, policy)
+        view = view if view is not None else EvidenceView.from_bundle(bundle)
+        shown = renumber(view, validation, policy)
     except RenumberError:
-        return _failed(validation.request_id, ReasonCode.INTERNAL_ERROR.value, usage, latency)
+        return Packaged(
+            _failed(validation.request_id, ReasonCode.INTERNAL_ERROR.value, usage, latency)
+        )
     by_anchor = {e.citation_anchor: e for e in bundle.selected_evidence}
     # renumber() raised unless every cited anchor is evidence of this bundle.
     citations = [
         public_citation(by_anchor[a], label)
         for a, label in zip(validation.validated_citations, shown.citations, strict=True)
     ]
-    return PublicResponse(
+    response = PublicResponse(
         request_id=validation.request_id,
         status=PublicStatus.OK,
         answer=shown.text,
@@ -145,6 +169,20 @@ def package_response(
         low_confidence=validation.grounding_metrics.low_confidence,
         confidence=validation.grounding_metrics.confidence,
     )
+    return Packaged(response, dict(shown.shown))
+
+
+def package_response(
+    bundle: AnswerBundle,
+    llm: LLMExecutionResult,
+    validation: ValidationResult,
+    *,
+    policy: Policy,
+    latency_ms: float | None = None,
+) -> PublicResponse:
+    """Package a validated (or rejected) answer for the public: `package_answer`'s response
+    (see there). Never raises for inconsistent inputs (they package as FAILED)."""
+    return package_answer(bundle, llm, validation, policy=policy, latency_ms=latency_ms).response
 
 
 def package_without_generation(

@@ -422,6 +422,8 @@ class PostgresStore(PgVectors, PgApiKeys):
         for name, version in rows:
             if version is not None:
                 state.versions.setdefault(str(name), str(version))
+            elif str(name) not in state.versions:
+                state.unversioned.add(str(name))
 
     def index_version(self, collection: str | None = None) -> str:
         """Same formula as SqliteStore (see its module docstring); cached per generation.
@@ -434,12 +436,17 @@ class PostgresStore(PgVectors, PgApiKeys):
             known = state.versions.get(scope)
             if known is not None:
                 return known
-        rows = self._read(_VERSION_SQL, (scope,))
-        version = str(rows[0][0]) if rows and rows[0][0] is not None else None
+        version = None
+        # The request's state read already found no version for this collection: asking the
+        # database again would find none too (same request, same snapshot), so compute it.
+        if state is None or scope not in state.unversioned:
+            rows = self._read(_VERSION_SQL, (scope,))
+            version = str(rows[0][0]) if rows and rows[0][0] is not None else None
         if version is None:
             version = self._compute_version(scope, collection)
         if state is not None:
             state.versions[scope] = version
+            state.unversioned.discard(scope)
         return version
 
     def _compute_version(self, scope: str, collection: str | None) -> str:

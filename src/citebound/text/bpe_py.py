@@ -28,13 +28,11 @@ from __future__ import annotations
 import bisect
 import hashlib
 import marshal
-import os
 import re
 import struct
-import tempfile
 from pathlib import Path
 
-from citebound.cache_dir import cache_root
+from citebound.cache_dir import cache_root, prune, touch, write_atomic
 
 ENCODING = "cl100k_base"
 
@@ -152,6 +150,7 @@ def load_ranks(data_dir: Path) -> dict[bytes, int]:
         try:
             ranks = marshal.loads(cached.read_bytes())
             if isinstance(ranks, dict) and len(ranks) == struct.unpack("<I", _head(vocab))[0]:
+                touch(cached)  # most recently used: the last table `prune` removes
                 return ranks
         except (OSError, ValueError, EOFError, TypeError):
             pass
@@ -159,10 +158,8 @@ def load_ranks(data_dir: Path) -> dict[bytes, int]:
     if cached is not None:
         try:
             cached.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=cached.parent)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(marshal.dumps(ranks))
-            os.replace(tmp, cached)
+            write_atomic(cached, marshal.dumps(ranks))  # whole or absent, never partial
+            prune(cached.parent, cached)  # tables of older quicktok or Python versions
         except OSError:
             pass
     return ranks

@@ -191,7 +191,11 @@ def _validate(
 
 
 def validate_answer(
-    bundle: AnswerBundle, llm: LLMExecutionResult, policy: Policy
+    bundle: AnswerBundle,
+    llm: LLMExecutionResult,
+    policy: Policy,
+    *,
+    view: EvidenceView | None = None,
 ) -> ValidationResult:
     """Validate the model output of `llm` against the evidence of `bundle` (seed 001 R5).
 
@@ -199,11 +203,13 @@ def validate_answer(
         bundle: the AnswerBundle the prompt was built from (allowed anchors, evidence text).
         llm: the execution result; its `raw_model_text` is validated as is.
         policy: refusal strings and validation knobs (`policy.validation`).
+        view: `EvidenceView.from_bundle(bundle)` when the caller has it (the pipeline builds
+            it once per request); built here otherwise.
 
     Returns:
         A ValidationResult; never raises.
     """
-    view = EvidenceView.from_bundle(bundle)
+    view = view if view is not None else EvidenceView.from_bundle(bundle)
     if llm.request_id != bundle.request_id:
         why = f"llm result is for request {llm.request_id!r}, bundle for {bundle.request_id!r}"
         return _failed(view, {ReasonCode.INTERNAL_ERROR: why}, _metrics(None))
