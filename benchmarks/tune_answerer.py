@@ -1,8 +1,10 @@
 """Tune the extractive answerer on SQuAD 2.0 dev: capture bundles once, re-answer offline.
 
     PYTHONPATH=src python benchmarks/tune_answerer.py capture [--open-gate] [--work DIR]
+        [--preset strict-v1|hybridrag|superprompt-v1] [--swap]
     PYTHONPATH=src python benchmarks/tune_answerer.py simulate [--gate 0.76/0.74 ...]
-        [--set '{"tie_share": 0.8}'] [--split tune|held-out] [--capture FILE]
+        [--set '{"tie_share": 0.8}'] [--split tune|held-out|all] [--capture FILE]
+    PYTHONPATH=src python benchmarks/tune_answerer.py misses [--split tune] [--set ...]
 
 `capture` runs every answerable (articles 1-4) and out-of-corpus (5-8) question through the
 whole pipeline with the shipped strict-v1 (or the gate open) and writes one JSON line per
@@ -12,6 +14,12 @@ current answerer (plus `--set` overrides of `[answerer]`), validates each answer
 shipped validator, applies a gate min_score / per-row floor to open-gate captures, and prints
 refusals (gate vs answerer), gold-in-answer and validation failures per split. Tune on
 `--split tune` (answerable 1-2, out-of-corpus 5-6); look at held-out (3-4, 7-8) once.
+
+`misses` says where the gold answers the current answerer misses are lost (`_answer_misses`:
+not in the evidence, not quotable, too few shared terms, or ranked N-th and not chosen), the
+gold-in-answer ceiling (answered questions whose selected evidence holds the gold), sentences
+per answer and the answerer's CPU time per question. `--split` defaults to tune in both
+`simulate` and `misses`: held-out is printed only when asked for (look at it once, at the end).
 
 `capture --swap` runs the tune articles with their roles swapped (5-6 indexed and answerable,
 1-2 out of corpus): a second tune set that never touches 3-4 / 7-8 (strict-v1's coverage gate
@@ -26,9 +34,11 @@ import collections
 import json
 import shutil
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
+from _answer_misses import classify
 from _e2e_squad import COLLECTION, build
 
 from citebound.contracts.assembly import AnswerBundle
@@ -48,7 +58,9 @@ SWAP_OUTSIDE = (1, 2)
 PRESET = "strict-v1"
 
 
-def capture(work: Path, open_gate: bool, out: Path, swap: bool = False) -> None:
+def capture(
+    work: Path, open_gate: bool, out: Path, swap: bool = False, preset: str = PRESET
+) -> None:
     folder = dataset_dir("squad2-dev")
     if folder is None:
         print("skipped: ../shared/data/squad2-dev is absent (set CITEBOUND_SHARED_DATA)")
@@ -57,10 +69,10 @@ def capture(work: Path, open_gate: bool, out: Path, swap: bool = False) -> None:
         store, items = build(folder, work / "swap", 0, indexed=SWAP_INDEXED, outside=SWAP_OUTSIDE)
     else:
         store, items = build(folder, work, 0)
-    audit = work / f"audit-tune-{'open' if open_gate else 'shipped'}{'-swap' if swap else ''}"
+    audit = work / f"audit-{preset}-{'open' if open_gate else 'shipped'}{'-swap' if swap else ''}"
     shutil.rmtree(audit, ignore_errors=True)  # request ids are the SQuAD ids
     changes = OPEN_GATE if open_gate else None
-    pipe, ctx = make_pipeline(store, audit, COLLECTION, preset=PRESET, policy_changes=changes)
+    pipe, ctx = make_pipeline(store, audit, COLLECTION, preset=preset, policy_changes=changes)
     with out.open("w", encoding="utf-8") as fh:
         for it in (i for i in items if i.kind in ("in", "out")):
             st = pipe.run(it.question, request_id=it.qid)
@@ -83,8 +95,19 @@ def capture(work: Path, open_gate: bool, out: Path, swap: bool = False) -> None:
     print(f"wrote {out}")
 
 
-def simulate(path: Path, gates: list[tuple[float, float]], changes: dict[str, Any]) -> None:
-    policy = load_policy(PRESET)
+def _split(record: dict[str, Any], swapped: bool) -> str:
+    """A swapped capture holds tune articles only; otherwise the article decides."""
+    return "tune" if swapped or record["article"] in TUNE else "held-out"
+
+
+def simulate(
+    path: Path,
+    gates: list[tuple[float, float]],
+    changes: dict[str, Any],
+    splits: tuple[str, ...] = ("tune",),
+    preset: str = PRESET,
+) -> None:
+    policy = load_policy(preset)
     provider = ExtractiveProvider(policy.answerer, **changes)
     refusal = policy.refusal.model_text
     records = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
@@ -93,8 +116,7 @@ def simulate(path: Path, gates: list[tuple[float, float]], changes: dict[str, An
             collections.Counter
         )
         for r in records:
-            split = "tune" if r["article"] in TUNE else "held-out"
-            s = stats[split, r["kind"]]
+            s = stats[_split(r, "swap" in path.name), r["kind"]]
             s["n"] += 1
             top = r["sims"][0] if r["sims"] else 0.0
             if r["bundle"] is None or top < gate:
@@ -121,7 +143,7 @@ def simulate(path: Path, gates: list[tuple[float, float]], changes: dict[str, An
                 continue
             s["ok"] += 1
             s["gold"] += r["kind"] == "in" and contains_gold(r["answers"], [text])
-        for split in ("tune", "held-out"):
+        for split in splits:
             i, o = stats[split, "in"], stats[split, "out"]
             if not i["n"] or not o["n"]:
                 continue  # a capture without this split (--swap has tune articles only)
@@ -135,25 +157,79 @@ def simulate(path: Path, gates: list[tuple[float, float]], changes: dict[str, An
             )
 
 
+def misses(
+    path: Path, changes: dict[str, Any], splits: tuple[str, ...] = ("tune",), preset: str = PRESET
+) -> dict[str, collections.Counter[str]]:
+    """Where the answerer's gold misses come from, per split (answerable questions answered)."""
+    policy = load_policy(preset)
+    provider = ExtractiveProvider(policy.answerer, **changes)
+    refusal = policy.refusal.model_text
+    records = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+    stats: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    cpu: dict[str, float] = collections.defaultdict(float)
+    for r in records:
+        split = _split(r, "swap" in path.name)
+        if r["kind"] != "in" or r["bundle"] is None or split not in splits:
+            continue
+        bundle = AnswerBundle.model_validate(r["bundle"])
+        t0 = time.process_time()
+        text = provider.answer(bundle, refusal, max_tokens=policy.llm.max_output_tokens)
+        cpu[split] += time.process_time() - t0
+        s = stats[split]
+        s["asked"] += 1
+        if text == refusal:
+            s["refused"] += 1
+            continue
+        s["answered"] += 1
+        s["sentences"] += len(provider.choose(bundle, refusal))
+        s["gold"] += contains_gold(r["answers"], [text])
+        evidence = [e.sanitized_text for e in bundle.selected_evidence]
+        s["ceiling"] += contains_gold(r["answers"], evidence)
+        label = classify(provider, bundle, r["answers"], refusal)
+        if label is not None:
+            s["miss:" + label] += 1
+    for split in splits:
+        s = stats[split]
+        if not s["answered"]:
+            continue
+        n = s["answered"]
+        print(
+            f"{preset} {split}: gold in answer {100 * s['gold'] / n:.1f}% of {n} answered "
+            f"(ceiling: gold in the selected evidence {100 * s['ceiling'] / n:.1f}%); "
+            f"{s['sentences'] / n:.2f} sentences per answer; answerer CPU "
+            f"{1000 * cpu[split] / s['asked']:.2f} ms per question"
+        )
+        for key in sorted(k for k in s if k.startswith("miss:")):
+            print(f"  {s[key]:4d}  {key[5:]}")
+    return stats
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("mode", choices=("capture", "simulate"))
+    ap.add_argument("mode", choices=("capture", "simulate", "misses"))
     ap.add_argument("--work", type=Path, default=Path("/tmp/cb-tune-answerer"))
     ap.add_argument("--capture", type=Path, default=None, help="capture file (JSON lines)")
+    ap.add_argument("--preset", default=PRESET, help="shipped preset to capture / answer with")
     ap.add_argument("--open-gate", action="store_true", help="capture with the gate open")
     ap.add_argument("--swap", action="store_true", help="capture 5-6 indexed, 1-2 outside")
     ap.add_argument("--gate", nargs="*", default=["0.76/0.74"], help="min_score/floor pairs")
     ap.add_argument("--set", default="{}", help="JSON overrides of [answerer]")
+    ap.add_argument(
+        "--split", choices=("tune", "held-out", "all"), default="tune", help="what to print"
+    )
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
-    name = ("capture-open" if args.open_gate else "capture") + ("-swap" if args.swap else "")
-    name += ".jsonl"
+    name = "capture" + (f"-{args.preset}" if args.preset != PRESET else "")
+    name += ("-open" if args.open_gate else "") + ("-swap" if args.swap else "") + ".jsonl"
     path = args.capture or args.work / name
+    splits = ("tune", "held-out") if args.split == "all" else (args.split,)
     if args.mode == "capture":
-        capture(args.work, args.open_gate, path, swap=args.swap)
+        capture(args.work, args.open_gate, path, swap=args.swap, preset=args.preset)
+    elif args.mode == "misses":
+        misses(path, json.loads(args.set), splits, preset=args.preset)
     else:
         gates = [(float(a), float(b)) for a, b in (g.split("/") for g in args.gate)]
-        simulate(path, gates, json.loads(args.set))
+        simulate(path, gates, json.loads(args.set), splits, preset=args.preset)
     return 0
 
 

@@ -98,7 +98,7 @@ def candidates(
         document = evidence.source.document if evidence.source else ""
         about = question & terms(" ".join([document, *heading]))
         for unit in render_units(paragraphs(evidence.sanitized_text)):
-            sentences = split_sentences(unit.text)
+            sentences = split_sentences(without_editorial_notes(unit.text))
             for pos, sentence in enumerate(sentences):
                 folded = _folded(sentence)
                 if (
@@ -128,6 +128,33 @@ def candidates(
                     )
                 )
     return out
+
+
+# Wikipedia-style editorial notes and reference numbers glued to the text ("... Energy Act of
+# 1978.[citation needed] On November 28, 1995, ...", "... in 1685.[12]") are markup, not
+# evidence. Left in, the note hides the sentence boundary (no space after the stop) and its
+# brackets make both sentences look like citations: neither could ever be quoted. A note is
+# one of the known editorial phrases right after a word or stop, or a reference number /
+# letter right after a stop; code such as `buf[0]` (no stop before the bracket) is kept.
+_EDITORIAL_NOTE = re.compile(
+    r"(?<=[^\s\[])\[(?:citation needed|clarification needed|better source needed|"
+    r"dubious|disputed|discuss|when|who|which|by whom|according to whom|where|why|"
+    r"not in citation given|verification needed|failed verification|original research|"
+    r"page needed|year needed|needs update|update|full citation needed|"
+    r"non-primary source needed|specify|vague|examples needed|citation not found)"
+    r"\??(?:[^\[\]]{0,40})\]"
+    r"|(?<=[.,;:!?)\"'’”])\[(?:\d{1,3}|[a-z]|note \d{1,3}|nb \d{1,3})\]",
+    re.IGNORECASE,
+)
+
+
+def without_editorial_notes(text: str) -> str:
+    """`text` without glued editorial notes and reference marks (see `_EDITORIAL_NOTE`).
+
+    Only removes characters, so every word of a sentence cut from the result is in the
+    evidence, in the same order, as the validator reads it.
+    """
+    return _EDITORIAL_NOTE.sub("", text)
 
 
 def _forbidden(bundle: AnswerBundle, refusal_text: str) -> Callable[[str], bool]:

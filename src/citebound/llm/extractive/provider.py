@@ -46,7 +46,7 @@ from .scoring import (
     weights,
 )
 
-EXTRACTIVE_MODEL = "extractive-v3"
+EXTRACTIVE_MODEL = "extractive-v4"
 
 
 class ExtractiveProvider:
@@ -59,7 +59,7 @@ class ExtractiveProvider:
     Example:
         >>> p = ExtractiveProvider(floor=0.25)
         >>> (p.name, p.model, p.settings.floor)
-        ('extractive', 'extractive-v3', 0.25)
+        ('extractive', 'extractive-v4', 0.25)
     """
 
     def __init__(self, settings: AnswererPolicy | None = None, **overrides: object) -> None:
