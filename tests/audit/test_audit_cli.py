@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 from audit_samples import EVIDENCE, PATHS, record_for
 from click.testing import CliRunner
 
-from citebound.audit import SQLiteAuditSink
+from citebound.audit import AuditRecord, SQLiteAuditSink
 from citebound.cli import main
 from citebound.contracts.base import sha256_hex
 
@@ -54,6 +55,7 @@ def test_export_jsonl_and_parquet(store: Path, tmp_path: Path) -> None:
     assert code == 0
     rows = [json.loads(line) for line in out.splitlines()]
     assert [r["request_id"] for r in rows] == list(PATHS)
+    assert all(AuditRecord.model_validate_json(line).hash_ok() for line in out.splitlines())
     pq = pytest.importorskip("pyarrow.parquet")
     target = tmp_path / "audit.parquet"
     code, _, _ = _run("export", "--format", "parquet", "--out", str(target), "--audit", str(store))
@@ -61,6 +63,21 @@ def test_export_jsonl_and_parquet(store: Path, tmp_path: Path) -> None:
     assert pq.read_table(target).column("request_id").to_pylist() == list(PATHS)
     code, _, err = _run("export", "--format", "parquet", "--audit", str(store))
     assert code == 2 and "--out" in err
+
+
+def test_export_jsonl_keeps_non_finite_numbers(tmp_path: Path) -> None:
+    """A NaN support score exported and read back still verifies: pydantic's own JSON writes
+    null for it, which changes the hashed bytes."""
+    path = tmp_path / "audit.sqlite"
+    record = record_for("ok", request_id="nan").model_copy(
+        update={"min_support": math.nan, "latency_ms": math.inf}
+    )
+    with SQLiteAuditSink(path) as sink:
+        sink.append(record.model_copy(update={"record_hash": record.compute_hash()}))
+    code, out, _ = _run("export", "--format", "jsonl", "--audit", str(path))
+    assert code == 0
+    back = AuditRecord.model_validate_json(out.strip())
+    assert back.hash_ok() and math.isnan(back.min_support or 0.0) and back.latency_ms == math.inf
 
 
 def test_replay_exit_codes(store: Path, tmp_path: Path) -> None:

@@ -165,7 +165,11 @@ def export_command(
     records = sink.records()
     sink.close()
     if fmt == "jsonl":
-        lines = "".join(r.model_dump_json() + "\n" for r in records)
+        # json.dumps, not model_dump_json: pydantic's JSON writes NaN and infinities as null,
+        # and a record exported so no longer verifies its hash (the sinks keep them, docs/audit.md)
+        lines = "".join(
+            json.dumps(r.model_dump(mode="json"), ensure_ascii=False) + "\n" for r in records
+        )
         if out is None:
             sys.stdout.write(lines)
         else:
