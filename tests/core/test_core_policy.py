@@ -59,7 +59,7 @@ def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     (last: the refit support rule of [validation] with echo_scattered, #14)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:287b07a98fc4034d28ef2af28b57191ec91058467edb6710cd3c1c6d9f91964d"
+        "sha256:0eb8595278586761dbf1303cdcc19ac6ded65b498e444612c00a1a371c7146ed"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint
