@@ -38,11 +38,19 @@ KNOWN = {
 
 
 def _bundle(item: dict[str, Any]) -> AnswerBundle:
-    passage = DATA["passages"][item["passage"]]
-    bundle = make_answer_bundle([passage["text"]], question=item["question"], policy=STRICT)
-    source = SourceRef(document=passage["document"], heading_path=tuple(passage["heading"]))
-    ev = bundle.selected_evidence[0].model_copy(update={"source": source})
-    return bundle.model_copy(update={"selected_evidence": [ev]})
+    """One chunk per passage of the item (`passage`, or `passages` for C0, C1, ...), each under
+    its document title and headings."""
+    passages = [DATA["passages"][p] for p in item.get("passages", [item.get("passage")])]
+    bundle = make_answer_bundle(
+        [p["text"] for p in passages], question=item["question"], policy=STRICT
+    )
+    evidence = [
+        ev.model_copy(
+            update={"source": SourceRef(document=p["document"], heading_path=tuple(p["heading"]))}
+        )
+        for ev, p in zip(bundle.selected_evidence, passages, strict=True)
+    ]
+    return bundle.model_copy(update={"selected_evidence": evidence})
 
 
 def _params() -> list[Any]:

@@ -125,3 +125,18 @@ def test_an_antonym_the_question_uses_is_not_a_flip() -> None:
     asked = support_features(sentence, evidence, PARAMS, "Why did the impeller loosening happen?")
     assert asked.polarity_flip == ""
     assert support_features(sentence, evidence, PARAMS, "").polarity_flip.startswith("antonym")
+
+
+def test_a_number_moved_into_another_chunks_slot_fails() -> None:
+    oil = "Change the compressor oil every 4000 operating hours."
+    cooler = "Clean the oil cooler core every 1000 operating hours."
+    bundle = make_answer_bundle([oil, cooler], question="What are the CX-9 service intervals?")
+    right = (
+        "The compressor oil is changed every 4000 operating hours [C0], and the oil cooler "
+        "core is cleaned every 1000 operating hours [C1]."
+    )
+    assert validate_text(bundle, right, STRICT).validation_status == "PASSED"
+    wrong = right.replace("every 1000", "every 4000")
+    r = validate_text(bundle, wrong, STRICT)
+    assert r.validation_status == "FAILED"
+    assert "in place of another" in r.grounding_metrics.unsupported_sentences[0].reason

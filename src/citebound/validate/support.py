@@ -77,6 +77,7 @@ from citebound.validate.wording import (
     absent,
     fold,
     in_context,
+    moved_numbers,
     name_variant_in,
     names,
     scattered,
@@ -216,6 +217,8 @@ def support_features(
     lacking = [t for t in replied if absent(t, index, prefix, q, ctx)]
     window_text = index.window_text(start, params.window)
     swaps, word_swaps = slot_swaps(sentence, index, start, params.window, prefix)
+    moved = moved_numbers(sentence, index, prefix, ctx.lemmas)
+    swaps += tuple(x for x in moved if x not in swaps)
     if context:  # a word the source line shows is not a swap ("HP-220" from the heading)
         swaps = tuple(x for x in swaps if not in_context(x, ctx))
         word_swaps = tuple(x for x in word_swaps if not in_context(x, ctx))
@@ -315,7 +318,7 @@ def clear_caches() -> None:
         evidence.index_evidence,
         swap.sentence_tokens,
         swap.window_tokens,
-        swap._span_tokens,
+        swap.span_tokens,
         evidence.lemmas,
         checks.content_words,
         checks._canon,

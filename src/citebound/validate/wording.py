@@ -30,6 +30,7 @@ from citebound.validate.evidence import (
     lemmas,
     prefix_key,
 )
+from citebound.validate.swap import in_evidence, sentence_tokens, span_tokens
 
 # Not "one": mostly a pronoun or determiner ("one of", "no one", "one man's quest").
 _NUMBER_TEXT = """two three four five six seven eight nine ten eleven twelve thirteen fourteen
@@ -163,3 +164,42 @@ def scattered(sentence: str, index: EvidenceIndex, prefix: int, topic: frozenset
         if len(words) > 1:
             total += len(words) - index.best_window(words, 1, prefix)[1]
     return total
+
+
+def moved_numbers(
+    sentence: str, index: EvidenceIndex, prefix: int, topic: frozenset[str]
+) -> tuple[str, ...]:
+    """`number>evidence number` for each number a clause takes from elsewhere in the cited
+    evidence while the one evidence sentence stating that clause has another number in the
+    same slot (the same word before or after it): "the oil cooler core is cleaned every 4000
+    operating hours" over "Clean the oil cooler core every 1000 operating hours", 4000 being
+    the oil change interval of another chunk. A number the evidence lacks altogether is a
+    missing number, not this."""
+    numbers = {k for k, kind in sentence_tokens(sentence) if kind == "number"}
+    out: list[str] = []
+    for clause in _CLAUSE_BREAK.split(sentence):
+        tokens = sentence_tokens(clause)
+        if not any(kind == "number" for _, kind in tokens):
+            continue
+        words = frozenset(w for w in lemmas(clause) if w not in topic and covered(w, index, prefix))
+        start, n = index.best_window(words, 1, prefix)
+        if n < 2:
+            continue  # no evidence sentence states this clause
+        span = span_tokens(index.spans[start])
+        keys = {k for k, _ in span}
+        for i, (key, kind) in enumerate(tokens):
+            if kind != "number" or key in keys or not in_evidence(key, index):
+                continue
+            before = tokens[i - 1][0] if i > 0 else None
+            after = tokens[i + 1][0] if i + 1 < len(tokens) else None
+            for j, (other, other_kind) in enumerate(span):
+                if other_kind != "number" or other in numbers:
+                    continue
+                left = span[j - 1][0] if j > 0 else None
+                right = span[j + 1][0] if j + 1 < len(span) else None
+                if (before is not None and left == before) or (
+                    after is not None and right == after
+                ):
+                    out.append(f"{key}>{other}")
+                    break
+    return tuple(dict.fromkeys(out))
