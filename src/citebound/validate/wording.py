@@ -176,6 +176,8 @@ def moved_numbers(
     the oil change interval of another chunk. A number the evidence lacks altogether is a
     missing number, not this."""
     numbers = {k for k, kind in sentence_tokens(sentence) if kind == "number"}
+    if not numbers:
+        return ()  # most sentences: nothing to move
     out: list[str] = []
     for clause in _CLAUSE_BREAK.split(sentence):
         tokens = sentence_tokens(clause)
