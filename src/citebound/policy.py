@@ -236,6 +236,13 @@ class SupportWeights(Contract):
         description="Lost per word absent from the cited evidence, times the share of the "
         "sentence's content lemmas the question has (a reply restating the question).",
     )
+    echo_scattered: float = Field(
+        default=0.0,
+        ge=0,
+        description="Lost per content lemma of a clause that its best single evidence sentence "
+        "lacks (the evidence has it elsewhere), times the share of the sentence's content lemmas "
+        "the question has (a reply relating the question's words itself).",
+    )
     slot_swap: float = Field(
         default=0.0,
         ge=0,

@@ -56,11 +56,10 @@ def test_presets_are_package_files() -> None:
 def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     """Audit records carry the policy fingerprint; the fields added for superprompt-v1 are
     left out while at their defaults, so strict-v1's fingerprint moves only with its own values
-    (last: the refit support rule of [validation], #14, and the gate's coverage fields and
-    [answerer] neighbours / prefer_defining, #15)."""
+    (last: the refit support rule of [validation] with echo_scattered, #14)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:413d5cf54c12bc8bab7e2462c98639bd781a94898f4408aeb7406a57b5931d99"
+        "sha256:0eb8595278586761dbf1303cdcc19ac6ded65b498e444612c00a1a371c7146ed"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint

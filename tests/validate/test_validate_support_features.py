@@ -39,10 +39,11 @@ def _features(sentence: str, evidence: str, question: str = "") -> SupportFeatur
 
 def test_missing_tokens_count_function_words_absent_from_evidence_and_question() -> None:
     f = _features("Yes, both were American directors.", DIRECTORS, DIRECTORS_QUESTION)
-    # "Yes," answers the question; "both" and "were" are in neither text ("directors" is:
-    # a content word counts by its lemma, "director").
-    assert f.missing_tokens == 2
-    assert f.absent_tokens == 2
+    # "Yes," answers the question; "both" is in neither text and changes the claim; "were" is
+    # a function word (how a reply is phrased, evidence.FUNCTION_WORDS), and "directors" is in
+    # the evidence (a content word counts by its lemma, "director").
+    assert f.missing_tokens == 1
+    assert f.absent_tokens == 1
     assert f.coverage == 1.0  # every content lemma is there: only the words show the claim
     asked = _features("Brown and Glenville were of the same nationality.", DIRECTORS, "")
     in_question = _features(
@@ -81,9 +82,10 @@ def test_a_restated_question_the_evidence_does_not_answer_fails() -> None:
     )
     assert no.validation_status == "PASSED", no.message
     # The same sentence without the question is not a restatement: `echo` is 0, and its
-    # absent words ("same", "nationality", "were") weigh only as missing words do.
+    # absent words ("same", "nationality") weigh only as missing words do; "were", "of" and
+    # "the" are function words and never count.
     alone = support_features(text.replace(" [C0]", ""), DIRECTORS, PARAMS, "")
-    assert alone.echo == 0.0 and alone.absent_tokens == 5  # were, of, the, same, nationality
+    assert alone.echo == 0.0 and alone.absent_tokens == 2  # same, nationality
 
 
 def test_a_summary_sentence_keeps_the_paraphrase_tolerance() -> None:

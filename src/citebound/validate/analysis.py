@@ -104,6 +104,11 @@ def _why(f: SupportFeatures | None, coverage: float) -> str:
         # The sentence's words only: the evidence token stays in the audit's best span.
         swapped = [s.split(">")[0] for s in f.slot_swaps + f.word_swaps]
         parts.append(f"word(s) in place of another in the evidence: {swapped[:5]}")
+    if f.echo and f.scattered:
+        parts.append(
+            f"restates the question ({f.echo:.0%}) relating {f.scattered} word(s) the evidence "
+            "has only in other sentences"
+        )
     if f.echo and f.absent_tokens:
         parts.append(
             f"restates the question ({f.echo:.0%}) with {f.absent_tokens} word(s) the "

@@ -198,6 +198,8 @@ def present_in(identifier: str, text: str) -> bool:
     """
     if _present_whole(identifier, text):
         return True
+    if _initialism(identifier, text):
+        return True
     spelled = _SPELLED.get(identifier.casefold())
     if spelled is not None and spelled.search(_canon(text)):
         return True
@@ -205,6 +207,29 @@ def present_in(identifier: str, text: str) -> bool:
     needed = [p for p in parts if not (p.isalpha() and p.islower())]
     # Only a number-and-word compound: a code (`XJ-220`) or a date stays one token.
     return 0 < len(needed) < len(parts) and all(present_in(p, text) for p in needed)
+
+
+# Small words an initialism skips: "FBI" for "Federal Bureau of Investigation".
+_INITIAL_GAP = r"(?:\s+(?:of|the|and|for|&))?\s+"
+
+
+@lru_cache(maxsize=1024)
+def _initials_pattern(letters: str) -> re.Pattern[str]:
+    """Consecutive capitalised words whose first letters spell `letters` (`NYC`)."""
+    words = [rf"{c}[\w'’.-]*" for c in letters]
+    return re.compile(r"(?<![\w-])" + _INITIAL_GAP.join(words) + r"(?![\w-])")
+
+
+def _initialism(identifier: str, text: str) -> bool:
+    """An all-capitals identifier of 3-5 letters (dots aside: `U.S.A.`) that is the initials
+    of consecutive capitalised words of `text` ("NYC" for "New York City", "EPL" for "English
+    Premier League", "WWI" for "World War I"): the same entity, not a new one. Two letters
+    are too easily the initials of any two names ("PM" of "Peter Miller"), so they must occur
+    as written."""
+    letters = identifier.replace(".", "")
+    if not (3 <= len(letters) <= 5 and letters.isalpha() and letters.isupper()):
+        return False
+    return _initials_pattern(letters).search(text) is not None
 
 
 def _present_whole(identifier: str, text: str) -> bool:

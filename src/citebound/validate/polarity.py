@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from citebound.validate.evidence import NEGATIONS, EvidenceIndex, lemma
+from citebound.validate.evidence import NEGATIONS, EvidenceIndex, lemma, lemmas
 
 _NEGATION_RE = re.compile(r"\b(?:" + "|".join(sorted(NEGATIONS)) + r")\b|n['’]t\b")
 _ANTONYM_PAIRS = (
@@ -58,15 +58,16 @@ _ANTONYMS: dict[str, str] = {}
 for _a, _b in _ANTONYM_PAIRS:
     _ANTONYMS[lemma(_a)] = lemma(_b)
     _ANTONYMS[lemma(_b)] = lemma(_a)
-# A leading "No," / "Yes." answers a yes/no question; it does not negate the evidence.
-INTERJECTION = re.compile(r"^\W*(?:no|yes)\b[\s,.;:!-]*", re.IGNORECASE)
+# A leading "No," / "Yes." answers a yes/no question; it does not negate the evidence. The
+# mark after it is what makes it an answer: "No visible leakage is acceptable" is a negation.
+INTERJECTION = re.compile(r"^\W*(?:no|yes)\s*(?:[,.;:!]|\s-|$)[\s,.;:!-]*", re.IGNORECASE)
 
 
 _ALL_WORDS = re.compile(r"[a-z0-9]+")
 
 
 @lru_cache(maxsize=4096)
-def _all_lemmas(text: str) -> frozenset[str]:
+def all_lemmas(text: str) -> frozenset[str]:
     """Every lemma of `text`, stopwords kept (for antonyms and negations)."""
     return frozenset(map(lemma, _ALL_WORDS.findall(text.casefold().replace("’", "'"))))
 
@@ -84,31 +85,73 @@ def _negated(text: str) -> bool:
     return _NEGATION_RE.search(_polarity_text(text)) is not None
 
 
+# Where a clause ends inside an evidence span: "Do not use a pressure washer on the cooler
+# fins, because the fins bend easily" negates only its first clause.
+_CLAUSE_BREAK = re.compile(r"[,;:()]|\b(?:because|since|so|which|while|but|although|unless)\b")
+
+
+@lru_cache(maxsize=4096)
+def _negated_clause(span: str) -> frozenset[str]:
+    """Content lemmas of the clauses of `span` that hold a negation."""
+    parts = _CLAUSE_BREAK.split(_polarity_text(span))
+    return frozenset(w for part in parts if _NEGATION_RE.search(part) for w in lemmas(part))
+
+
+def _scope_negated(sentence: str, index: EvidenceIndex, start: int, size: int) -> bool:
+    """The words after the sentence's negation (its scope: "has a single port and *no
+    commands or events*") are all in one negated evidence span of the best window ("It has no
+    data types, commands, events, ..."): a sentence merging a plain span with a negated one
+    keeps the negation where the evidence has it."""
+    text = _polarity_text(sentence)
+    m = _NEGATION_RE.search(text)
+    if m is None:
+        return False
+    scope = frozenset(lemmas(text[m.end() :])) & index.words
+    spans = [index.span_words[i] for i in index.negated if start <= i < start + size]
+    return bool(scope) and any(scope <= span for span in spans)
+
+
 def polarity_flip(
-    sentence: str, words: frozenset[str], index: EvidenceIndex, window: str, cover: float
+    sentence: str,
+    words: frozenset[str],
+    index: EvidenceIndex,
+    window: tuple[int, int],
+    cover: float,
+    known: frozenset[str] = frozenset(),
+    sentence_lemmas: frozenset[str] | None = None,
 ) -> str:
     """Why the sentence flips the polarity of its evidence, or "" when it does not.
 
+    `window`: (first span, size) of the best window. `known`: every lemma of the question and
+    the source lines (an antonym the user asked about, "impeller loosening", is not a flip).
+    `sentence_lemmas`: every lemma of the sentence, when the caller has them.
     Quotations never reach this check (`is_quotation`)."""
     negated = [index.span_words[i] for i in index.negated]
-    if _negated(INTERJECTION.sub("", sentence)):
+    start, size = window
+    plain = INTERJECTION.sub("", sentence)
+    if _negated(plain):
         # The negation must come from an evidence span about the same thing: one sharing at
-        # least half of the sentence's supported lemmas (and at least one).
+        # least half of the sentence's supported lemmas (and at least one), or one of the
+        # best window holding every supported word of the negation's scope.
         need = max(1, (len(words & index.words) + 1) // 2)
-        if not any(len(words & span) >= need for span in negated):
+        same_thing = any(len(words & span) >= need for span in negated)
+        if not (same_thing or _scope_negated(plain, index, start, size)):
             return "negation absent from the cited evidence"
     else:
         # A plain sentence repeating a negated evidence span (`must not be started` ->
         # `must be started`), both ways: the sentence is that span without its negation, not
         # a longer sentence that happens to contain a short negated clause's words.
-        for span in negated:
-            shared = len(words & span)
-            if span and words and min(shared / len(span), shared / len(words)) >= cover:
-                return "the evidence negates what the sentence states"
-    swapped = sorted((w, _ANTONYMS[w]) for w in _all_lemmas(sentence) if w in _ANTONYMS)
-    swapped = [(w, other) for w, other in swapped if w not in index.all_words]
+        for i, span in zip(index.negated, negated, strict=True):
+            for part in (span, _negated_clause(index.spans[i])):
+                shared = len(words & part)
+                if part and words and min(shared / len(part), shared / len(words)) >= cover:
+                    return "the evidence negates what the sentence states"
+    if sentence_lemmas is None:
+        sentence_lemmas = all_lemmas(sentence)
+    swapped = sorted((w, _ANTONYMS[w]) for w in sentence_lemmas if w in _ANTONYMS)
+    swapped = [(w, other) for w, other in swapped if w not in index.all_words and w not in known]
     if swapped:
-        window_all = _all_lemmas(window)
+        window_all = all_lemmas(index.window_text(start, size))
         for _, other in swapped:
             if other in window_all:
                 return f"antonym: evidence says {other!r}"

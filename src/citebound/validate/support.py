@@ -27,13 +27,18 @@ For one answer sentence (markers removed) and the text of the anchors it cites
    - `missing_numbers`: numbers, dates and codes (`checks.identifiers`) in neither the cited
      evidence nor the question;
    - `missing_tokens`: words in neither the cited evidence nor the question (a leading
-     "Yes,"/"No," aside): function words as written (`both`, `were`, `than`: what a reply
-     adds to the evidence's facts), content words by lemma and prefix as above;
+     "Yes,"/"No," aside; `validate.wording.absent`): content words by lemma, prefix or
+     derivational base, and the stopwords that change a claim (`both`, `only`, `than`);
+     function words (articles, prepositions, auxiliaries, pronouns, conjunctions) never count;
    - `echo_missing`: `echo` (share of the sentence's content lemmas the question has) times
      the words absent from the cited evidence. A reply that restates the question ("First for
      Women was started first.") stands or falls with the words it adds or borrows from the
      question, so those must all be in the evidence; a sentence that does not restate the
      question (a summary, an explanation) has `echo` near 0 and keeps the paraphrase tolerance;
+   - `echo_scattered`: `echo` times the evidence words of each clause that the one evidence
+     sentence stating most of that clause lacks (`validate.wording.scattered`): a reply that
+     relates the question's words itself ("Son of Flubber was directed by Ron Howard" when
+     the evidence says so of "Splash") rather than finding them related in one sentence;
    - `slot_swap`: sentence words that took the place of a number, code, unit or name of the
      best window, its neighbours kept ("uses ammonia refrigerant" where the evidence says
      "uses R-134a refrigerant"; `validate.swap`): a one-word swap covers everything else;
@@ -56,27 +61,29 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from citebound.policy import SupportWeights
-from citebound.validate.checks import DIGITS_OF, STOPWORDS, identifiers, present_in
+from citebound.validate.checks import identifiers, present_in
 from citebound.validate.evidence import (
     content_lemma,
     covered,
     index_evidence,
     lemma,
-    lemmas,
     plain_numbers,
     spelled_compound,
 )
 from citebound.validate.polarity import INTERJECTION, polarity_flip
 from citebound.validate.swap import slot_swaps
+from citebound.validate.wording import (
+    ALL_WORDS,
+    absent,
+    fold,
+    in_context,
+    moved_numbers,
+    name_variant_in,
+    names,
+    scattered,
+    shown,
+)
 
-# Not "one": mostly a pronoun or determiner ("one of", "no one", "one man's quest").
-_NUMBER_TEXT = """two three four five six seven eight nine ten eleven twelve thirteen fourteen
-    fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty
-    ninety hundred thousand million billion trillion dozen first second third fourth fifth
-    sixth seventh eighth ninth tenth twice thrice half"""
-_NUMBER_WORDS = frozenset(_NUMBER_TEXT.split())
-_CAPITALISED = re.compile(r"(?<![\w'’])([A-Z][a-z]+(?:['’][a-z]+)?)\b")
-_ALL_WORDS = re.compile(r"[a-z0-9]+")
 _DIGIT = re.compile(r"\d")
 _EPS = 1e-9
 
@@ -111,6 +118,7 @@ class SupportFeatures:
     echo: float = 0.0
     slot_swaps: tuple[str, ...] = ()
     word_swaps: tuple[str, ...] = ()
+    scattered: int = 0
 
 
 @dataclass(frozen=True)
@@ -136,7 +144,7 @@ _LINK_TARGET = re.compile(r"\]\([^)\s]*\)")
 def _word_sequence(text: str) -> str:
     """Lowercase words joined by single spaces, padded: markup, link targets and punctuation
     gone."""
-    return " " + " ".join(_ALL_WORDS.findall(_LINK_TARGET.sub("]", text).casefold())) + " "
+    return " " + " ".join(ALL_WORDS.findall(_LINK_TARGET.sub("]", text).casefold())) + " "
 
 
 def is_quotation(sentence: str, evidence: str) -> bool:
@@ -144,111 +152,6 @@ def is_quotation(sentence: str, evidence: str) -> bool:
     or markup-stripped quote: `**Needed**`, `` `Svc::ComQueue` ``, table pipes, line wraps)."""
     words = _word_sequence(sentence)
     return words.strip() != "" and words in _word_sequence(evidence)
-
-
-def _first_letter(sentence: str) -> int:
-    for i, ch in enumerate(sentence):
-        if ch.isalpha():
-            return i
-    return -1
-
-
-def _names(sentence: str) -> list[str]:
-    """Capitalised words (not the first word, not function words) and number words."""
-    out: list[str] = []
-    first = _first_letter(sentence)
-    for m in _CAPITALISED.finditer(sentence):
-        word = m.group(1)
-        low = word.casefold().replace("’", "'").split("'")[0]
-        if m.start() == first or low in STOPWORDS or word in out:
-            continue
-        out.append(word)
-    for w in _ALL_WORDS.findall(sentence.casefold()):
-        if w in _NUMBER_WORDS and w not in out:
-            out.append(w)
-    return out
-
-
-# A number word written as digits ("seven episodes" for "7 episodes").
-# Demonym and plural endings: "Kenyan" names the Kenya of the evidence, "Indians" its India,
-# "Iranian" its Iran. Only whole-word stems of 4+ letters, so "Mars" is not "Marshall".
-_NAME_ENDINGS = ("n", "an", "ian", "ns", "ans", "ians", "i", "is", "s", "es", "ese")
-
-
-def _name_variant_in(word: str, raw_words: frozenset[str]) -> bool:
-    """The evidence has `word` as digits, or as the same name with(out) a demonym/plural
-    ending."""
-    if DIGITS_OF.get(word, "") in raw_words:
-        return True
-    for ending in _NAME_ENDINGS:
-        if len(word) >= 4 and word + ending in raw_words:
-            return True
-        stem = word[: -len(ending)]
-        if word.endswith(ending) and len(stem) >= 4 and stem in raw_words:
-            return True
-    return False
-
-
-# Modal verbs and present forms of "be" an answer wraps around the evidence's facts: "The
-# HP-220 impeller bolts should be tightened to 45 Nm" restates the question over evidence
-# saying "tighten the impeller bolts to 45 Nm"; its "should be" is how a reply is phrased.
-# Past forms ("was", "were"), articles, prepositions and words that change a claim ("both",
-# "only", "not") still count. HaluEval QA fit half: dropping articles, every be/have/do form
-# and prepositions too lowered caught from 0.910 to 0.890; this set leaves it at 0.910
-# (held-out 0.903 caught, 0.997 passed; summarization held-out balanced 0.679 -> 0.678).
-_GLUE = frozenset(
-    [
-        "be",
-        "been",
-        "being",
-        "is",
-        "are",
-        "should",
-        "must",
-        "can",
-        "could",
-        "will",
-        "would",
-        "may",
-        "might",
-        "shall",
-    ]
-)
-
-
-@lru_cache(maxsize=1024)
-def _context_words(context: str) -> tuple[frozenset[str], frozenset[str]]:
-    """(every word as written, every content lemma) of the cited evidence's source lines."""
-    if not context:
-        return frozenset(), frozenset()
-    folded = context.casefold().replace("’", "'")
-    return frozenset(_ALL_WORDS.findall(folded)), frozenset(lemmas(context))
-
-
-def _in_context(swap: str, raw: frozenset[str], lems: frozenset[str]) -> bool:
-    """The sentence word of a `word>token` swap is a word of the source lines."""
-    word = swap.split(">", 1)[0].casefold()
-    parts = _ALL_WORDS.findall(word)
-    return bool(parts) and all(p in raw or lemma(p) in lems for p in parts)
-
-
-@lru_cache(maxsize=1024)
-def _question_words(question: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
-    """(every word, every content lemma, the words of its identifiers) of the question."""
-    folded = question.casefold().replace("’", "'")
-    ids = " ".join(identifiers(question)).casefold()
-    return (
-        frozenset(_ALL_WORDS.findall(folded)),
-        frozenset(lemmas(question)),
-        frozenset(_ALL_WORDS.findall(ids)),
-    )
-
-
-@lru_cache(maxsize=1024)
-def _question_lemmas(question: str) -> frozenset[str]:
-    """Lemmas of the question's identifiers (`X200`, `NASA`): a sentence may repeat them, as
-    the new-facts rule allows."""
-    return frozenset(w for ident in identifiers(question) for w in lemmas(ident))
 
 
 def support_features(
@@ -272,25 +175,28 @@ def support_features(
     if is_quotation(sentence, evidence):
         return SupportFeatures(1.0, 1.0, 0, (), (), (), "", True, "")
     index = index_evidence(evidence, params.prefix)
-    asked = _question_lemmas(question)
-    ctx_raw, ctx_lemmas = _context_words(context)
-    words = frozenset(lemmas(sentence))
-    known = {w for w in words if w in asked or w in ctx_lemmas or covered(w, index, params.prefix)}
+    prefix = params.prefix
+    q, ctx = shown(question, prefix), shown(context, prefix)
+    asked = q.id_lemmas
+    # The sentence's words, tokenised once: content lemmas, every lemma, words as written.
+    tokens = ALL_WORDS.findall(fold(sentence))
+    words = frozenset(x for x in map(content_lemma, tokens) if x)
+    known = {w for w in words if w in asked or w in ctx.lemmas or covered(w, index, prefix)}
     n = len(words)
-    start, in_window = index.best_window(words - asked, params.window, params.prefix)
+    start, in_window = index.best_window(words - asked, params.window, prefix)
     window = index.window_words(start, params.window)
     in_window += len(words & asked)
     missing_names: list[str] = []
     outside: list[str] = []
-    for name in _names(sentence):
-        raw = name.casefold().replace("’", "'").split("'")[0]
+    for name in names(sentence):
+        raw = fold(name).split("'")[0]
         low = lemma(raw)
-        if low in asked or raw in ctx_raw or low in ctx_lemmas:
+        if low in asked or raw in ctx.raw or low in ctx.lemmas:
             continue
         if raw not in index.raw_words and low not in index.words:
-            if not _name_variant_in(raw, index.raw_words):
+            if not name_variant_in(raw, index.raw_words):
                 missing_names.append(name)
-        elif low not in window and covered(low, index, params.prefix):
+        elif low not in window and covered(low, index, prefix):
             outside.append(name)
     for w in sorted(words - asked):
         if _DIGIT.search(w) and w in index.words and w not in window:
@@ -306,23 +212,25 @@ def support_features(
                 or (context and present_in(i, context))
             )
         )
-    asked_words, asked_lemmas, asked_ids = _question_words(question)
-    # Words absent from the evidence: a function word as written, a content word when its
-    # lemma is not covered either (`inspects` for `inspection`); the question's own
-    # identifiers (`X200`) are known, as in the new-facts rule.
-    absent = []
-    for t in _ALL_WORDS.findall(INTERJECTION.sub("", sentence).casefold().replace("’", "'")):
-        if t in index.raw_words or t in asked_ids or t in _GLUE or t in ctx_raw:
-            continue
-        base = content_lemma(t)
-        if not (base and covered(base, index, params.prefix)):
-            absent.append(t)
+    # Words absent from the evidence (`wording.absent`), a leading "Yes,"/"No," aside.
+    replied = tokens[1:] if tokens and INTERJECTION.match(sentence) else tokens
+    lacking = [t for t in replied if absent(t, index, prefix, q, ctx)]
     window_text = index.window_text(start, params.window)
-    swaps, word_swaps = slot_swaps(sentence, index, start, params.window, params.prefix)
+    swaps, word_swaps = slot_swaps(sentence, index, start, params.window, prefix)
+    moved = moved_numbers(sentence, index, prefix, ctx.lemmas)
+    swaps += tuple(x for x in moved if x not in swaps)
     if context:  # a word the source line shows is not a swap ("HP-220" from the heading)
-        swaps = tuple(x for x in swaps if not _in_context(x, ctx_raw, ctx_lemmas))
-        word_swaps = tuple(x for x in word_swaps if not _in_context(x, ctx_raw, ctx_lemmas))
-    flip = polarity_flip(sentence, words, index, window_text, params.negation_span_cover)
+        swaps = tuple(x for x in swaps if not in_context(x, ctx))
+        word_swaps = tuple(x for x in word_swaps if not in_context(x, ctx))
+    flip = polarity_flip(
+        sentence,
+        words,
+        index,
+        (start, params.window),
+        params.negation_span_cover,
+        q.all_lemmas | ctx.all_lemmas,
+        frozenset(map(lemma, tokens)),
+    )
     return SupportFeatures(
         coverage=len(known) / n if n else 1.0,
         window_coverage=min(1.0, in_window / n) if n else 1.0,
@@ -333,11 +241,12 @@ def support_features(
         polarity_flip=flip,
         quotation=False,
         best_span=window_text,
-        missing_tokens=sum(t not in asked_words for t in absent),
-        absent_tokens=len(absent),
-        echo=len(words & asked_lemmas) / n if n else 0.0,
+        missing_tokens=sum(t not in q.raw for t in lacking),
+        absent_tokens=len(lacking),
+        echo=len(words & q.lemmas) / n if n else 0.0,
         slot_swaps=swaps,
         word_swaps=word_swaps,
+        scattered=scattered(sentence, index, prefix, ctx.lemmas) if q.lemmas else 0,
     )
 
 
@@ -358,6 +267,7 @@ def rule_score(f: SupportFeatures, w: SupportWeights) -> float:
         - w.echo_missing * f.echo * f.absent_tokens
         - w.slot_swap * len(f.slot_swaps)
         - w.word_swap * len(f.word_swaps)
+        - w.echo_scattered * f.echo * f.scattered
     )
     return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))  # clamped: no exp overflow
 
@@ -396,19 +306,19 @@ def sentence_support(
 def clear_caches() -> None:
     """Forget every memoized evidence text (benchmarks measure first-time validation with
     it); the word-lemma memo stays, as it does in any process after a few requests."""
-    from citebound.validate import checks, evidence, polarity, swap
+    from citebound.validate import checks, evidence, polarity, swap, wording
 
     for cached in (
         _word_sequence,
         evidence.plain_numbers,
         polarity._negated,
-        _question_lemmas,
-        _question_words,
-        polarity._all_lemmas,
+        polarity._negated_clause,
+        wording.shown,
+        polarity.all_lemmas,
         evidence.index_evidence,
         swap.sentence_tokens,
         swap.window_tokens,
-        swap._span_tokens,
+        swap.span_tokens,
         evidence.lemmas,
         checks.content_words,
         checks._canon,

@@ -118,7 +118,8 @@ def _tokens(text: str, names: bool) -> tuple[Token, ...]:
 
 
 @lru_cache(maxsize=16_384)
-def _span_tokens(span: str) -> tuple[Token, ...]:
+def span_tokens(span: str) -> tuple[Token, ...]:
+    """Content tokens of one evidence span (a capitalised word not first in it is a name)."""
     return _tokens(span, names=True)
 
 
@@ -131,7 +132,7 @@ def window_tokens(spans: tuple[str, ...], prefix: int) -> tuple[tuple[Token, ...
     of names, numbers and codes is one token (`Shift Supervisor`, `Mobil SHC 460`): a
     sentence puts one word in the slot of the whole run. With each token's `_norm` key."""
     out: list[Token] = []
-    for key, kind in (t for span in spans for t in _span_tokens(span)):
+    for key, kind in (t for span in spans for t in span_tokens(span)):
         if kind in _ENTITY and out and out[-1][1] in _ENTITY:
             prev_key, prev_kind = out[-1]
             both_numbers = prev_kind == kind == "number"
@@ -162,11 +163,16 @@ def _norm(key: str, prefix: int) -> str:
     return prefix_key(key, prefix) or key
 
 
+def in_evidence(number: str, index: EvidenceIndex) -> bool:
+    """A number or code token the evidence has, by all its parts as written."""
+    return all(part in index.raw_words for part in _PART.findall(number))
+
+
 def _present(key: str, kind: str, index: EvidenceIndex, prefix: int) -> bool:
     """A sentence token the evidence has: a number or code by all its parts as written, a word
     by its lemma or lemma prefix (`validate.evidence.covered`)."""
     if kind in ("number", "code") and _DIGIT.search(key):
-        return all(part in index.raw_words for part in _PART.findall(key))
+        return in_evidence(key, index)
     return covered(key, index, prefix)
 
 

@@ -1,0 +1,207 @@
+"""Which words of an answer sentence the support check counts (`validate.support`).
+
+- **names**: capitalised words (not the first word, not stopwords) and number words, and the
+  demonym/plural variants by which the evidence may have them;
+- **shown texts**: the question and the source lines above the cited chunks were shown to
+  the model, so their words are known, not invented;
+- **absent words**: words of the sentence the evidence lacks, function words aside
+  (`evidence.FUNCTION_WORDS`: how a reply is phrased, never content) and derivational
+  variants aside (`afterwards` / `after`);
+- **scattered words**: words of a clause that the evidence has, but not in the one evidence
+  sentence that states most of that clause (a claim relating words the evidence keeps apart).
+
+Pure and deterministic; the shown texts are memoized per text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from citebound.validate.checks import DIGITS_OF, STOPWORDS, identifiers
+from citebound.validate.evidence import (
+    FUNCTION_WORDS,
+    EvidenceIndex,
+    content_lemma,
+    covered,
+    derived_base,
+    lemma,
+    lemmas,
+    prefix_key,
+)
+from citebound.validate.swap import in_evidence, sentence_tokens, span_tokens
+
+# Not "one": mostly a pronoun or determiner ("one of", "no one", "one man's quest").
+_NUMBER_TEXT = """two three four five six seven eight nine ten eleven twelve thirteen fourteen
+    fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty
+    ninety hundred thousand million billion trillion dozen first second third fourth fifth
+    sixth seventh eighth ninth tenth twice thrice half"""
+_NUMBER_WORDS = frozenset(_NUMBER_TEXT.split())
+_CAPITALISED = re.compile(r"(?<![\w'’])([A-Z][a-z]+(?:['’][a-z]+)?)\b")
+ALL_WORDS = re.compile(r"[a-z0-9]+")
+
+
+def fold(text: str) -> str:
+    """Casefolded, with the typographic apostrophe as `'`."""
+    return text.casefold().replace("’", "'")
+
+
+def _first_letter(sentence: str) -> int:
+    for i, ch in enumerate(sentence):
+        if ch.isalpha():
+            return i
+    return -1
+
+
+def names(sentence: str) -> list[str]:
+    """Capitalised words (not the first word, not function words) and number words."""
+    out: list[str] = []
+    first = _first_letter(sentence)
+    for m in _CAPITALISED.finditer(sentence):
+        word = m.group(1)
+        low = word.casefold().replace("’", "'").split("'")[0]
+        if m.start() == first or low in STOPWORDS or word in out:
+            continue
+        out.append(word)
+    for w in ALL_WORDS.findall(sentence.casefold()):
+        if w in _NUMBER_WORDS and w not in out:
+            out.append(w)
+    return out
+
+
+# A number word written as digits ("seven episodes" for "7 episodes").
+# Demonym and plural endings: "Kenyan" names the Kenya of the evidence, "Indians" its India,
+# "Iranian" its Iran. Only whole-word stems of 4+ letters, so "Mars" is not "Marshall".
+_NAME_ENDINGS = ("n", "an", "ian", "ns", "ans", "ians", "i", "is", "s", "es", "ese")
+
+
+def name_variant_in(word: str, raw_words: frozenset[str]) -> bool:
+    """The evidence has `word` as digits, or as the same name with(out) a demonym/plural
+    ending."""
+    if DIGITS_OF.get(word, "") in raw_words:
+        return True
+    for ending in _NAME_ENDINGS:
+        if len(word) >= 4 and word + ending in raw_words:
+            return True
+        stem = word[: -len(ending)]
+        if word.endswith(ending) and len(stem) >= 4 and stem in raw_words:
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class Shown:
+    """The words of a text the model was shown besides the evidence (the question, the source
+    lines): known to the reader, so repeating them invents nothing."""
+
+    raw: frozenset[str]  # every word as written
+    lemmas: frozenset[str]  # content lemmas
+    keys: frozenset[str]  # content lemmas and their prefix keys
+    all_lemmas: frozenset[str]  # every lemma, stopwords kept (antonyms)
+    id_words: frozenset[str]  # the words of its identifiers (`X200`, `NASA`)
+    id_lemmas: frozenset[str]  # and their lemmas
+
+
+@lru_cache(maxsize=1024)
+def shown(text: str, prefix: int) -> Shown:
+    """The known words of `text` (a question or source lines)."""
+    raw = ALL_WORDS.findall(fold(text))
+    lems = frozenset(lemmas(text))
+    ids = identifiers(text)
+    return Shown(
+        raw=frozenset(raw),
+        lemmas=lems,
+        keys=lems | {prefix_key(w, prefix) for w in lems} - {""},
+        all_lemmas=frozenset(map(lemma, raw)),
+        id_words=frozenset(ALL_WORDS.findall(" ".join(ids).casefold())),
+        id_lemmas=frozenset(w for ident in ids for w in lemmas(ident)),
+    )
+
+
+def in_context(swap: str, shown: Shown) -> bool:
+    """The sentence word of a `word>token` swap is a word of the source lines."""
+    parts = ALL_WORDS.findall(swap.split(">", 1)[0].casefold())
+    return bool(parts) and all(p in shown.raw or lemma(p) in shown.lemmas for p in parts)
+
+
+def absent(token: str, index: EvidenceIndex, prefix: int, question: Shown, context: Shown) -> bool:
+    """A word the evidence lacks: not a function word (`FUNCTION_WORDS`: how a reply is
+    phrased), not a word of the source lines, not the question's identifier, and neither its
+    lemma nor its derivational base (`afterwards` / `after`, `replacement` / `replace`) in the
+    evidence or, by lemma or prefix, in the source lines (`reassembled` under "Reassembly")."""
+    if token in index.raw_words or token in FUNCTION_WORDS or token in context.raw:
+        return False
+    if token in question.id_words:
+        return False
+    base = derived_base(token)
+    if base and base in index.raw_words:
+        return False
+    for key in (content_lemma(token), lemma(base) if base else ""):
+        if key and (covered(key, index, prefix) or context.keys & {key, prefix_key(key, prefix)}):
+            return False
+    return True
+
+
+# Where a sentence's clauses meet: a reply merging two evidence sentences ("A new wear ring
+# has a clearance of 0.35 mm, and the ring is replaced at 0.70 mm") states each clause from one.
+_CLAUSE_BREAK = re.compile(
+    r"[,;:()]|\b(?:and|but|or|because|since|so|which|while|when|where|whereas|although|"
+    r"though|unless|until|then|if|who|whose|that)\b",
+    re.IGNORECASE,
+)
+
+
+def scattered(sentence: str, index: EvidenceIndex, prefix: int, topic: frozenset[str]) -> int:
+    """Covered content lemmas of each clause that its best single evidence span lacks, summed:
+    a claim whose words the evidence has only in different sentences ("Son of Flubber was
+    directed by Ron Howard" over "Splash ... directed by Ron Howard" and "Son of Flubber ...
+    directed by Robert Stevenson") relates them itself. `topic`: lemmas of the source lines,
+    what the whole chunk is about ("HP-220" from the manual's title), never scattered."""
+    total = 0
+    for clause in _CLAUSE_BREAK.split(sentence):
+        words = frozenset(w for w in lemmas(clause) if w not in topic and covered(w, index, prefix))
+        if len(words) > 1:
+            total += len(words) - index.best_window(words, 1, prefix)[1]
+    return total
+
+
+def moved_numbers(
+    sentence: str, index: EvidenceIndex, prefix: int, topic: frozenset[str]
+) -> tuple[str, ...]:
+    """`number>evidence number` for each number a clause takes from elsewhere in the cited
+    evidence while the one evidence sentence stating that clause has another number in the
+    same slot (the same word before or after it): "the oil cooler core is cleaned every 4000
+    operating hours" over "Clean the oil cooler core every 1000 operating hours", 4000 being
+    the oil change interval of another chunk. A number the evidence lacks altogether is a
+    missing number, not this."""
+    numbers = {k for k, kind in sentence_tokens(sentence) if kind == "number"}
+    if not numbers:
+        return ()  # most sentences: nothing to move
+    out: list[str] = []
+    for clause in _CLAUSE_BREAK.split(sentence):
+        tokens = sentence_tokens(clause)
+        if not any(kind == "number" for _, kind in tokens):
+            continue
+        words = frozenset(w for w in lemmas(clause) if w not in topic and covered(w, index, prefix))
+        start, n = index.best_window(words, 1, prefix)
+        if n < 2:
+            continue  # no evidence sentence states this clause
+        span = span_tokens(index.spans[start])
+        keys = {k for k, _ in span}
+        for i, (key, kind) in enumerate(tokens):
+            if kind != "number" or key in keys or not in_evidence(key, index):
+                continue
+            before = tokens[i - 1][0] if i > 0 else None
+            after = tokens[i + 1][0] if i + 1 < len(tokens) else None
+            for j, (other, other_kind) in enumerate(span):
+                if other_kind != "number" or other in numbers:
+                    continue
+                left = span[j - 1][0] if j > 0 else None
+                right = span[j + 1][0] if j + 1 < len(span) else None
+                if (before is not None and left == before) or (
+                    after is not None and right == after
+                ):
+                    out.append(f"{key}>{other}")
+                    break
+    return tuple(dict.fromkeys(out))
