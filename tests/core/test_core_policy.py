@@ -57,10 +57,11 @@ def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     """Audit records carry the policy fingerprint; the fields added for superprompt-v1 are
     left out while at their defaults, so strict-v1's fingerprint moves only with its own values
     (last: the refit support rule of [validation], #14, and the gate's coverage fields and
-    [answerer] neighbours / prefer_defining, #15)."""
+    [answerer] neighbours / prefer_defining, #15; weak_lead, anaphora_penalty, prefer_overview,
+    max_subject_terms, manner_follower, #15 second pass)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:413d5cf54c12bc8bab7e2462c98639bd781a94898f4408aeb7406a57b5931d99"
+        "sha256:66386e4d6590a1f60361aaf5a8188fa476a195a67d4f1b91b84991d8b08b78de"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint
