@@ -47,8 +47,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "cb-bench-answers")
     ap.add_argument("--json", type=Path, default=None, help="also write the results here")
     ap.add_argument("--no-squad", action="store_true", help="skip the SQuAD 2.0 table")
+    ap.add_argument(
+        "--questions",
+        type=Path,
+        action="append",
+        default=None,
+        help="F´ question file(s) (default: data/fprime_questions.jsonl); repeat for several",
+    )
     args = ap.parse_args(argv)
-    results: dict[str, object] = {"fprime": fprime(args.work)}
+    results: dict[str, object] = {
+        f.stem: fprime(args.work, f) for f in (args.questions or [QUESTIONS])
+    }
     if not args.no_squad:
         results["squad"] = squad(args.work)
     if args.json:
@@ -56,8 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def fprime(work: Path) -> dict[str, object]:
-    """Answered well / refused on the F´ question set, per preset."""
+def fprime(work: Path, path: Path = QUESTIONS) -> dict[str, object]:
+    """Answered well / refused on one F´ question set, per preset."""
     docs = dataset_dir("fprime-docs")
     if docs is None:
         print("skipped: ../shared/data/fprime-docs is absent (set CITEBOUND_SHARED_DATA)")
@@ -67,7 +76,8 @@ def fprime(work: Path) -> dict[str, object]:
     t0 = time.perf_counter()
     report = ingest_paths(store, [docs], collection=COLLECTION, progress=False)
     print(f"F´ docs: {report.chunks_total} chunks in {time.perf_counter() - t0:.1f}s")
-    questions = load_questions(QUESTIONS)
+    questions = load_questions(path)
+    print(f"questions: {path.name}")
     results: dict[str, object] = {}
     for preset in PRESETS:
         audit = work / f"audit-{preset}"

@@ -433,6 +433,37 @@ class AnswererPolicy(Contract):
         description="A defining sentence's subject phrase may hold this many terms besides X "
         "('`Svc::ComStub` is', 'A queued component has'); more is a phrase mentioning X.",
     )
+    anaphora_penalty: float = Field(
+        default=0.15,
+        ge=0,
+        le=1,
+        description="Taken from a sentence that starts by pointing back at an earlier one "
+        "('In this case, this component ...', 'It ...', 'These ...').",
+    )
+    max_subject_terms: int = Field(
+        default=3,
+        ge=0,
+        description="'What is / does X?' asks about a named subject when X has at most this "
+        "many content terms ('the ActiveRateGroup component'); longer ones ('the name of the "
+        "river that ...') are questions in definition form. Scopes the anaphora and intro "
+        "rules.",
+    )
+    weak_lead: bool = Field(
+        default=True,
+        description="The lead is never a sentence that points back at an earlier one, nor (for "
+        "questions other than list, procedure and open ones) a list intro ending in ':', when "
+        "another sentence qualifies.",
+    )
+    prefer_overview: bool = Field(
+        default=True,
+        description="For a 'What is X?' question, a sentence defining X in an introduction / "
+        "overview section leads before one defining it elsewhere (design notes, tables).",
+    )
+    manner_follower: bool = Field(
+        default=True,
+        description="'How does X <verb> ...?': the sentence after a one-sentence lead joins "
+        "when it goes on about the same subject and says how ('It does so by ...').",
+    )
     neighbours: Literal["none", "next", "both"] = Field(
         default="next",
         description="A sentence right next to the lead in its evidence ('next': the one after, "

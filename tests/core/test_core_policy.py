@@ -56,10 +56,11 @@ def test_presets_are_package_files() -> None:
 def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     """Audit records carry the policy fingerprint; the fields added for superprompt-v1 are
     left out while at their defaults, so strict-v1's fingerprint moves only with its own values
-    (last: the refit support rule of [validation] with echo_scattered, #14)."""
+    (last: the refit support rule of [validation] with echo_scattered, #14, and [answerer]
+    weak_lead, anaphora_penalty, prefer_overview, max_subject_terms, manner_follower, #15)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:0eb8595278586761dbf1303cdcc19ac6ded65b498e444612c00a1a371c7146ed"
+        "sha256:5a86ff44c032ec38f5cb967cc2506dfbe5cfaae1d356b0222e7b7d75757e4ed7"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint

@@ -39,6 +39,9 @@ class Candidate:
     first: bool  # the unit's first sentence
     shared: frozenset[str]  # question terms in the sentence
     context: frozenset[str]  # further question terms in its document title / heading path
+    nested: bool = False  # an indented prose line: the continuation of the list item above
+    overview: bool = False  # in an introduction / overview section (where definitions live)
+    loose: bool = False  # a list item after one blank line (a "loose" Markdown list goes on)
 
 
 _ANCHOR_LIKE = re.compile(
@@ -68,7 +71,9 @@ _FILLER = re.compile(
     r"\b(we will|we'll|you will|"
     r"you'll|let's|will (show|walk|describe|cover|explain|discuss|teach|introduce))\b|"
     r"^(see|refer to|for more|more information|please)\b|\b(below|above) (shows?|illustrates?|"
-    r"depicts?|is|are)\b|^(the|this) (diagram|figure|image|picture|table)\b",
+    r"depicts?|is|are)\b|^(the|this) (diagram|figure|image|picture|table)\b|"
+    r"^the following (\w+\s+)?(diagram|figure|image|picture|table|chart|example)s? "
+    r"(shows?|illustrates?|depicts?|describes?)\b",
     re.IGNORECASE,
 )
 # A sentence that starts in lower case after a cut ("passed to the component, and ...") is a
@@ -76,6 +81,11 @@ _FILLER = re.compile(
 _MID_SENTENCE = re.compile(r"^[a-z][a-z]*[\s,;:)]")
 # ... and one that ends on a function word was cut at the chunk's end ("documented in the").
 _CUT_END = re.compile(r"\s(the|a|an|of|in|to|and|or|for|with|by|on|at|from|is|are|be)$", re.I)
+
+
+# A section whose title says it introduces the subject: where a document defines what it is
+# about ("## 1. Introduction", "Overview", "Description", "Purpose").
+_OVERVIEW = re.compile(r"\b(introduction|overview|description|purpose|summary|about)\b", re.I)
 
 
 @lru_cache(maxsize=4096)
@@ -97,7 +107,19 @@ def candidates(
         titles = _titles(heading)
         document = evidence.source.document if evidence.source else ""
         about = question & terms(" ".join([document, *heading]))
-        for unit in render_units(paragraphs(evidence.sanitized_text)):
+        overview = bool(heading) and _OVERVIEW.search(heading[-1]) is not None
+        lines = paragraphs(evidence.sanitized_text)
+        in_item = False  # the last unit was a list item or its continuation
+        for unit in render_units(lines):
+            # A prose line right under a list item, no blank line between, goes on with that
+            # item (Markdown's lazy continuation: "1. Poll: ..." / "In this configuration,
+            # ..."); so does an indented one.
+            follows = unit.line > 0 and bool(lines[unit.line - 1].strip())
+            nested = unit.kind == "prose" and (
+                (in_item and follows) or lines[unit.line][:1].isspace()
+            )
+            in_item = unit.kind == "item" or nested
+            loose = unit.kind == "item" and unit.line > 0 and not lines[unit.line - 1].strip()
             sentences = split_sentences(without_editorial_notes(unit.text))
             for pos, sentence in enumerate(sentences):
                 folded = _folded(sentence)
@@ -125,6 +147,9 @@ def candidates(
                         pos == 0,
                         question & terms(sentence),
                         about - terms(sentence),
+                        nested,
+                        overview,
+                        loose,
                     )
                 )
     return out

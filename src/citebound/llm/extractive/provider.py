@@ -37,16 +37,20 @@ from citebound.text.terms import terms
 from .candidates import Candidate, candidates
 from .scoring import (
     answers_type,
+    asks_manner,
     continues,
     defines_subject,
     definition_subject,
+    names_subject,
     pairs,
     redundant,
+    says_how,
     type_bonus,
+    weak_lead,
     weights,
 )
 
-EXTRACTIVE_MODEL = "extractive-v4"
+EXTRACTIVE_MODEL = "extractive-v5"
 
 
 class ExtractiveProvider:
@@ -59,7 +63,7 @@ class ExtractiveProvider:
     Example:
         >>> p = ExtractiveProvider(floor=0.25)
         >>> (p.name, p.model, p.settings.floor)
-        ('extractive', 'extractive-v4', 0.25)
+        ('extractive', 'extractive-v5', 0.25)
     """
 
     def __init__(self, settings: AnswererPolicy | None = None, **overrides: object) -> None:
@@ -138,6 +142,7 @@ class ExtractiveProvider:
         if not question:
             return [], []
         qtype = question_type(bundle.user_question)
+        named = names_subject(qtype, bundle.user_question, p.max_subject_terms)
         phrases = pairs(bundle.user_question)
         cands = candidates(bundle, question, refusal_text, p)
         weight = weights(question, cands)
@@ -164,7 +169,7 @@ class ExtractiveProvider:
                 + p.context_weight * sum(weight[t] for t in c.context)
             ) / total
             phrase = p.phrase_bonus * len(phrases & pairs(c.text))
-            scored.append((coverage + type_bonus(qtype, c, p) + phrase, c))
+            scored.append((coverage + type_bonus(qtype, c, p, named=named) + phrase, c))
         # Tie-break everywhere: score desc, then evidence order (rank), line, sentence order.
         scored.sort(key=lambda sc: (-sc[0], sc[1].ev, sc[1].line, sc[1].pos))
         return scored, cands
@@ -176,17 +181,26 @@ class ExtractiveProvider:
         p = self.settings
         scored, cands = self.rank(bundle, refusal_text, extra_terms=extra_terms)
         qtype = question_type(bundle.user_question)
+        named = names_subject(qtype, bundle.user_question, p.max_subject_terms)
         if not scored:
             return []
         pool = scored
+        defined = False  # the lead defines the subject of "What is X?"
+        if p.weak_lead:
+            # A sentence that leans on the one before it ("In this case, this component ...")
+            # or only announces a list ("X has the following ports:") does not answer alone.
+            pool = [sc for sc in pool if not weak_lead(qtype, sc[1], named=named)] or pool
         if qtype == "definition" and p.prefer_defining:
             # "What is a queued component?": a sentence that defines the subject answers it;
             # one that mentions it in passing ("This class is used by queued components.")
             # does not, whatever its evidence's rank. Subject = the question's key terms.
             subject = definition_subject(bundle.user_question)
-            pool = [
-                sc for sc in scored if defines_subject(subject, sc[1], p.subject_qualifiers)
-            ] or scored
+            defining = [sc for sc in pool if defines_subject(subject, sc[1], p.subject_qualifiers)]
+            # A document says what its subject is in its introduction / overview section:
+            # such a definition comes before one from its design notes.
+            overview = [sc for sc in defining if sc[1].overview] if p.prefer_overview else []
+            pool = overview or defining or pool
+            defined = bool(defining)
         best = pool[0][0]
         # The lead comes from the best-ranked evidence that answers nearly as well as the best.
         # A penalty can make every score negative; the best sentence then still qualifies (a
@@ -207,17 +221,27 @@ class ExtractiveProvider:
             ),
             None,
         )
+        if intro is None and qtype in ("procedure", "list", "other"):
+            # ... or it opens the next line ("... will return a status of that send." /
+            # "These responses are ... described in the following table:" + rows).
+            after = follower(lead, cands)
+            if after is not None and after.intro and after.line == lead.line + 1:
+                intro = after
         if intro is not None:
             chosen.append(intro)
             chosen.extend(steps(intro, cands, p.max_steps))
         elif qtype in ("procedure", "list") or lead.intro:
             chosen.extend(steps(lead, cands, p.max_steps))
-        if len(chosen) == 1 and pool is not scored:
+        if len(chosen) == 1 and defined:
             # A one-line definition ("`BufferManager` is a passive ISF component.") names the
             # kind; the sentence right after it that goes on about the subject ("It allocates
             # a set of fixed-sized buffers ...") says what it does.
             after = follower(lead, cands)
             if after is not None and continues(after):
+                chosen.append(after)
+        if len(chosen) == 1 and p.manner_follower and asks_manner(bundle.user_question):
+            after = follower(lead, cands)
+            if after is not None and says_how(after):
                 chosen.append(after)
         single = len(chosen) == 1
         if single and p.neighbours != "none":
@@ -233,6 +257,12 @@ class ExtractiveProvider:
                 tied = ties and score >= p.tie_share * lead_score and len(chosen) < p.max_tied
                 if c.text in {x.text for x in chosen} or not (c.shared - covered or tied):
                     continue  # stop when answered: a sentence must add a question term
+                if (
+                    p.weak_lead
+                    and weak_lead(qtype, c, named=named)
+                    and all(follower(x, cands) != c for x in chosen)
+                ):
+                    continue  # leans on a sentence not quoted, or announces what is not asked
                 if redundant(c, chosen, p.redundant_share):
                     # It says again what is quoted; its question terms are as good as covered,
                     # so a weaker sentence does not join for them instead.
@@ -269,8 +299,17 @@ def steps(lead: Candidate, cands: list[Candidate], max_steps: int) -> list[Candi
             break
         if c.line == lead.line and not lead.intro:
             continue  # rest of the lead's own line: only steps on their own lines follow
-        if c.line > expected_line + 1 and out:
-            break  # a gap (dropped markup or another block) ends the list
+        # A gap (dropped markup or another block) ends the list; one blank line before the
+        # next item of a list whose items we are taking does not ("1. Poll: ..." / "" /
+        # "2. Push: ...").
+        gap = 2 if c.loose and out and out[-1].kind == "item" else 1
+        if c.line > expected_line + gap and out:
+            break
+        if c.nested and out and c.line == expected_line + 1:
+            # An indented line right under an item goes on with that item ("1. Poll: ..."
+            # then "   In this configuration, ..."): not a step, and not the list's end.
+            expected_line = c.line
+            continue
         if c.kind == "prose" and not (lead.intro or lead.kind != "prose"):
             break
         if c.kind == "prose" and (out or lead.kind != "prose") and not c.first:

@@ -59,8 +59,13 @@ def weights(question: frozenset[str], cands: list[Candidate]) -> dict[str, float
     return {t: math.log(1.0 + (n + 1) / (df[t] + 0.5)) for t in sorted(question)}
 
 
-def type_bonus(qtype: QuestionType, c: Candidate, policy: AnswererPolicy) -> float:
-    """Small score shifts for what the question asks for (coverage stays the main signal)."""
+def type_bonus(
+    qtype: QuestionType, c: Candidate, policy: AnswererPolicy, *, named: bool = False
+) -> float:
+    """Small score shifts for what the question asks for (coverage stays the main signal).
+
+    `named`: the question asks what a named subject is or does ("What is ComStub?",
+    `names_subject`)."""
     bonus = 0.0
     if c.intro and qtype not in ("procedure", "list"):
         bonus -= policy.intro_penalty  # "... the following rules:" announces; an item states
@@ -72,14 +77,65 @@ def type_bonus(qtype: QuestionType, c: Candidate, policy: AnswererPolicy) -> flo
         bonus += policy.type_bonus
     elif qtype in ("procedure", "list") and is_step(qtype, c):
         bonus += policy.step_bonus
+    if named and anaphoric(c):
+        # "What does X do?" -> "In this case, this component ...": which component? Only for
+        # a named subject: in narrative text ("It was built in 1850.") the sentence after
+        # the one naming X often holds the answer (SQuAD tune gold 87.5% -> 86.1% when general).
+        bonus -= policy.anaphora_penalty
     return bonus
+
+
+# A sentence that leans on the one before it for its subject or its setting ("In this case,
+# this component provides ...", "This directory specifies ...", "It does so by ..."): quoted
+# alone, the reader cannot tell what it is about. Nouns after "this/these/that" are included
+# on purpose: "this component" names no component.
+_ANAPHORIC = re.compile(
+    r"^(in (this|that|such a|these) (case|way|manner|example|configuration|mode|situation)s?\b|"
+    r"(this|these|those|that|it|its|they|their|them|such|here|there)\b(?!\s*(is|are|was|were)"
+    r"\s+(a|an|the|no|one|two|three|several|many)\b))",
+    re.IGNORECASE,
+)
+
+
+def anaphoric(c: Candidate) -> bool:
+    """Whether the sentence starts by pointing back at an earlier one (see `_ANAPHORIC`)."""
+    return _ANAPHORIC.match(c.text) is not None
+
+
+def weak_lead(qtype: QuestionType, c: Candidate, *, named: bool) -> bool:
+    """Whether the sentence should not open an answer when another one qualifies: for "What
+    is / does X?" (`named`), it points back at an earlier sentence or only announces a list
+    ("X has the following ports:"); for quantity / yes-no / comparison / reason questions, it
+    announces a list the question does not ask for."""
+    if named:
+        return anaphoric(c) or c.intro
+    return c.intro and qtype not in ("procedure", "list", "other", "definition")
+
+
+def names_subject(qtype: QuestionType, question: str, max_terms: int) -> bool:
+    """Whether a definition question asks what a named subject is or does: "What is ComStub?",
+    "What does the ActiveRateGroup component do?" (X of at most `max_terms` terms), not "What
+    is the name of the river that runs through the city?" (a question in definition form)."""
+    return qtype == "definition" and 0 < len(definition_subject(question)) <= max_terms
 
 
 # "Queued component: has no thread ...", "`BufferManager` is a passive ISF component.": the
 # subject, then the defining verb (or a glossary colon).
+# A code name's "::" (`Svc::ComStub`) is part of the subject, not a glossary colon.
 _SUBJECT = re.compile(
-    r"^(?P<subject>[^.:;!?]{1,80}?)\s*(:|\b(is|are|has|have|provides?|represents?|consists?|"
-    r"defines?|means|refers?)\b)",
+    r"^(?P<subject>(?:::|[^.:;!?]){1,80}?)\s*(:(?!:)|\b(is|are|has|have|provides?|represents?|"
+    r"consists?|defines?|means|refers?)\b)",
+    re.IGNORECASE,
+)
+# A glossary definition states something after its colon ("Queued component: has no thread").
+_GLOSSARY_MIN_WORDS = 3
+# "Active components must have at least one asynchronous input port": a rule about X, not
+# what X is. A modal right before the verb marks it.
+# Nor is a phrase that opens with a preposition or a condition, or runs past a comma ("For
+# queued and active components, the queue size is passed.": the subject is the queue size).
+_NOT_A_SUBJECT = re.compile(
+    r"\b(must|shall|should|may|might|can|cannot|could|will|would)\s*$|,|"
+    r"^(for|in|on|at|with|by|from|to|as|after|before|when|if|once|while|during|unlike|like)\b",
     re.IGNORECASE,
 )
 
@@ -107,8 +163,10 @@ def defines_subject(subject: frozenset[str], c: Candidate, qualifiers: int) -> b
     its defining verb ("A queued component has ..."), not in passing ("... used by queued
     components")."""
     m = _SUBJECT.match(c.text)
-    if not subject or m is None:
+    if not subject or m is None or _NOT_A_SUBJECT.search(m.group("subject")) is not None:
         return False
+    if m.group(2).startswith(":") and len(c.text[m.end() :].split()) < _GLOSSARY_MIN_WORDS:
+        return False  # "Queued Component: Yes; No" is a table cell, not a definition
     named = terms(m.group("subject"))
     # The subject phrase is X with at most `qualifiers` more terms ("`Svc::ComStub`", "A
     # queued component"), not a longer phrase that mentions X ("The pure virtual function to
@@ -123,6 +181,29 @@ _CONTINUES = re.compile(r"^(it|its|they|their|this (component|class|module|port|
 def continues(c: Candidate) -> bool:
     """Whether the sentence carries on about the previous sentence's subject."""
     return _CONTINUES.match(c.text) is not None
+
+
+# "How does the Health component monitor the software?" asks for the mechanism; the sentence
+# that names X and the verb ("... monitors the execution health of the software.") restates
+# the question, and the one after it says how ("It does so by pinging active components ...").
+# Present tense only: "How did X die?" asks about an event, "how do I" / "how many" are
+# procedure and quantity questions.
+_MANNER_QUESTION = re.compile(r"^how (does|do|is|are) (?!(i|we|you|one)\b)\S")
+_MANNER = re.compile(
+    r"\b(by|via|through|using|does so|do so|done by|in order to|so that|when|whenever|each|"
+    r"every)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_manner(question: str) -> bool:
+    """Whether the question asks how something works ("How does X monitor Y?")."""
+    return _MANNER_QUESTION.match(" ".join(question.casefold().split())) is not None
+
+
+def says_how(c: Candidate) -> bool:
+    """Whether a sentence that continues about the subject says how ("It does so by ...")."""
+    return continues(c) and _MANNER.search(c.text) is not None
 
 
 @lru_cache(maxsize=16_384)  # evidence sentences recur across questions
