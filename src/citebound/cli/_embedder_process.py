@@ -20,10 +20,10 @@ accounted to the command like a thread's would be; but at most CLOSE_TIMEOUT_SEC
 still inside onnxruntime's start-up then (stuck, or on a machine far slower than expected) is
 killed rather than hanging the exit (and a killed helper that does not end within
 KILL_WAIT_SECONDS, asleep in the kernel, is left to init). The helper is waited on and killed
-through a pidfd opened right after the fork, so a reused pid is never signalled. Likewise the first embedding waits at most
-READY_TIMEOUT_SECONDS for the helper to load, then kills it and loads in-process. Killing it is
-safe: its only write, the start-up cache entry, is renamed into place once complete
-(`citebound.cache_dir.commit_dir`).
+through a pidfd opened right after the fork, so a reused pid is never signalled. Likewise the
+first embedding waits at most READY_TIMEOUT_SECONDS for the helper to load, then kills it and
+loads in-process. Killing it is safe: its only write, the start-up cache entry, is renamed into
+place once complete (`citebound.cache_dir.commit_dir`).
 
 Only the CLI's own process starts one (never a test or an embedding program: forking a process
 with threads is unsafe), on Linux.
