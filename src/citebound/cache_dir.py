@@ -11,30 +11,57 @@ cold start slower.
 Writes are atomic (`write_atomic`, `commit_dir`): the data goes to a temporary name in the
 entry's own folder, is flushed to disk, then renamed into place, so a writer killed at any point
 (the embedder helper process is killed when it does not end, `cli/_embedder_process.py`) leaves
-the entry either whole or absent, never partial. A writer then prunes its cache folder (`prune`):
-entries of models, libraries or CPUs no longer used and temporaries left by killed writers.
+the entry either whole or absent, never partial. Every start that reads or writes a cache prunes
+its folder (`prune`): entries of models, libraries or CPUs no longer used, and temporaries left
+by killed writers (the writer's pid is in the temporary's name: one whose writer is gone is
+removed at once, not an hour later). Prune removes only names citebound makes (`owned`), never
+anything else in the folder: `CITEBOUND_CACHE_DIR=~/.cache` makes the ONNX folder `~/.cache/onnx`,
+which other programs (the ONNX hub) use too.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 CACHE_ENV = "CITEBOUND_CACHE_DIR"
 # Entries kept per cache folder, the most recently used first: a new entry is written only when
 # the model file, onnxruntime, quicktok, the CPU or the session settings change, so older
-# entries mostly belong to installs that no longer exist. A machine uses a few configurations
-# at once (the CLI's and a server's embedder thread counts each have an ONNX entry of ~90 MB),
-# so 3 keeps those without piling up one entry per upgrade.
+# entries mostly belong to installs that no longer exist. One configuration is in use at a time
+# (every process uses the same embedder settings, threads=1), but two installs may share the
+# folder (a virtualenv and a system install, or an upgrade being tried): 3 keeps those without
+# piling up one ~90 MB ONNX entry per upgrade.
 KEEP_ENTRIES = 3
-# A temporary (`.tmp-*`) older than this was left by a writer killed mid-write: a live write
-# takes about a second (the 90 MB ONNX entry, ~0.8 s on the 2-core build machine), so an hour
-# is never a write in progress in another process.
+# A temporary whose writer still runs is kept, unless it is older than this: then its pid was
+# reused by another process (a live write takes about a second: the 90 MB ONNX entry, ~0.8 s on
+# the 2-core build machine), so an hour is never a write in progress.
 STALE_TEMP_SECONDS = 3600.0
 TEMP_PREFIX = ".tmp-"
+# Temporaries are named TEMP_PREFIX + "<writer pid>-" + tempfile's random suffix; the legacy
+# form (before the pid was in the name) is TEMP_PREFIX + the 8-character suffix only.
+_TEMP_NAME = re.compile(r"^\.tmp-(?:(\d+)-[a-z0-9_]+|[a-z0-9_]{8})$")
+
+
+def temp_prefix() -> str:
+    """The prefix of this process's temporaries: `prune` reads the writer's pid from it."""
+    return f"{TEMP_PREFIX}{os.getpid()}-"
+
+
+def _writer_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists, as another user
+        return True
+    return True
 
 
 def cache_root() -> Path | None:
@@ -65,7 +92,7 @@ def fsync_path(path: Path) -> None:
 def write_atomic(path: Path, data: bytes) -> None:
     """Write `path` whole or not at all: a temporary file in the same folder, fsync, rename
     (`os.replace`), fsync of the folder. Raises OSError; the temporary is removed then."""
-    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(), dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -100,30 +127,41 @@ def touch(entry: Path) -> None:
         os.utime(entry)
 
 
-def prune(folder: Path, keep: Path, *, entries: int = KEEP_ENTRIES) -> list[Path]:
+def prune(
+    folder: Path, keep: Path, owned: Callable[[Path], bool], *, entries: int = KEEP_ENTRIES
+) -> list[Path]:
     """Remove from `folder` all but the `entries` most recently used entries (`keep`, just
-    written, always stays) and temporaries older than STALE_TEMP_SECONDS; returns what was
-    removed. Best effort: an entry another process removes or uses meanwhile is skipped."""
-    import shutil  # only a writer prunes; a cold start that reads its cache never does
-
+    written or read, always stays) and the temporaries of writers that are gone; returns what
+    was removed. Only entries for which `owned(path)` holds and temporaries named by
+    `temp_prefix` are candidates: anything else in the folder is another program's and stays.
+    Best effort: an entry another process removes or uses meanwhile is skipped."""
     now = time.time()
     dated: list[tuple[float, str, Path]] = []
     removed: list[Path] = []
-    for child in folder.iterdir():
+    try:
+        children = list(folder.iterdir())
+    except OSError:
+        return []
+    for child in children:
         try:
             mtime = child.lstat().st_mtime
         except OSError:
             continue
-        if child.name.startswith(TEMP_PREFIX):
-            if now - mtime > STALE_TEMP_SECONDS:
+        temp = _TEMP_NAME.match(child.name)
+        if temp is not None:
+            pid = temp.group(1)  # None in a legacy name: only its age tells a killed writer's
+            gone = pid is not None and not _writer_alive(int(pid))
+            if gone or now - mtime > STALE_TEMP_SECONDS:
                 removed.append(child)
-        elif child != keep:
+        elif child != keep and not child.is_symlink() and owned(child):
             dated.append((mtime, child.name, child))
     # Newest first; the name breaks ties so two equal mtimes prune the same way every time.
     dated.sort(key=lambda d: (-d[0], d[1]))
     removed += [path for _, _, path in dated[max(entries - 1, 0) :]]
     for path in removed:
         if path.is_dir() and not path.is_symlink():
+            import shutil  # rarely needed: most starts find nothing to remove
+
             shutil.rmtree(path, ignore_errors=True)
         else:
             with contextlib.suppress(OSError):

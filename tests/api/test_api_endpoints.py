@@ -5,6 +5,8 @@ from __future__ import annotations
 from api_helpers import PLANT_QUESTION, UNANSWERABLE, auth, refusals
 from fastapi.testclient import TestClient
 
+from citebound.audit import audit_json
+from citebound.contracts.api import AuditView
 from citebound.text import split_sentences
 
 
@@ -118,6 +120,8 @@ def test_feedback_is_appended_and_admin_reads_audit(keyed_client: TestClient) ->
     view = a.json()
     assert [f["verdict"] for f in view["feedback"]] == ["correct", "incorrect"]
     assert len(view["records"]) == 1 and view["records"][0]["request_id"] == rid
+    # The encoding of `audit show` / `export` (canonical JSON: the bytes the hashes cover).
+    assert a.text == audit_json(AuditView.model_validate_json(a.text))
     assert keyed_client.get("/v1/audit/unknown-id", headers=auth("admin")).status_code == 404
 
 

@@ -11,9 +11,9 @@ import pytest
 from audit_samples import EVIDENCE, PATHS, record_for
 from click.testing import CliRunner
 
-from citebound.audit import AuditRecord, SQLiteAuditSink
+from citebound.audit import AuditRecord, SQLiteAuditSink, audit_json
 from citebound.cli import main
-from citebound.contracts.base import sha256_hex
+from citebound.contracts.base import canonical_json, sha256_hex
 
 
 @pytest.fixture
@@ -78,6 +78,43 @@ def test_export_jsonl_keeps_non_finite_numbers(tmp_path: Path) -> None:
     assert code == 0
     back = AuditRecord.model_validate_json(out.strip())
     assert back.hash_ok() and math.isnan(back.min_support or 0.0) and back.latency_ms == math.inf
+
+
+def _nan_store(tmp_path: Path) -> Path:
+    path = tmp_path / "audit.sqlite"
+    record = record_for("ok", request_id="nan").model_copy(
+        update={"min_support": math.nan, "latency_ms": math.inf}
+    )
+    with SQLiteAuditSink(path) as sink:
+        sink.append(record.model_copy(update={"record_hash": record.compute_hash()}))
+    return path
+
+
+def test_show_and_export_print_the_same_compact_canonical_json(tmp_path: Path) -> None:
+    """`audit show` and `export` print one encoding (audit_json): the canonical bytes the hash
+    covers, NaN and infinities as tokens, no spaces after separators."""
+    path = _nan_store(tmp_path)
+    code, shown, _ = _run("show", "nan", "--audit", str(path))
+    assert code == 0
+    code, exported, _ = _run("export", "--format", "jsonl", "--audit", str(path))
+    assert code == 0
+    assert shown == exported  # one line each, byte for byte
+    back = AuditRecord.model_validate_json(shown.strip())
+    assert back.hash_ok() and math.isnan(back.min_support or 0.0)
+    assert shown.strip() == audit_json(back) == canonical_json(back)
+    assert '"min_support":NaN' in shown and '"latency_ms":Infinity' in shown
+
+
+def test_an_unreadable_real_is_reported_not_a_traceback(tmp_path: Path) -> None:
+    path = _nan_store(tmp_path)
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TRIGGER audit_records_no_update")
+    conn.execute("UPDATE audit_records SET min_support = 'lots' WHERE request_id = 'nan'")
+    conn.commit()
+    conn.close()
+    for args in (("show", "nan"), ("export", "--format", "jsonl"), ("list",)):
+        code, _, err = _run(*args, "--audit", str(path))
+        assert code == 2 and "unreadable real in column min_support" in err, err
 
 
 def test_replay_exit_codes(store: Path, tmp_path: Path) -> None:

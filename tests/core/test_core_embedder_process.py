@@ -82,25 +82,72 @@ def _close_in_thread(helper: ep.EmbedderProcess) -> None:
     assert not closer.is_alive(), "close() did not return"
 
 
+# A helper stuck in start-up: it never reads its pipe, ignores SIGTERM, never exits.
+STUCK = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(3600)"
+
+
+def _recording_reap(monkeypatch: pytest.MonkeyPatch) -> list[tuple[float, bool]]:
+    """Patch `ep.reap` to record (timeout given, ended by itself) of each call."""
+    calls: list[tuple[float, bool]] = []
+    reap = ep.reap
+
+    def recorded(pid: int, timeout: float, pidfd: int = -1) -> bool:
+        calls.append((timeout, reap(pid, timeout, pidfd)))
+        return calls[-1][1]
+
+    monkeypatch.setattr(ep, "reap", recorded)
+    return calls
+
+
 def test_close_kills_a_helper_that_never_ends(monkeypatch: pytest.MonkeyPatch) -> None:
-    # A helper stuck in start-up: it never reads its pipe, ignores SIGTERM, never exits.
-    pid = _spawn(
-        "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(3600)"
-    )
+    pid = _spawn(STUCK)
     requests, theirs = os.pipe()
     replies, _ = os.pipe()
-    ended: list[bool] = []
-    reap = ep.reap
+    calls = _recording_reap(monkeypatch)
+    # close() reads the constant when called: the patched limit is the one used
     monkeypatch.setattr(ep, "CLOSE_TIMEOUT_SECONDS", 0.2)
-    monkeypatch.setattr(ep, "reap", lambda p, t: ended.append(reap(p, t)) or ended[-1])
     helper = ep.EmbedderProcess("stuck", pid, theirs, replies)
+    assert helper._pidfd >= 0 or not hasattr(os, "pidfd_open")
     _close_in_thread(helper)
-    assert ended == [False]  # killed, not ended by itself
+    assert calls == [(0.2, False)]  # killed, not ended by itself
     with pytest.raises(ChildProcessError):  # and reaped: no zombie left
         os.waitpid(pid, os.WNOHANG)
+    assert helper._pidfd == -1  # closed with the helper
     helper.close()  # idempotent
+    assert len(calls) == 1
     for fd in (requests, _):
         os.close(fd)
+
+
+def test_an_explicit_close_timeout_wins(monkeypatch: pytest.MonkeyPatch) -> None:
+    pid = _spawn(STUCK)
+    requests, theirs = os.pipe()
+    replies, other = os.pipe()
+    calls = _recording_reap(monkeypatch)
+    helper = ep.EmbedderProcess("stuck", pid, theirs, replies)
+    helper.close(timeout=0.0)
+    assert calls == [(0.0, False)]
+    for fd in (requests, other):
+        os.close(fd)
+
+
+def test_reap_does_not_block_on_a_helper_that_outlives_its_kill(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A helper in uninterruptible sleep ignores SIGKILL for a while: stand-in, a kill that
+    # does not land. reap gives up after KILL_WAIT_SECONDS instead of waiting for ever.
+    pid = _spawn(STUCK)
+    fd = ep.open_pidfd(pid)
+    monkeypatch.setattr(ep, "_kill", lambda pid, pidfd: None)
+    monkeypatch.setattr(ep, "KILL_WAIT_SECONDS", 0.05)
+    try:
+        assert ep.reap(pid, 0.0, fd) is False
+        assert os.waitpid(pid, os.WNOHANG) == (0, 0)  # still running, not reaped
+    finally:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        if fd >= 0:
+            os.close(fd)
 
 
 def test_close_waits_for_a_helper_that_ends_when_its_pipe_closes(
@@ -110,20 +157,16 @@ def test_close_waits_for_a_helper_that_ends_when_its_pipe_closes(
     pid = _spawn("import sys\nsys.stdin.buffer.read()", stdin=requests)
     os.close(requests)
     replies, other = os.pipe()
-    ended: list[bool] = []
-    reap = ep.reap
-    monkeypatch.setattr(ep, "reap", lambda p, t: ended.append(reap(p, t)) or ended[-1])
+    calls = _recording_reap(monkeypatch)
     _close_in_thread(ep.EmbedderProcess("quits", pid, theirs, replies))
-    assert ended == [True]
+    assert calls == [(ep.CLOSE_TIMEOUT_SECONDS, True)]
     os.close(other)
 
 
 def test_a_helper_that_never_loads_is_killed_and_the_embedder_loads_here(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    pid = _spawn(
-        "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(3600)"
-    )
+    pid = _spawn(STUCK)
     requests, theirs = os.pipe()
     replies, silent = os.pipe()  # the helper never writes its ready message
     monkeypatch.setattr(ep, "READY_TIMEOUT_SECONDS", 0.2)

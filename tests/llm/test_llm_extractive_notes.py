@@ -38,6 +38,20 @@ EVIDENCE = (
         ("read `buf[0]` first", "read `buf[0]` first"),  # code: no stop before the bracket
         ("Cite it as [C0] here.", "Cite it as [C0] here."),
         ("See [1] for details", "See [1] for details"),  # not glued to a stop
+        ("1685.[12][13] The edict", "1685. The edict"),  # a run of reference numbers
+        ("sharply.[dubious – discuss] Then", "sharply. Then"),
+        # Code and other bracketed text is kept (the review's cases: cutting it made a quote
+        # that still passed validation but no longer said what the evidence says).
+        ("call os.path.splitext(name)[0] on it", "call os.path.splitext(name)[0] on it"),
+        ("os.path.splitext(name)[1].", "os.path.splitext(name)[1]."),
+        ("(see f(x)[0])", "(see f(x)[0])"),
+        ("set cfg[update_rate] here", "set cfg[update_rate] here"),
+        ("opts[where_clause] is read", "opts[where_clause] is read"),
+        ("from table[whole] rows", "from table[whole] rows"),
+        ("cfg[who_can_edit] = 1", "cfg[who_can_edit] = 1"),
+        ("x.[0]y", "x.[0]y"),  # not followed by a space, the end or a stop
+        ("a[when]b", "a[when]b"),
+        ("in 2020.[2020] Then", "in 2020.[2020] Then"),  # four digits: a year, not a note
     ],
 )
 def test_only_glued_notes_and_reference_marks_are_removed(text: str, expected: str) -> None:
@@ -59,3 +73,16 @@ def test_the_sentence_before_the_note_is_quoted_without_it() -> None:
     text = ExtractiveProvider(POLICY.answerer).answer(bundle, REFUSAL)
     assert "in 1977 the cabinet-level Department of Energy was created" in text
     assert "[citation needed]" not in text
+
+
+def test_an_index_in_code_is_never_cut_from_a_quote() -> None:
+    # Before the fix "[0]" was cut after ")" and the published quote said "call
+    # os.path.splitext(name) on the name" (wrong, and it passed validation). Kept, "[0]" reads
+    # as a bracket the validator would reject, so that sentence is not quoted at all.
+    evidence = (
+        "To get the file stem, call os.path.splitext(name)[0] on the name. The extension is "
+        "returned by os.path.splitext(name)[1] instead."
+    )
+    bundle = make_bundle([evidence], "How do I get the file stem?")
+    text = ExtractiveProvider(POLICY.answerer).answer(bundle, REFUSAL)
+    assert "splitext(name) on" not in text

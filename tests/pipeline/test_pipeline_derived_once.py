@@ -78,6 +78,9 @@ def test_a_state_rebuilt_from_json_projects_its_bundle_again(
     while state.steps_done[-1:] != ["validated"]:
         state = pipe.step(state)
     again = RequestState.model_validate_json(state.model_dump_json())
+    assert state._view is not None and again._view is None
+    assert again == state and state == again  # the kept view is no part of the state's value
+    assert again != again.evolve(prompt_md=again.prompt_md + "x")
     done = pipe.finish(again)
     assert counts["views"] == 2  # validated (kept), then packaging (the copy has none)
     assert done.response is not None and done.response.status.value == "OK"

@@ -5,6 +5,7 @@ dropped and rebuilt rather than used."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -91,22 +92,58 @@ def test_no_home_directory_means_no_cache(monkeypatch: pytest.MonkeyPatch) -> No
     assert onnx_cache.cache_root() == Path("/somewhere/citebound")
 
 
-def test_writing_an_entry_prunes_entries_of_older_installs(
+def test_writing_an_entry_prunes_entries_of_older_installs_and_nothing_else(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import os
-
     from citebound.cache_dir import KEEP_ENTRIES
 
     monkeypatch.setenv("CITEBOUND_CACHE_DIR", str(tmp_path))
-    old = [tmp_path / "onnx" / f"old{i}" for i in range(KEEP_ENTRIES + 1)]
+    old = [tmp_path / "onnx" / f"{i:024x}" for i in range(KEEP_ENTRIES + 1)]
     for age, entry in enumerate(old, start=1):  # another model file or onnxruntime version
         entry.mkdir(parents=True)
         (entry / "weights.bin").write_bytes(b"\0" * 16)
+        (entry / "probe.json").write_text("{}", "utf-8")
         os.utime(entry, (1e9 - age, 1e9 - age))
+    # CITEBOUND_CACHE_DIR=~/.cache makes the folder ~/.cache/onnx, the ONNX hub's: its files,
+    # older than every entry, are not ours and stay.
+    foreign = [tmp_path / "onnx" / n for n in ("hub", f"{9:024x}", "notes.txt")]
+    foreign[0].mkdir()
+    (foreign[0] / "model.onnx").write_bytes(b"m")
+    foreign[1].mkdir()  # an entry's name but no probe.json: not written by citebound
+    foreign[2].write_text("x", "utf-8")
+    for path in foreign:
+        os.utime(path, (1e8, 1e8))
     _embedder()  # a miss: writes this install's entry, keeps the newest others
     names = {p.name for p in _entries(tmp_path)}
-    kept_old = {f"old{i}" for i in range(KEEP_ENTRIES - 1)}  # the most recently used ones
-    (new,) = names - kept_old
-    assert kept_old < names and not new.startswith("old")
+    kept_old = {old[i].name for i in range(KEEP_ENTRIES - 1)}  # the most recently used ones
+    kept_foreign = {p.name for p in foreign}
+    (new,) = names - kept_old - kept_foreign
+    assert kept_old | kept_foreign < names and new not in {p.name for p in old}
     assert (tmp_path / "onnx" / new / "probe.json").is_file()
+    assert (foreign[0] / "model.onnx").read_bytes() == b"m"
+
+
+def test_a_killed_writers_temporary_is_removed_by_the_next_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A helper killed while writing the ~90 MB entry leaves its temporary; later starts hit
+    the cache (and write nothing), so the hit removes it once its writer is gone."""
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("CITEBOUND_CACHE_DIR", str(tmp_path))
+    _embedder()  # writes the entry
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    dead = tmp_path / "onnx" / f".tmp-{int(gone.stdout)}-killed01"
+    dead.mkdir()
+    (dead / "weights.bin").write_bytes(b"\0" * 1024)
+    live = tmp_path / "onnx" / f".tmp-{os.getpid()}-writing1"  # a write in progress
+    live.mkdir()
+    hit = _embedder()  # a hit: nothing written
+    assert Path(hit._session._model_path).parent.name in {p.name for p in _entries(tmp_path)}
+    assert not dead.exists() and live.exists()

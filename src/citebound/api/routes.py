@@ -12,13 +12,13 @@ import re
 from typing import Annotated
 
 from fastapi import APIRouter, Query, status
-from fastapi.responses import PlainTextResponse
+from fastapi.responses import PlainTextResponse, Response
 
 from citebound._version import __version__
 from citebound.api.deps import Admin, Caller, Runtime, problems
 from citebound.api.metrics import CONTENT_TYPE
 from citebound.api.runtime import ensure_recorded
-from citebound.audit import utc_now
+from citebound.audit import audit_json, utc_now
 from citebound.contracts.api import (
     AnswerRequest,
     AssemblePromptRequest,
@@ -263,7 +263,7 @@ def audit(
     request_id: str,
     rt: Runtime,
     who: Admin,
-) -> AuditView:
+) -> Response:
     """Every audit record and feedback of a request (admin keys only)."""
     check_id(request_id, "request id")
     records = [r for s in rt.ctx.sinks for r in s.find(request_id)]
@@ -273,7 +273,10 @@ def audit(
         raise NotFound(f"no audit record {request_id!r} visible to key {who.name!r}")
     sink = next((s for s in rt.ctx.sinks if hasattr(s, "feedback")), None)
     notes = sink.feedback(request_id) if sink is not None else []
-    return AuditView(request_id=request_id, records=unique, feedback=notes)
+    view = AuditView(request_id=request_id, records=unique, feedback=notes)
+    # The audit JSON of `audit show` and `export` (audit/text.py): a record with a NaN score
+    # keeps it (FastAPI's encoder refuses NaN) and every record reads back with its hash.
+    return Response(audit_json(view), media_type="application/json")
 
 
 @router.get("/collections", response_model=CollectionsView, responses=problems(401))

@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from citebound.contracts.audit import AuditRecord
 from citebound.contracts.base import canonical_json
+from citebound.errors import AuditError
 
 Kind = Literal["text", "int", "real", "bool", "text_list", "json"]
 
@@ -107,6 +108,15 @@ def _real_word(value: float) -> str:
     return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
 
 
+def _real_of(column: str, word: str) -> float:
+    """The float a SQL sink wrote as `word`; AuditError for any other text (a row written by
+    something else): `audit show` reports it instead of a traceback."""
+    value = REAL_WORDS.get(word)
+    if value is None:
+        raise AuditError(f"unreadable real in column {column}: {word[:40]!r}")
+    return value
+
+
 def to_row(record: AuditRecord, *, lists_as_json: bool) -> dict[str, Any]:
     """Flat row of `record`. `lists_as_json` gives the SQL sinks' encodings (SQLite and
     PostgreSQL): text lists as JSON text, bools as 0/1, non-finite reals as `REAL_WORDS`."""
@@ -136,6 +146,6 @@ def from_row(row: dict[str, Any]) -> AuditRecord:
         elif value is not None and col.kind == "bool":
             value = bool(value)
         elif isinstance(value, str) and col.kind == "real":
-            value = REAL_WORDS[value]
+            value = _real_of(col.name, value)
         data[col.name] = value
     return AuditRecord.model_validate(data)

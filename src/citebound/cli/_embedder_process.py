@@ -18,10 +18,12 @@ ended, however it ended) and never returns into the CLI: it leaves with `os._exi
 (called by `cli/_exit.py` before the fast exit) ends it and waits for it, so its CPU time is
 accounted to the command like a thread's would be; but at most CLOSE_TIMEOUT_SECONDS: a helper
 still inside onnxruntime's start-up then (stuck, or on a machine far slower than expected) is
-killed rather than hanging the exit. Likewise the first embedding waits at most
-READY_TIMEOUT_SECONDS for the helper to load, then kills it and loads in-process. Killing it is
-safe: its only write, the start-up cache entry, is renamed into place once complete
-(`citebound.cache_dir.commit_dir`).
+killed rather than hanging the exit (and a killed helper that does not end within
+KILL_WAIT_SECONDS, asleep in the kernel, is left to init). The helper is waited on and killed
+through a pidfd opened right after the fork, so a reused pid is never signalled. Likewise the
+first embedding waits at most READY_TIMEOUT_SECONDS for the helper to load, then kills it and
+loads in-process. Killing it is safe: its only write, the start-up cache entry, is renamed into
+place once complete (`citebound.cache_dir.commit_dir`).
 
 Only the CLI's own process starts one (never a test or an embedding program: forking a process
 with threads is unsafe), on Linux.
@@ -57,6 +59,11 @@ CLOSE_TIMEOUT_SECONDS = 5.0
 # end a hang: a slow but working helper (a machine under heavy load) should still be used, as
 # loading again in this process costs another full load, so 30 s, far above any normal load.
 READY_TIMEOUT_SECONDS = 30.0
+# How long `reap` waits, after SIGKILL, for the helper to be gone. A killed process ends within
+# milliseconds unless it sleeps uninterruptibly in the kernel (D state, e.g. on a hung network
+# file system); then it is left unreaped rather than hanging the exit: the CLI is ending, and
+# init reaps it once it ends.
+KILL_WAIT_SECONDS = 1.0
 # Poll interval of the fallback wait, for kernels without pidfd_open (Linux < 5.3).
 _POLL_SECONDS = 0.01
 
@@ -115,9 +122,14 @@ def _serve(requests: int, replies: int) -> None:
 class EmbedderProcess:
     """`Embedder` for the default model, computed by the helper process (see module doc)."""
 
-    def __init__(self, name: str, pid: int, requests: int, replies: int) -> None:
+    def __init__(
+        self, name: str, pid: int, requests: int, replies: int, pidfd: int | None = None
+    ) -> None:
         self.name = name
         self._pid = pid
+        # A pidfd names this very process: waiting on and signalling it cannot reach another
+        # process that reused the pid. `start` opens it right after the fork.
+        self._pidfd = open_pidfd(pid) if pidfd is None else pidfd
         self._requests = requests
         self._replies = replies
         self._dim: int | None = None
@@ -178,16 +190,23 @@ class EmbedderProcess:
 
         return default_embedder().embed(texts)
 
-    def close(self, timeout: float = CLOSE_TIMEOUT_SECONDS) -> None:
+    def close(self, timeout: float | None = None) -> None:
         """End the helper (it sees its pipe close) and wait for it, at most `timeout` seconds
-        before killing it; idempotent."""
+        (CLOSE_TIMEOUT_SECONDS, read now, when None) before killing it; idempotent."""
         if self._requests < 0:
             return
         for fd in (self._requests, self._replies):
             with contextlib.suppress(OSError):
                 os.close(fd)
         self._requests = self._replies = -1
-        reap(self._pid, timeout)
+        limit = CLOSE_TIMEOUT_SECONDS if timeout is None else timeout
+        try:
+            reap(self._pid, limit, self._pidfd)
+        finally:
+            if self._pidfd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(self._pidfd)
+                self._pidfd = -1
 
 
 def _readable(fd: int, timeout: float) -> bool:
@@ -198,19 +217,20 @@ def _readable(fd: int, timeout: float) -> bool:
     return bool(waiter.poll(max(timeout, 0.0) * 1000))
 
 
-def _wait_exited(pid: int, timeout: float) -> bool:
+def open_pidfd(pid: int) -> int:
+    """A pidfd of child `pid`, or -1 (Linux < 5.3, or no such process)."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return -1
+
+
+def _wait_exited(pid: int, timeout: float, pidfd: int = -1) -> bool:
     """Block until child `pid` has exited (not reaped) or `timeout` passed; True if it exited.
 
     A pidfd becomes readable when the process exits; without one (old kernel), poll."""
-    try:
-        fd = os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        fd = -1
-    if fd >= 0:
-        try:
-            return _readable(fd, timeout)  # a pidfd is readable once the process exited
-        finally:
-            os.close(fd)
+    if pidfd >= 0:
+        return _readable(pidfd, timeout)
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -223,15 +243,25 @@ def _wait_exited(pid: int, timeout: float) -> bool:
         time.sleep(_POLL_SECONDS)
 
 
-def reap(pid: int, timeout: float) -> bool:
-    """Wait up to `timeout` seconds for child `pid` to exit, SIGKILL it if it has not, and
-    reap it. True when it ended by itself."""
-    ended = _wait_exited(pid, timeout)
-    if not ended:
-        with contextlib.suppress(ProcessLookupError):
+def _kill(pid: int, pidfd: int) -> None:
+    with contextlib.suppress(ProcessLookupError, OSError):
+        if pidfd >= 0 and hasattr(signal, "pidfd_send_signal"):
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+        else:
             os.kill(pid, signal.SIGKILL)
+
+
+def reap(pid: int, timeout: float, pidfd: int = -1) -> bool:
+    """Wait up to `timeout` seconds for child `pid` to exit, SIGKILL it if it has not, and
+    reap it (waiting at most KILL_WAIT_SECONDS after the kill; a process that does not end
+    then is left to init). True when it ended by itself. `pidfd`: `open_pidfd(pid)` if any."""
+    ended = _wait_exited(pid, timeout, pidfd)
+    if not ended:
+        _kill(pid, pidfd)
+        if not _wait_exited(pid, KILL_WAIT_SECONDS, pidfd):
+            return False  # unkillable for now (D state): never block the exit on it
     with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, 0)
+        os.waitpid(pid, 0)  # it has exited: returns at once
     return ended
 
 
@@ -246,8 +276,13 @@ def start() -> EmbedderProcess | None:
         return None
     try:
         req_read, req_write = os.pipe()
+    except OSError:
+        return None
+    try:
         rep_read, rep_write = os.pipe()
     except OSError:
+        os.close(req_read)
+        os.close(req_write)
         return None
     try:
         pid = os.fork()
@@ -266,8 +301,9 @@ def start() -> EmbedderProcess | None:
             code = 1
         finally:
             os._exit(code)
+    pidfd = open_pidfd(pid)  # at once: the helper cannot have been reaped yet
     os.close(req_read)
     os.close(rep_write)
     from citebound.index.embedder import DEFAULT_MODEL_NAME  # imports numpy: after the fork
 
-    return EmbedderProcess(DEFAULT_MODEL_NAME, pid, req_write, rep_read)
+    return EmbedderProcess(DEFAULT_MODEL_NAME, pid, req_write, rep_read, pidfd)

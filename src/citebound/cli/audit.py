@@ -12,7 +12,14 @@ from pathlib import Path
 
 import click
 
-from citebound.audit import DEFAULT_AUDIT_PATH, AuditRecord, AuditSink, open_sink, replay
+from citebound.audit import (
+    DEFAULT_AUDIT_PATH,
+    AuditRecord,
+    AuditSink,
+    audit_json,
+    open_sink,
+    replay,
+)
 from citebound.cli._common import EXIT_FAILED, F, database_option, fail, resolve_database
 from citebound.errors import AuditError, ConfigError
 from citebound.policy import PRESETS, Policy, load_policy
@@ -94,6 +101,13 @@ def _latest(sink: AuditSink, request_id: str) -> AuditRecord:
     return found[-1]
 
 
+def _records(sink: AuditSink) -> list[AuditRecord]:
+    try:
+        return sink.records()
+    except AuditError as err:  # e.g. a row another program wrote (columns.from_row)
+        fail(str(err))
+
+
 @click.group("audit")
 def audit_group() -> None:
     """Read the append-only audit store (one record per request)."""
@@ -108,7 +122,9 @@ def list_command(
 ) -> None:
     """One line per record: time, request_id, run_id, status, validation, reason, question."""
     sink = _open(_audit_path(audit_path, store_dir), database)
-    records = sink.records()[-limit:] if limit > 0 else sink.records()
+    records = _records(sink)
+    if limit > 0:
+        records = records[-limit:]
     for r in records:
         cols = [
             r.timestamp_utc,
@@ -143,7 +159,7 @@ def show_command(
     sink = _open(_audit_path(audit_path, store_dir), database)
     record = _latest(sink, request_id)
     sink.close()
-    click.echo(record.model_dump_json(indent=2))
+    click.echo(audit_json(record))  # the bytes the hash covers (audit/text.py)
     if not record.hash_ok():
         fail(f"record {request_id} does not match its record_hash: it was altered")
 
@@ -162,14 +178,12 @@ def export_command(
 ) -> None:
     """Export every record (jsonl to stdout or --out; parquet needs --out)."""
     sink = _open(_audit_path(audit_path, store_dir), database)
-    records = sink.records()
+    records = _records(sink)
     sink.close()
     if fmt == "jsonl":
-        # json.dumps, not model_dump_json: pydantic's JSON writes NaN and infinities as null,
+        # audit_json, not model_dump_json: pydantic's JSON writes NaN and infinities as null,
         # and a record exported so no longer verifies its hash (the sinks keep them, docs/audit.md)
-        lines = "".join(
-            json.dumps(r.model_dump(mode="json"), ensure_ascii=False) + "\n" for r in records
-        )
+        lines = "".join(audit_json(r) + "\n" for r in records)
         if out is None:
             sys.stdout.write(lines)
         else:

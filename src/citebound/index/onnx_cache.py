@@ -19,7 +19,9 @@ Where: `citebound.cache_dir.cache_root()` (one ~90 MB entry per model and onnxru
 version); `CITEBOUND_CACHE_DIR=off` disables it. An entry is written in a temporary folder
 beside it, flushed and renamed into place (`cache_dir.commit_dir`): a process killed while
 writing (the CLI kills an embedder helper that does not end) leaves no partial entry. The
-writer then keeps only the most recently used `cache_dir.KEEP_ENTRIES` entries.
+writer, and every start that reads an entry, then keeps only the most recently used
+`cache_dir.KEEP_ENTRIES` entries and removes temporaries of writers that are gone; it touches
+only folders named like an entry that hold `probe.json` (`owned_entry`).
 Any error (read-only home, full disk, a corrupt entry) silently means "no cache".
 """
 
@@ -29,6 +31,7 @@ import contextlib
 import hashlib
 import json
 import platform
+import re
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -37,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from citebound.cache_dir import TEMP_PREFIX, cache_root, commit_dir, prune, touch
+from citebound.cache_dir import cache_root, commit_dir, prune, temp_prefix, touch
 
 if TYPE_CHECKING:
     import onnxruntime as ort
@@ -47,6 +50,8 @@ EXTERNAL_MIN_BYTES = 1024
 MODEL_FILE = "model.onnx"
 WEIGHTS_FILE = "weights.bin"
 CHECK_FILE = "probe.json"
+# An entry's name: `cache_key`. `prune` removes only folders so named that hold CHECK_FILE.
+_ENTRY_NAME = re.compile(r"[0-9a-f]{24}")
 # The probe: a short fixed token sequence (BERT ids [CLS] ... [SEP]); its output pins the graph.
 PROBE_IDS = (101, 2054, 2003, 1996, 3647, 10460, 2275, 3778, 1029, 102)
 
@@ -76,6 +81,11 @@ def cache_key(model_path: Path, settings: dict[str, str]) -> str:
         "cpu": _cpu_flags(),
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:24]
+
+
+def owned_entry(path: Path) -> bool:
+    """Whether `path` is an entry this module wrote (what `prune` may remove)."""
+    return _ENTRY_NAME.fullmatch(path.name) is not None and (path / CHECK_FILE).is_file()
 
 
 def probe_digest(session: ort.InferenceSession) -> str:
@@ -137,6 +147,9 @@ def _load_cached(
         session = _session(entry / MODEL_FILE, options)
         if probe_digest(session) == expected:
             touch(entry)  # most recently used: the last entry `prune` removes
+            # On a hit too: else the temporary of a writer killed mid-write (~90 MB) would stay
+            # for good, as every later start hits the cache and never writes.
+            prune(entry.parent, entry, owned_entry)
             return session
     except FileNotFoundError:
         return None
@@ -152,7 +165,7 @@ def _write_entry(
     import onnxruntime as ort
 
     entry.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=entry.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(), dir=entry.parent))
     try:
         options = make_options()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -171,6 +184,6 @@ def _write_entry(
             return  # this build of onnxruntime does not round-trip exactly: no cache
         (tmp / CHECK_FILE).write_text(json.dumps({"probe_sha256": digest}), "utf-8")
         if commit_dir(tmp, entry):  # else another process won the race
-            prune(entry.parent, entry)
+            prune(entry.parent, entry, owned_entry)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

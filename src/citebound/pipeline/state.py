@@ -197,6 +197,13 @@ class RequestState(Contract):
     # state rebuilt from JSON (step mode over HTTP) has none and the view is built again.
     _view: tuple[AnswerBundle, EvidenceView] | None = PrivateAttr(default=None)
 
+    def __eq__(self, other: object) -> bool:
+        # Fields only: pydantic's == also compares private attributes, so a state that kept its
+        # view would differ from the same state rebuilt from JSON (which has none).
+        if not isinstance(other, RequestState):
+            return NotImplemented
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
     def evolve(self, **changes: Any) -> RequestState:
         """A new state with `changes` applied and validated.
 

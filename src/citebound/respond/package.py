@@ -44,6 +44,7 @@ from citebound.contracts.execution import LLMExecutionResult, ValidationResult
 from citebound.contracts.public import PublicCitation, PublicResponse, TokenUsage
 from citebound.policy import Policy
 from citebound.respond.renumber import RenumberError, renumber
+from citebound.validate.validator import view_mismatch
 from citebound.validate.view import EvidenceView
 
 
@@ -117,7 +118,8 @@ def package_answer(
         policy: the policy `validation` was made with (the renumbered text is validated again).
         latency_ms: end-to-end latency to report; defaults to the LLM latency (seed 001).
         view: `EvidenceView.from_bundle(bundle)` when the caller has it already (the one the
-            answer was validated against); built here otherwise.
+            answer was validated against); built here otherwise. A view of anything else
+            packages as FAILED (INTERNAL_ERROR, `validate.validator.view_mismatch`).
 
     Returns:
         The response and its shown anchors; never raises for inconsistent inputs (they
@@ -125,11 +127,15 @@ def package_answer(
     """
     usage = token_usage(llm)
     latency = llm.llm_latency_ms if latency_ms is None else latency_ms
-    ids = {bundle.request_id, llm.request_id, validation.request_id}
-    if len(ids) != 1:
+
+    def internal_error() -> Packaged:
         return Packaged(
             _failed(validation.request_id, ReasonCode.INTERNAL_ERROR.value, usage, latency)
         )
+
+    ids = {bundle.request_id, llm.request_id, validation.request_id}
+    if len(ids) != 1:
+        return internal_error()
     if validation.validation_status is not ValidationStatus.PASSED:
         return Packaged(_failed(validation.request_id, validation.failure_reason, usage, latency))
     if validation.generation_status is GenerationStatus.NO_EVIDENCE:
@@ -143,16 +149,15 @@ def package_answer(
         )
         return Packaged(refusal)
     if validation.generation_status is not GenerationStatus.OK:
-        return Packaged(
-            _failed(validation.request_id, ReasonCode.INTERNAL_ERROR.value, usage, latency)
-        )
+        return internal_error()
+    if view is None:
+        view = EvidenceView.from_bundle(bundle)
+    elif view_mismatch(view, bundle) is not None:  # a view of other evidence: fail closed
+        return internal_error()
     try:
-        view = view if view is not None else EvidenceView.from_bundle(bundle)
         shown = renumber(view, validation, policy)
     except RenumberError:
-        return Packaged(
-            _failed(validation.request_id, ReasonCode.INTERNAL_ERROR.value, usage, latency)
-        )
+        return internal_error()
     by_anchor = {e.citation_anchor: e for e in bundle.selected_evidence}
     # renumber() raised unless every cited anchor is evidence of this bundle.
     citations = [

@@ -35,6 +35,12 @@ from pathlib import Path
 from citebound.cache_dir import cache_root, prune, touch, write_atomic
 
 ENCODING = "cl100k_base"
+# The rank table's cache file name (`load_ranks`): what `prune` may remove from its folder.
+_TABLE_NAME = re.compile(r"cl100k-[0-9a-f]{24}\.marshal")
+
+
+def _owned_table(path: Path) -> bool:
+    return _TABLE_NAME.fullmatch(path.name) is not None and path.is_file()
 
 
 def _data_dir() -> Path:
@@ -151,6 +157,7 @@ def load_ranks(data_dir: Path) -> dict[bytes, int]:
             ranks = marshal.loads(cached.read_bytes())
             if isinstance(ranks, dict) and len(ranks) == struct.unpack("<I", _head(vocab))[0]:
                 touch(cached)  # most recently used: the last table `prune` removes
+                prune(cached.parent, cached, _owned_table)  # temporaries of killed writers
                 return ranks
         except (OSError, ValueError, EOFError, TypeError):
             pass
@@ -159,7 +166,7 @@ def load_ranks(data_dir: Path) -> dict[bytes, int]:
         try:
             cached.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(cached, marshal.dumps(ranks))  # whole or absent, never partial
-            prune(cached.parent, cached)  # tables of older quicktok or Python versions
+            prune(cached.parent, cached, _owned_table)  # tables of older quicktok/Python
         except OSError:
             pass
     return ranks

@@ -190,6 +190,33 @@ def _validate(
     return _passed(view, raw_text, GenerationStatus.OK, metrics, list(a.citations))
 
 
+def view_mismatch(view: EvidenceView, bundle: AnswerBundle) -> str | None:
+    """Why `view` is not the view of `bundle` (`EvidenceView.from_bundle`), or None.
+
+    `validate_answer` and `respond.package_answer` take a view the caller built once; one of
+    another bundle (or of the same bundle before a change) would validate the answer against
+    other evidence, so it fails closed instead. Compares what `from_bundle` derives from the
+    evidence: request id, status, style, anchors, chunk ids and texts (no projection, cheap).
+    """
+    evidence = bundle.selected_evidence
+    if view.request_id != bundle.request_id:
+        return f"evidence view of request {view.request_id!r}, bundle of {bundle.request_id!r}"
+    if (view.assembly_status, view.citation_style) != (
+        bundle.assembly_status,
+        bundle.citation_style,
+    ):
+        return "evidence view and bundle differ in assembly status or citation style"
+    if view.anchors != tuple(e.citation_anchor for e in evidence) or view.chunk_ids != tuple(
+        e.chunk_id for e in evidence
+    ):
+        return "evidence view and bundle cite different evidence"
+    if len(view.texts) != len(evidence) or any(
+        view.texts.get(e.citation_anchor) != e.sanitized_text for e in evidence
+    ):
+        return "evidence view and bundle hold different evidence texts"
+    return None
+
+
 def validate_answer(
     bundle: AnswerBundle,
     llm: LLMExecutionResult,
@@ -204,12 +231,19 @@ def validate_answer(
         llm: the execution result; its `raw_model_text` is validated as is.
         policy: refusal strings and validation knobs (`policy.validation`).
         view: `EvidenceView.from_bundle(bundle)` when the caller has it (the pipeline builds
-            it once per request); built here otherwise.
+            it once per request); built here otherwise. A view of anything else fails the
+            answer (INTERNAL_ERROR, `view_mismatch`).
 
     Returns:
         A ValidationResult; never raises.
     """
-    view = view if view is not None else EvidenceView.from_bundle(bundle)
+    if view is not None:
+        wrong = view_mismatch(view, bundle)
+        if wrong is not None:
+            own = EvidenceView.from_bundle(bundle)
+            return _failed(own, {ReasonCode.INTERNAL_ERROR: wrong}, _metrics(None))
+    else:
+        view = EvidenceView.from_bundle(bundle)
     if llm.request_id != bundle.request_id:
         why = f"llm result is for request {llm.request_id!r}, bundle for {bundle.request_id!r}"
         return _failed(view, {ReasonCode.INTERNAL_ERROR: why}, _metrics(None))

@@ -159,16 +159,26 @@ def candidates(
 # 1978.[citation needed] On November 28, 1995, ...", "... in 1685.[12]") are markup, not
 # evidence. Left in, the note hides the sentence boundary (no space after the stop) and its
 # brackets make both sentences look like citations: neither could ever be quoted. A note is
-# one of the known editorial phrases right after a word or stop, or a reference number /
-# letter right after a stop; code such as `buf[0]` (no stop before the bracket) is kept.
-_EDITORIAL_NOTE = re.compile(
-    r"(?<=[^\s\[])\[(?:citation needed|clarification needed|better source needed|"
+# one of the known editorial phrases right after a word or stop, or a run of reference numbers
+# / letters right after a sentence stop or closing quote; either must be followed by a space,
+# the end of the text or a stop, as a note is. Everything else is text and kept: code such as
+# `buf[0]`, `f(x)[0]` (a closing parenthesis is not a stop), `cfg[update_rate]` or
+# `table[whole]` (the phrase must end at a word boundary, and only a short space- or colon-led
+# tail such as "[dubious – discuss]" may follow it).
+_NOTE_PHRASES = (
+    r"citation needed|clarification needed|better source needed|"
     r"dubious|disputed|discuss|when|who|which|by whom|according to whom|where|why|"
     r"not in citation given|verification needed|failed verification|original research|"
     r"page needed|year needed|needs update|update|full citation needed|"
-    r"non-primary source needed|specify|vague|examples needed|citation not found)"
-    r"\??(?:[^\[\]]{0,40})\]"
-    r"|(?<=[.,;:!?)\"'’”])\[(?:\d{1,3}|[a-z]|note \d{1,3}|nb \d{1,3})\]",
+    r"non-primary source needed|specify|vague|examples needed|citation not found"
+)
+# Reference numbers have at most 3 digits: a page's notes rarely pass 999, and a longer
+# bracketed number ("[2020]", "[12345]") is more likely a year or a value, i.e. text.
+_REFERENCE = r"\[(?:\d{1,3}|[a-z]|note \d{1,3}|nb \d{1,3})\]"
+_NOTE_END = r"(?=\s|$|[.,;:!?])"
+_EDITORIAL_NOTE = re.compile(
+    rf"(?<=[^\s\[])\[(?:{_NOTE_PHRASES})\b\??(?:[\s:][^\[\]]{{0,40}})?\]{_NOTE_END}"
+    rf"|(?<=[.,;:!?\"'’”])(?:{_REFERENCE})+{_NOTE_END}",
     re.IGNORECASE,
 )
 
