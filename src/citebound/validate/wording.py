@@ -250,8 +250,9 @@ def _name_runs(text: str) -> tuple[str, ...]:
 
 def name_swaps(sentence: str, index: EvidenceIndex) -> tuple[str, ...]:
     """`name>evidence name` when the sentence relates two multi-word names of the evidence that
-    no evidence sentence names together, and the sentence stating one of them names another
-    person or thing the reply leaves out: "Son of Flubber was directed by Ron Howard" over
+    no evidence sentence names together, and one evidence sentence states all the rest of
+    the claim (every content word but the second name) with another name the reply leaves
+    out: "Son of Flubber was directed by Ron Howard" over
     "Splash ... directed by Ron Howard. Son of Flubber ... directed by Robert Stevenson" is
     Ron Howard in Robert Stevenson's place. Counted whether or not the reply restates the
     question (r5-v5: a generic question, "Tell me about these films", left the scattered
@@ -263,12 +264,17 @@ def name_swaps(sentence: str, index: EvidenceIndex) -> tuple[str, ...]:
     spans = [fold(s) for s in index.spans]
     found = {n: [i for i, s in enumerate(spans) if n in s] for n in names_here}
     out: list[str] = []
+    claim = frozenset(lemmas(sentence))
     for a, b in itertools.permutations([n for n in names_here if found[n]], 2):
         if set(found[a]) & set(found[b]):
             continue  # named together somewhere: the evidence may relate them
+        rest = claim - frozenset(lemmas(b))
         for i in found[a]:
-            others = [n for n in _name_runs(index.spans[i]) if n not in names_here and n != a]
-            others = [n for n in others if a not in n and n not in a]
+            if not rest <= index.span_words[i]:
+                continue  # that sentence does not state the rest of the claim
+            others = [n for n in _name_runs(index.spans[i]) if n not in names_here]
+            # Not the same entity written otherwise ("Dubai Chess" / "Dubai Open Chess").
+            others = [n for n in others if not {*n.split()} & {*a.split(), *b.split()}]
             if others:
                 out.append(f"{b}>{others[0]}")
                 break
