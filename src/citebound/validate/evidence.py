@@ -100,8 +100,11 @@ _SPAN_END = re.compile(r"[.!?…;]+[\"'”’)\]]*(?=\s|$)(?!\s+\d)|\n[ \t]*\n|[
 
 
 # A doubled final consonant that inflection adds ("fitted", "stopping"): undone on every
-# lemma, so "fitted" / "fit" and "added" / "add" meet at one key ("fit", "ad").
+# lemma, so "fitted" / "fit" and "added" / "add" meet at one key ("fit", "ad"). Only on 3+
+# letters (`_MIN_UNDOUBLE`): a 2-letter stem has no doubled ending to undo. Chosen, not fitted;
+# unrelated words that then share a key ("butt" / "but") are rare and both must still appear.
 _DOUBLED = ("bb", "dd", "gg", "mm", "nn", "pp", "rr", "tt")
+_MIN_UNDOUBLE = 3
 
 
 @lru_cache(maxsize=65_536)
@@ -113,7 +116,7 @@ def lemma(word: str) -> str:
     ['say', 'say', 'find', 'find', 'valv', 'fit', 'fit']
     """
     base = stem(IRREGULAR.get(word, word))
-    return base[:-1] if len(base) >= 3 and base.endswith(_DOUBLED) else base
+    return base[:-1] if len(base) >= _MIN_UNDOUBLE and base.endswith(_DOUBLED) else base
 
 
 def is_content(word: str) -> bool:

@@ -172,6 +172,18 @@ _REPLY_CLAUSE_WORDS = """and or when where whereas though until then if who whos
 _CLAUSE_BREAK = clause_break((*CLAUSE_WORDS, *_REPLY_CLAUSE_WORDS.split()), comma=True)
 
 
+# A clause relates words only when it has two of them the evidence has: with one there is no
+# relation to check (structural, not fitted).
+_RELATED = 2
+
+
+def _clause_words(
+    clause: str, index: EvidenceIndex, prefix: int, topic: frozenset[str]
+) -> frozenset[str]:
+    """The content lemmas of `clause` the evidence has, the source lines' topic aside."""
+    return frozenset(w for w in lemmas(clause) if w not in topic and covered(w, index, prefix))
+
+
 def scattered(sentence: str, index: EvidenceIndex, prefix: int, topic: frozenset[str]) -> int:
     """Covered content lemmas of each clause that its best single evidence span lacks, summed:
     a claim whose words the evidence has only in different sentences ("Son of Flubber was
@@ -180,8 +192,8 @@ def scattered(sentence: str, index: EvidenceIndex, prefix: int, topic: frozenset
     what the whole chunk is about ("HP-220" from the manual's title), never scattered."""
     total = 0
     for clause in _CLAUSE_BREAK.split(sentence):
-        words = frozenset(w for w in lemmas(clause) if w not in topic and covered(w, index, prefix))
-        if len(words) > 1:
+        words = _clause_words(clause, index, prefix, topic)
+        if len(words) >= _RELATED:
             total += len(words) - index.best_window(words, 1, prefix)[1]
     return total
 
@@ -203,9 +215,8 @@ def moved_numbers(
         tokens = sentence_tokens(clause)
         if not any(kind == "number" for _, kind in tokens):
             continue
-        words = frozenset(w for w in lemmas(clause) if w not in topic and covered(w, index, prefix))
-        start, n = index.best_window(words, 1, prefix)
-        if n < 2:
+        start, n = index.best_window(_clause_words(clause, index, prefix, topic), 1, prefix)
+        if n < _RELATED:
             continue  # no evidence sentence states this clause
         span = span_tokens(index.spans[start])
         keys = {k for k, _ in span}
@@ -243,7 +254,7 @@ def _name_runs(text: str) -> tuple[str, ...]:
         words = fold(m.group()).split()
         while words and words[0] in FUNCTION_WORDS:
             words = words[1:]
-        if len(words) > 1 and " ".join(words) not in out:
+        if len(words) > 1 and " ".join(words) not in out:  # multi-word only
             out.append(" ".join(words))
     return tuple(out)
 
