@@ -1,4 +1,4 @@
-"""What the support check counts as invented (validate/wording.py, r5-v4): function words and
+"""What the support check counts as invented (validate/wording.py, r5-v4; claim words r5-v5): function words and
 derivational variants a reply adds are phrasing; claim words, invented content words, flips
 and words the evidence keeps apart are not."""
 
