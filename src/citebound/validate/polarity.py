@@ -63,6 +63,7 @@ _ANTONYM_PAIRS = (
 # (r5-v5; `should` advises and sits in neither).
 _OBLIGATION = frozenset({"must", "shall"})
 _PERMISSION = frozenset({"may", "might", "can", "could"})
+_MODALS = _OBLIGATION | _PERMISSION
 _ANTONYMS: dict[str, str] = {}
 for _a, _b in _ANTONYM_PAIRS:
     _ANTONYMS[lemma(_a)] = lemma(_b)
@@ -160,8 +161,9 @@ def polarity_flip(
 ) -> str:
     """Why the sentence flips the polarity of its evidence, or "" when it does not.
 
-    `window`: (first span, size) of the best window. `known`: every lemma of the question and
-    the source lines (an antonym the user asked about, "impeller loosening", is not a flip).
+    `window`: (first span, size) of the best window. `known`: every lemma of the question (an
+    antonym the user asked about, "impeller loosening", is not a flip); not the source lines',
+    whose headings often name both poles ("Opening and closing the valves", r5-v5).
     `sentence_lemmas`: every lemma of the sentence, when the caller has them.
     Quotations never reach this check (`is_quotation`)."""
     negated = [index.span_words[i] for i in index.negated]
@@ -189,9 +191,10 @@ def polarity_flip(
                     return "the evidence negates what the sentence states"
     if sentence_lemmas is None:
         sentence_lemmas = all_lemmas(sentence)
-    modal = _modal_flip(sentence_lemmas, all_lemmas(index.window_text(start, size)))
-    if modal:
-        return modal
+    if not sentence_lemmas.isdisjoint(_MODALS):
+        modal = _modal_flip(sentence_lemmas, all_lemmas(index.window_text(start, size)))
+        if modal:
+            return modal
     swapped = sorted((w, _ANTONYMS[w]) for w in sentence_lemmas if w in _ANTONYMS)
     swapped = [(w, other) for w, other in swapped if w not in index.all_words and w not in known]
     if swapped:

@@ -315,6 +315,8 @@ def clear_caches() -> None:
         evidence.plain_numbers,
         polarity._negated,
         polarity._negated_clause,
+        polarity._negated_scope,
+        wording._name_runs,
         wording.shown,
         polarity.all_lemmas,
         evidence.index_evidence,
