@@ -274,6 +274,9 @@ def main() -> int:
     ap.add_argument("--preset", default="strict-v1")
     ap.add_argument("--limit", type=int, default=None, help="First N items/cases per source.")
     ap.add_argument("--no-extractive", action="store_true", help="Skip the SQuAD/F´ constraint.")
+    ap.add_argument(
+        "--check", action="store_true", help="Score the preset's weights only; fit nothing."
+    )
     args = ap.parse_args()
     params = support_params(load_policy(args.preset))
     data = _halueval(params, args.limit)
@@ -282,6 +285,10 @@ def main() -> int:
     current = params.weights
     start = [getattr(current, n) for n in NAMES]
     print("current weights:", _evaluate(data, np.array(start)))
+    if args.check:
+        failing = int(extractive.flagged(np.array(start)).sum()) if extractive.n else 0
+        print(f"extractive answers failing: {failing} of {extractive.n}")
+        return 0
     w = fit(data, extractive, start)
     for split, (c, p) in _evaluate(data, w).items():
         print(f"fit half {split:<14} caught {c:.3f} passed {p:.3f} balanced {(c + p) / 2:.3f}")

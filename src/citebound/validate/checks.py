@@ -215,17 +215,21 @@ _INITIAL_GAP = r"(?:\s+(?:of|the|and|for|&))?\s+"
 
 @lru_cache(maxsize=1024)
 def _initials_pattern(letters: str) -> re.Pattern[str]:
-    """Consecutive capitalised words whose first letters spell `letters` (`NYC`)."""
-    words = [rf"{c}[\w'’.-]*" for c in letters]
-    return re.compile(r"(?<![\w-])" + _INITIAL_GAP.join(words) + r"(?![\w-])")
+    """Consecutive capitalised words whose first letters spell `letters`, followed by the
+    initialism in brackets: "National Science Foundation (NSF)" (the other way round, "NSF
+    (...)", has the initialism as written)."""
+    words = _INITIAL_GAP.join(rf"{c}[\w'’.-]*" for c in letters)
+    return re.compile(r"(?<![\w-])" + words + rf"\s*\(\s*{re.escape(letters)}\s*\)")
 
 
 def _initialism(identifier: str, text: str) -> bool:
-    """An all-capitals identifier of 3-5 letters (dots aside: `U.S.A.`) that is the initials
-    of consecutive capitalised words of `text` ("NYC" for "New York City", "EPL" for "English
-    Premier League", "WWI" for "World War I"): the same entity, not a new one. Two letters
-    are too easily the initials of any two names ("PM" of "Peter Miller"), so they must occur
-    as written."""
+    """An all-capitals identifier of 3-5 letters (dots aside: `U.S.A.`) that `text` defines as
+    the initials of consecutive capitalised words ("New York City (NYC)"): the same entity,
+    not a new one. Only a definition counts (r5-v5): any run of capitalised words whose
+    initials happen to match ("the National Security Forces" for "NSF", a sentence-initial
+    "The") names another entity as often as the same one. Two letters are too easily the
+    initials of any two names ("PM" of "Peter Miller"), so they must occur as written; more
+    than five are not abbreviated in practice (the bound keeps the pattern small)."""
     letters = identifier.replace(".", "")
     if not (3 <= len(letters) <= 5 and letters.isalpha() and letters.isupper()):
         return False

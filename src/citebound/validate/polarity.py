@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from citebound.validate.evidence import NEGATIONS, EvidenceIndex, lemma, lemmas
+from citebound.validate.evidence import ALL_WORDS, NEGATIONS, EvidenceIndex, fold, lemma, lemmas
 
 _NEGATION_RE = re.compile(r"\b(?:" + "|".join(sorted(NEGATIONS)) + r")\b|n['’]t\b")
 _ANTONYM_PAIRS = (
@@ -53,7 +53,17 @@ _ANTONYM_PAIRS = (
     ("hot", "cold"),
     ("positive", "negative"),
     ("heat", "cool"),
+    # A load or amount per item against the whole ("Each of the four bolts carries 40 kN" over
+    # "The four bolts carry 40 kN in total"; r5-v5).
+    ("each", "total"),
 )
+# Modal strength: an obligation against a permission ("must restart" over "may restart").
+# A sentence's modal counts only when the best window has a modal of the other kind and none of
+# its own: "must be tightened" over an imperative "Tighten ..." is how a reply phrases a step
+# (r5-v5; `should` advises and sits in neither).
+_OBLIGATION = frozenset({"must", "shall"})
+_PERMISSION = frozenset({"may", "might", "can", "could"})
+_MODALS = _OBLIGATION | _PERMISSION
 _ANTONYMS: dict[str, str] = {}
 for _a, _b in _ANTONYM_PAIRS:
     _ANTONYMS[lemma(_a)] = lemma(_b)
@@ -63,13 +73,10 @@ for _a, _b in _ANTONYM_PAIRS:
 INTERJECTION = re.compile(r"^\W*(?:no|yes)\s*(?:[,.;:!]|\s-|$)[\s,.;:!-]*", re.IGNORECASE)
 
 
-_ALL_WORDS = re.compile(r"[a-z0-9]+")
-
-
 @lru_cache(maxsize=4096)
 def all_lemmas(text: str) -> frozenset[str]:
     """Every lemma of `text`, stopwords kept (for antonyms and negations)."""
-    return frozenset(map(lemma, _ALL_WORDS.findall(text.casefold().replace("’", "'"))))
+    return frozenset(map(lemma, ALL_WORDS.findall(fold(text))))
 
 
 # "No. 1", "no. 3": the abbreviation of number, not a negation.
@@ -77,7 +84,7 @@ _NUMBER_ABBREVIATION = re.compile(r"\bno\.\s*(?=\d)")
 
 
 def _polarity_text(text: str) -> str:
-    return _NUMBER_ABBREVIATION.sub("# ", text.casefold().replace("’", "'"))
+    return _NUMBER_ABBREVIATION.sub("# ", fold(text))
 
 
 @lru_cache(maxsize=16_384)
@@ -85,16 +92,40 @@ def _negated(text: str) -> bool:
     return _NEGATION_RE.search(_polarity_text(text)) is not None
 
 
-# Where a clause ends inside an evidence span: "Do not use a pressure washer on the cooler
-# fins, because the fins bend easily" negates only its first clause.
-_CLAUSE_BREAK = re.compile(r"[,;:()]|\b(?:because|since|so|which|while|but|although|unless)\b")
+# Words that open a new clause ("Do not use a pressure washer on the cooler fins, because the
+# fins bend easily" negates only its first clause); `wording` adds the coordinators a reply
+# joins its own clauses with.
+CLAUSE_WORDS = ("because", "since", "so", "which", "while", "but", "although", "unless")
+
+
+def clause_break(words: tuple[str, ...], comma: bool) -> re.Pattern[str]:
+    """Where clauses meet: brackets, `;`, `:`, `words`, and with `comma` also `,`."""
+    marks = r"[,;:()]" if comma else r"[;:()]"
+    return re.compile(marks + r"|\b(?:" + "|".join(words) + r")\b", re.IGNORECASE)
+
+
+_CLAUSE_BREAK = clause_break(CLAUSE_WORDS, comma=True)
+# The reach of a negation: its clause, a list after it kept whole ("It has no data types,
+# commands, events, nor algorithms"), so without the bare comma (r5-v5: "It has no vent valve,
+# but the casing carries a pressure gauge" negates no gauge).
+_SCOPE_BREAK = clause_break(CLAUSE_WORDS, comma=False)
+
+
+def _negated_parts(span: str, pattern: re.Pattern[str]) -> frozenset[str]:
+    parts = pattern.split(_polarity_text(span))
+    return frozenset(w for part in parts if _NEGATION_RE.search(part) for w in lemmas(part))
 
 
 @lru_cache(maxsize=4096)
 def _negated_clause(span: str) -> frozenset[str]:
-    """Content lemmas of the clauses of `span` that hold a negation."""
-    parts = _CLAUSE_BREAK.split(_polarity_text(span))
-    return frozenset(w for part in parts if _NEGATION_RE.search(part) for w in lemmas(part))
+    """Content lemmas of the clauses of `span` that hold a negation (commas split)."""
+    return _negated_parts(span, _CLAUSE_BREAK)
+
+
+@lru_cache(maxsize=4096)
+def _negated_scope(span: str) -> frozenset[str]:
+    """Content lemmas within the reach of the negations of `span` (`_SCOPE_BREAK`)."""
+    return _negated_parts(span, _SCOPE_BREAK)
 
 
 def _scope_negated(sentence: str, index: EvidenceIndex, start: int, size: int) -> bool:
@@ -106,9 +137,17 @@ def _scope_negated(sentence: str, index: EvidenceIndex, start: int, size: int) -
     m = _NEGATION_RE.search(text)
     if m is None:
         return False
-    scope = frozenset(lemmas(text[m.end() :])) & index.words
-    spans = [index.span_words[i] for i in index.negated if start <= i < start + size]
+    scope = frozenset(lemmas(_SCOPE_BREAK.split(text[m.end() :], maxsplit=1)[0])) & index.words
+    spans = [_negated_scope(index.spans[i]) for i in index.negated if start <= i < start + size]
     return bool(scope) and any(scope <= span for span in spans)
+
+
+def _modal_flip(sentence: frozenset[str], window: frozenset[str]) -> str:
+    for own, other in ((_OBLIGATION, _PERMISSION), (_PERMISSION, _OBLIGATION)):
+        theirs = sorted(window & other)
+        if sentence & own and theirs and not window & own:
+            return f"modal: evidence says {theirs[0]!r}"
+    return ""
 
 
 def polarity_flip(
@@ -122,19 +161,23 @@ def polarity_flip(
 ) -> str:
     """Why the sentence flips the polarity of its evidence, or "" when it does not.
 
-    `window`: (first span, size) of the best window. `known`: every lemma of the question and
-    the source lines (an antonym the user asked about, "impeller loosening", is not a flip).
+    `window`: (first span, size) of the best window. `known`: every lemma of the question (an
+    antonym the user asked about, "impeller loosening", is not a flip); not the source lines',
+    whose headings often name both poles ("Opening and closing the valves", r5-v5).
     `sentence_lemmas`: every lemma of the sentence, when the caller has them.
     Quotations never reach this check (`is_quotation`)."""
     negated = [index.span_words[i] for i in index.negated]
     start, size = window
     plain = INTERJECTION.sub("", sentence)
     if _negated(plain):
-        # The negation must come from an evidence span about the same thing: one sharing at
-        # least half of the sentence's supported lemmas (and at least one), or one of the
-        # best window holding every supported word of the negation's scope.
-        need = max(1, (len(words & index.words) + 1) // 2)
-        same_thing = any(len(words & span) >= need for span in negated)
+        # The negation must come from an evidence span about the same thing: one whose negated
+        # clauses share at least half of the supported lemmas of the sentence's negated
+        # clauses (and at least one), or one of the best window holding every supported word
+        # of the negation's scope. Clause against clause (r5-v5): "no pressure gauge" is not
+        # "no vent valve, but the casing carries a pressure gauge".
+        claim = _negated_scope(plain)
+        need = max(1, (len(claim & index.words) + 1) // 2)
+        same_thing = any(len(claim & _negated_scope(index.spans[i])) >= need for i in index.negated)
         if not (same_thing or _scope_negated(plain, index, start, size)):
             return "negation absent from the cited evidence"
     else:
@@ -148,6 +191,10 @@ def polarity_flip(
                     return "the evidence negates what the sentence states"
     if sentence_lemmas is None:
         sentence_lemmas = all_lemmas(sentence)
+    if not sentence_lemmas.isdisjoint(_MODALS):
+        modal = _modal_flip(sentence_lemmas, all_lemmas(index.window_text(start, size)))
+        if modal:
+            return modal
     swapped = sorted((w, _ANTONYMS[w]) for w in sentence_lemmas if w in _ANTONYMS)
     swapped = [(w, other) for w, other in swapped if w not in index.all_words and w not in known]
     if swapped:

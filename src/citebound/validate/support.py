@@ -63,8 +63,10 @@ from functools import lru_cache
 from citebound.policy import SupportWeights
 from citebound.validate.checks import identifiers, present_in
 from citebound.validate.evidence import (
+    ALL_WORDS,
     content_lemma,
     covered,
+    fold,
     index_evidence,
     lemma,
     plain_numbers,
@@ -73,11 +75,10 @@ from citebound.validate.evidence import (
 from citebound.validate.polarity import INTERJECTION, polarity_flip
 from citebound.validate.swap import slot_swaps
 from citebound.validate.wording import (
-    ALL_WORDS,
-    absent,
-    fold,
+    absent_words,
     in_context,
     moved_numbers,
+    name_swaps,
     name_variant_in,
     names,
     scattered,
@@ -214,11 +215,12 @@ def support_features(
         )
     # Words absent from the evidence (`wording.absent`), a leading "Yes,"/"No," aside.
     replied = tokens[1:] if tokens and INTERJECTION.match(sentence) else tokens
-    lacking = [t for t in replied if absent(t, index, prefix, q, ctx)]
+    lacking = absent_words(replied, index, prefix, q, ctx)
     window_text = index.window_text(start, params.window)
     swaps, word_swaps = slot_swaps(sentence, index, start, params.window, prefix)
     moved = moved_numbers(sentence, index, prefix, ctx.lemmas)
     swaps += tuple(x for x in moved if x not in swaps)
+    swaps += tuple(x for x in name_swaps(sentence, index) if x not in swaps)
     if context:  # a word the source line shows is not a swap ("HP-220" from the heading)
         swaps = tuple(x for x in swaps if not in_context(x, ctx))
         word_swaps = tuple(x for x in word_swaps if not in_context(x, ctx))
@@ -228,7 +230,7 @@ def support_features(
         index,
         (start, params.window),
         params.negation_span_cover,
-        q.all_lemmas | ctx.all_lemmas,
+        q.all_lemmas,
         frozenset(map(lemma, tokens)),
     )
     return SupportFeatures(
@@ -313,6 +315,8 @@ def clear_caches() -> None:
         evidence.plain_numbers,
         polarity._negated,
         polarity._negated_clause,
+        polarity._negated_scope,
+        wording._name_runs,
         wording.shown,
         polarity.all_lemmas,
         evidence.index_evidence,

@@ -15,21 +15,26 @@ Pure and deterministic; the shown texts are memoized per text.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 
 from citebound.validate.checks import DIGITS_OF, STOPWORDS, identifiers
 from citebound.validate.evidence import (
+    ALL_WORDS,
+    BEFORE_NUMBER_CLAIMS,
     FUNCTION_WORDS,
     EvidenceIndex,
     content_lemma,
     covered,
     derived_base,
+    fold,
     lemma,
     lemmas,
     prefix_key,
 )
+from citebound.validate.polarity import CLAUSE_WORDS, all_lemmas, clause_break
 from citebound.validate.swap import in_evidence, sentence_tokens, span_tokens
 
 # Not "one": mostly a pronoun or determiner ("one of", "no one", "one man's quest").
@@ -39,12 +44,6 @@ _NUMBER_TEXT = """two three four five six seven eight nine ten eleven twelve thi
     sixth seventh eighth ninth tenth twice thrice half"""
 _NUMBER_WORDS = frozenset(_NUMBER_TEXT.split())
 _CAPITALISED = re.compile(r"(?<![\w'’])([A-Z][a-z]+(?:['’][a-z]+)?)\b")
-ALL_WORDS = re.compile(r"[a-z0-9]+")
-
-
-def fold(text: str) -> str:
-    """Casefolded, with the typographic apostrophe as `'`."""
-    return text.casefold().replace("’", "'")
 
 
 def _first_letter(sentence: str) -> int:
@@ -113,7 +112,7 @@ def shown(text: str, prefix: int) -> Shown:
         raw=frozenset(raw),
         lemmas=lems,
         keys=lems | {prefix_key(w, prefix) for w in lems} - {""},
-        all_lemmas=frozenset(map(lemma, raw)),
+        all_lemmas=all_lemmas(text),
         id_words=frozenset(ALL_WORDS.findall(" ".join(ids).casefold())),
         id_lemmas=frozenset(w for ident in ids for w in lemmas(ident)),
     )
@@ -125,31 +124,64 @@ def in_context(swap: str, shown: Shown) -> bool:
     return bool(parts) and all(p in shown.raw or lemma(p) in shown.lemmas for p in parts)
 
 
-def absent(token: str, index: EvidenceIndex, prefix: int, question: Shown, context: Shown) -> bool:
+def absent(
+    token: str,
+    index: EvidenceIndex,
+    prefix: int,
+    question: Shown,
+    context: Shown,
+    sentence: frozenset[str] = frozenset(),
+) -> bool:
     """A word the evidence lacks: not a function word (`FUNCTION_WORDS`: how a reply is
     phrased), not a word of the source lines, not the question's identifier, and neither its
-    lemma nor its derivational base (`afterwards` / `after`, `replacement` / `replace`) in the
-    evidence or, by lemma or prefix, in the source lines (`reassembled` under "Reassembly")."""
+    lemma (by lemma or prefix) nor its derivational base (`afterwards` / `after`,
+    `replacement` / `replace`; by exact lemma, and not when `sentence`, the sentence's words,
+    has the base itself) in the evidence or the source lines (`reassembled` under
+    "Reassembly")."""
     if token in index.raw_words or token in FUNCTION_WORDS or token in context.raw:
         return False
     if token in question.id_words:
         return False
-    base = derived_base(token)
-    if base and base in index.raw_words:
+    key = content_lemma(token)
+    if key and (covered(key, index, prefix) or context.keys & {key, prefix_key(key, prefix)}):
         return False
-    for key in (content_lemma(token), lemma(base) if base else ""):
-        if key and (covered(key, index, prefix) or context.keys & {key, prefix_key(key, prefix)}):
+    base = derived_base(token) if token not in _NUMBER_WORDS else ""
+    if base and base not in sentence:
+        root = lemma(base)
+        if base in index.raw_words or root in index.words or root in context.lemmas:
             return False
     return True
 
 
+def absent_words(
+    tokens: list[str], index: EvidenceIndex, prefix: int, question: Shown, context: Shown
+) -> list[str]:
+    """The words of `tokens` (a sentence's, in order) that `absent` finds missing, and a word
+    of `BEFORE_NUMBER_CLAIMS` the evidence lacks when a number follows it ("since 1990")."""
+    sentence = frozenset(tokens)
+    out = [t for t in tokens if absent(t, index, prefix, question, context, sentence)]
+    for t, after in itertools.pairwise(tokens):
+        if t in BEFORE_NUMBER_CLAIMS and after[:1].isdigit():
+            out += [t] if t not in index.raw_words and t not in context.raw else []
+    return out
+
+
 # Where a sentence's clauses meet: a reply merging two evidence sentences ("A new wear ring
 # has a clearance of 0.35 mm, and the ring is replaced at 0.70 mm") states each clause from one.
-_CLAUSE_BREAK = re.compile(
-    r"[,;:()]|\b(?:and|but|or|because|since|so|which|while|when|where|whereas|although|"
-    r"though|unless|until|then|if|who|whose|that)\b",
-    re.IGNORECASE,
-)
+_REPLY_CLAUSE_WORDS = """and or when where whereas though until then if who whose that"""
+_CLAUSE_BREAK = clause_break((*CLAUSE_WORDS, *_REPLY_CLAUSE_WORDS.split()), comma=True)
+
+
+# A clause relates words only when it has two of them the evidence has: with one there is no
+# relation to check (structural, not fitted).
+_RELATED = 2
+
+
+def _clause_words(
+    clause: str, index: EvidenceIndex, prefix: int, topic: frozenset[str]
+) -> frozenset[str]:
+    """The content lemmas of `clause` the evidence has, the source lines' topic aside."""
+    return frozenset(w for w in lemmas(clause) if w not in topic and covered(w, index, prefix))
 
 
 def scattered(sentence: str, index: EvidenceIndex, prefix: int, topic: frozenset[str]) -> int:
@@ -160,8 +192,8 @@ def scattered(sentence: str, index: EvidenceIndex, prefix: int, topic: frozenset
     what the whole chunk is about ("HP-220" from the manual's title), never scattered."""
     total = 0
     for clause in _CLAUSE_BREAK.split(sentence):
-        words = frozenset(w for w in lemmas(clause) if w not in topic and covered(w, index, prefix))
-        if len(words) > 1:
+        words = _clause_words(clause, index, prefix, topic)
+        if len(words) >= _RELATED:
             total += len(words) - index.best_window(words, 1, prefix)[1]
     return total
 
@@ -183,9 +215,8 @@ def moved_numbers(
         tokens = sentence_tokens(clause)
         if not any(kind == "number" for _, kind in tokens):
             continue
-        words = frozenset(w for w in lemmas(clause) if w not in topic and covered(w, index, prefix))
-        start, n = index.best_window(words, 1, prefix)
-        if n < 2:
+        start, n = index.best_window(_clause_words(clause, index, prefix, topic), 1, prefix)
+        if n < _RELATED:
             continue  # no evidence sentence states this clause
         span = span_tokens(index.spans[start])
         keys = {k for k, _ in span}
@@ -204,4 +235,58 @@ def moved_numbers(
                 ):
                     out.append(f"{key}>{other}")
                     break
+    return tuple(dict.fromkeys(out))
+
+
+# A multi-word name: capitalised words, "of"/"the"/"de" allowed inside ("Son of Flubber",
+# "Ron Howard", "Bank of England").
+_NAME_RUN = re.compile(
+    r"(?<![\w'’-])[A-Z][\w'’-]*(?:\s+(?:(?:of|the|de|von|van)\s+)?[A-Z][\w'’-]*)+(?![\w'’-])"
+)
+
+
+@lru_cache(maxsize=4096)
+def _name_runs(text: str) -> tuple[str, ...]:
+    """The multi-word names of `text`, casefolded, a leading function word dropped ("The
+    Royal Navy" -> "royal navy"): in order, without repeats."""
+    out: list[str] = []
+    for m in _NAME_RUN.finditer(text):
+        words = fold(m.group()).split()
+        while words and words[0] in FUNCTION_WORDS:
+            words = words[1:]
+        if len(words) > 1 and " ".join(words) not in out:  # multi-word only
+            out.append(" ".join(words))
+    return tuple(out)
+
+
+def name_swaps(sentence: str, index: EvidenceIndex) -> tuple[str, ...]:
+    """`name>evidence name` when the sentence relates two multi-word names of the evidence that
+    no evidence sentence names together, and one evidence sentence states all the rest of
+    the claim (every content word but the second name) with another name the reply leaves
+    out: "Son of Flubber was directed by Ron Howard" over
+    "Splash ... directed by Ron Howard. Son of Flubber ... directed by Robert Stevenson" is
+    Ron Howard in Robert Stevenson's place. Counted whether or not the reply restates the
+    question (r5-v5: a generic question, "Tell me about these films", left the scattered
+    signal at 0), and for names the question has too: the question asks which relation
+    holds, the reply asserts one."""
+    names_here = list(_name_runs(sentence))
+    if len(names_here) < 2:
+        return ()
+    spans = [fold(s) for s in index.spans]
+    found = {n: [i for i, s in enumerate(spans) if n in s] for n in names_here}
+    out: list[str] = []
+    claim = frozenset(lemmas(sentence))
+    for a, b in itertools.permutations([n for n in names_here if found[n]], 2):
+        if set(found[a]) & set(found[b]):
+            continue  # named together somewhere: the evidence may relate them
+        rest = claim - frozenset(lemmas(b))
+        for i in found[a]:
+            if not rest <= index.span_words[i]:
+                continue  # that sentence does not state the rest of the claim
+            others = [n for n in _name_runs(index.spans[i]) if n not in names_here]
+            # Not the same entity written otherwise ("Dubai Chess" / "Dubai Open Chess").
+            others = [n for n in others if not {*n.split()} & {*a.split(), *b.split()}]
+            if others:
+                out.append(f"{b}>{others[0]}")
+                break
     return tuple(dict.fromkeys(out))
