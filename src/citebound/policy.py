@@ -459,6 +459,13 @@ class AnswererPolicy(Contract):
         description="For a 'What is X?' question, a sentence defining X in an introduction / "
         "overview section leads before one defining it elsewhere (design notes, tables).",
     )
+    max_code_lines: int = Field(
+        default=3,
+        ge=0,
+        description="A 'How do I ...?' answer quotes a fenced code block of at most this many "
+        "non-blank lines, verbatim in backticks, right after the sentence introducing it "
+        "(0: code is never quoted).",
+    )
     manner_follower: bool = Field(
         default=True,
         description="'How does X <verb> ...?': the sentence after a one-sentence lead joins "

@@ -57,10 +57,11 @@ def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     """Audit records carry the policy fingerprint; the fields added for superprompt-v1 are
     left out while at their defaults, so strict-v1's fingerprint moves only with its own values
     (last: the refit support rule of [validation] with echo_scattered, #14, and [answerer]
-    weak_lead, anaphora_penalty, prefer_overview, max_subject_terms, manner_follower, #15)."""
+    weak_lead, anaphora_penalty, prefer_overview, max_subject_terms, manner_follower, #15;
+    max_code_lines, #15 code blocks)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:5a86ff44c032ec38f5cb967cc2506dfbe5cfaae1d356b0222e7b7d75757e4ed7"
+        "sha256:451c206d047cb92db5b95a5f8cbe86653f30819191bc99bb0fa5edb8ebb97ba3"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint

@@ -7,7 +7,8 @@ type `ooc` ask about things outside the corpus and must be refused.
 
 An in-corpus answer is *answered well* when the response is OK, states every key fact, starts
 at a sentence start (a capital letter, a digit or code) and quotes no raw markup (table pipes,
-Doxygen directives, HTML comments, Markdown links, emphasis or heading marks).
+Doxygen directives, HTML comments, Markdown links, emphasis or heading marks; inside a code
+span only pipes and directives count: a quoted command's `<branch>` is the command).
 """
 
 from __future__ import annotations
@@ -78,10 +79,23 @@ def _fold(text: str) -> str:
     return " ".join(text.replace("`", "").casefold().split())
 
 
+# A code span (`` `git checkout -b <branch>` ``) quotes code as the author wrote it: an HTML-like
+# placeholder, `**` or `__` inside it is the command, not markup. Table pipes and Doxygen
+# directives are looked for everywhere, code spans included: a quoted row stays a failure.
+_CODE_SPAN = re.compile(r"`[^`\n]+`")
+_SEEN_IN_CODE = ("table pipe", "doxygen")
+
+
 def raw_markup(answer: str) -> list[str]:
-    """Names of the raw-markup kinds in `answer` (citation markers are not markup)."""
+    """Names of the raw-markup kinds in `answer` (citation markers are not markup; HTML,
+    links, emphasis and heading marks inside a code span are code)."""
     text = _MARKERS.sub("", answer)
-    return [name for name, pattern in _MARKUP.items() if pattern.search(text)]
+    prose = _CODE_SPAN.sub(" ", text)
+    return [
+        name
+        for name, pattern in _MARKUP.items()
+        if pattern.search(text if name in _SEEN_IN_CODE else prose)
+    ]
 
 
 def judge(question: AnswerQuestion, status: str, answer: str | None) -> AnswerJudgement:

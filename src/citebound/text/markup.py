@@ -11,7 +11,12 @@ comment as a statement, so neither does the answerer:
   filled cells joined by `; `);
 * list markers (`-`, `*`, `1.`) and emphasis (`**`, `__`) are dropped, a link keeps its text
   only (`[Ports](ports.md)` -> `Ports`); code spans keep their backticks;
-* hard-wrapped lines are joined first (`paragraphs`), so a sentence is never a line fragment.
+* hard-wrapped lines are joined first (`paragraphs`), so a sentence is never a line fragment;
+* a fenced code block is skipped, unless the caller asks for short ones (`max_code_lines`): a
+  block of 1 to `max_code_lines` non-blank lines right after a prose line or list item (at
+  most one blank line between) becomes one `code` unit, every line verbatim in backticks
+  (`` `cd fprime/Ref` `fprime-gds` ``), `after` naming the line that introduces it. A block
+  whose lines hold a backtick cannot be quoted that way and is skipped.
 
 Every rendered sentence only removes markup from the evidence; it never adds a word, number
 or code, so the validator's fact checks see nothing new.
@@ -102,9 +107,10 @@ class Unit:
     """One quotable line of evidence after markup rendering."""
 
     text: str  # rendered text: sentences are cut from it
-    kind: Literal["prose", "item", "row"]
+    kind: Literal["prose", "item", "row", "code"]
     line: int  # index among the evidence's paragraphs (order, adjacency of steps)
     intro: bool  # ends with ":" (introduces the list or steps that follow)
+    after: int = -1  # code: the line of the prose / item unit that introduces the block
 
 
 _DOXYGEN = re.compile(
@@ -152,15 +158,25 @@ def _row_text(line: str) -> str:
     return f"{filled[0]}: " + "; ".join(filled[1:])
 
 
-def render_units(lines: list[str]) -> list[Unit]:
-    """The quotable units of evidence `lines` (from `paragraphs`), metadata dropped."""
+def render_units(lines: list[str], *, max_code_lines: int = 0) -> list[Unit]:
+    """The quotable units of evidence `lines` (from `paragraphs`), metadata dropped.
+
+    With `max_code_lines` > 0, short fenced code blocks that follow a prose line or list item
+    are `code` units too (see the module docstring); by default code is never quoted.
+    """
     out: list[Unit] = []
     fenced = False
     in_comment = False
+    fence_at = -1  # line of the open fence
     for i, raw in enumerate(lines):
         line = raw.strip()
         if line.startswith(("```", "~~~")):
+            if fenced and max_code_lines > 0:
+                code = _code_unit(lines, out, fence_at, i, max_code_lines)
+                if code is not None:
+                    out.append(code)
             fenced = not fenced
+            fence_at = i
             continue
         if fenced or not line:
             continue
@@ -188,6 +204,35 @@ def render_units(lines: list[str]) -> list[Unit]:
             continue
         out.append(Unit(text, "item" if marker else "prose", i, text.endswith(":")))
     return out
+
+
+# Blank lines allowed between the introducing line and its code fence ("... run:" / "" /
+# "```"): Markdown writers put one there as often as not; more is a new block.
+_CODE_GAP = 1
+
+
+def _code_unit(
+    lines: list[str], units: list[Unit], opened: int, closed: int, max_lines: int
+) -> Unit | None:
+    """The `code` unit of the fenced block between lines `opened` and `closed`, or None when
+    it is too long, empty, holds a backtick, or no prose line / list item introduces it."""
+    body = [x.strip() for x in lines[opened + 1 : closed] if x.strip()]
+    if not body or len(body) > max_lines or any("`" in x for x in body):
+        return None
+    before = opened - 1
+    while before >= 0 and not lines[before].strip():
+        before -= 1
+    if before < 0 or opened - before - 1 > _CODE_GAP:
+        return None
+    intro = units[-1] if units else None
+    if (
+        intro is None
+        or intro.line != before
+        or intro.kind not in ("prose", "item")
+        or intro.text.startswith("#")
+    ):
+        return None  # a heading, a table, metadata or another block comes right before it
+    return Unit(" ".join(f"`{x}`" for x in body), "code", opened, False, intro.line)
 
 
 # A line that starts a block of its own: list item, heading, table row, quote, fence, markup.

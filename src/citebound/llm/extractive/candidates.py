@@ -42,6 +42,7 @@ class Candidate:
     nested: bool = False  # an indented prose line: the continuation of the list item above
     overview: bool = False  # in an introduction / overview section (where definitions live)
     loose: bool = False  # a list item after one blank line (a "loose" Markdown list goes on)
+    after: int = -1  # code: the unit line of the prose / item that introduces the block
 
 
 _ANCHOR_LIKE = re.compile(
@@ -152,6 +153,55 @@ def candidates(
                         loose,
                     )
                 )
+    return out
+
+
+def code_blocks(
+    bundle: AnswerBundle, question: frozenset[str], refusal_text: str, policy: AnswererPolicy
+) -> list[Candidate]:
+    """Short fenced code blocks that a prose line or list item introduces (`render_units`
+    with `policy.max_code_lines`), one candidate per block, in evidence and line order.
+
+    Kept apart from `candidates`: a block is never a sentence of its own (it is not weighed,
+    never leads, never a step or a neighbour); the answerer quotes it only right after a
+    sentence of the line that introduces it (procedure questions, provider.py). The same
+    filters as for sentences apply (length, anchors, evidence ids, markers), and the block
+    must come back whole from the validator's splitter ("fprime-gds -d . -n" would be cut at
+    " . ": never quoted, rather than failing the answer).
+    """
+    if policy.max_code_lines <= 0:
+        return []
+    forbidden = _forbidden(bundle, refusal_text)
+    allowed = tuple(bundle.allowed_anchors)
+    out: list[Candidate] = []
+    for ev_index, evidence in enumerate(bundle.selected_evidence):
+        lines = paragraphs(evidence.sanitized_text)
+        for unit in render_units(lines, max_code_lines=policy.max_code_lines):
+            if unit.kind != "code":
+                continue
+            text = unit.text
+            if (
+                not _eligible(text, forbidden, policy.max_sentence_chars)
+                or _marker_like(text, bundle, allowed)
+                or split_sentences(text) != [text]
+            ):
+                continue
+            shared = question & terms(text)
+            out.append(
+                Candidate(
+                    ev_index,
+                    unit.line,
+                    0,
+                    text,
+                    evidence.citation_anchor,
+                    "code",
+                    False,
+                    True,
+                    shared,
+                    frozenset(),
+                    after=unit.after,
+                )
+            )
     return out
 
 

@@ -34,7 +34,7 @@ from citebound.text import split_sentences
 from citebound.text.markup import question_type
 from citebound.text.terms import terms
 
-from .candidates import Candidate, candidates
+from .candidates import Candidate, candidates, code_blocks
 from .scoring import (
     answers_type,
     asks_manner,
@@ -50,7 +50,7 @@ from .scoring import (
     weights,
 )
 
-EXTRACTIVE_MODEL = "extractive-v5"
+EXTRACTIVE_MODEL = "extractive-v6"
 
 
 class ExtractiveProvider:
@@ -63,7 +63,7 @@ class ExtractiveProvider:
     Example:
         >>> p = ExtractiveProvider(floor=0.25)
         >>> (p.name, p.model, p.settings.floor)
-        ('extractive', 'extractive-v5', 0.25)
+        ('extractive', 'extractive-v6', 0.25)
     """
 
     def __init__(self, settings: AnswererPolicy | None = None, **overrides: object) -> None:
@@ -125,12 +125,14 @@ class ExtractiveProvider:
         """
         chosen = self.choose(bundle, refusal_text, extra_terms=extra_terms)
         pieces = [f"{c.text} {citation_marker(c.anchor)}" for c in chosen]
+        # A quoted command goes on a line of its own, under the sentence introducing it.
+        breaks = frozenset(i for i, c in enumerate(chosen) if c.kind == "code")
         pattern = marker_pattern(bundle.citation_style)
         while max_tokens is not None and len(pieces) > 1:
-            if count_tokens(join(pieces, pattern) or "") <= max_tokens:
+            if count_tokens(join(pieces, pattern, breaks) or "") <= max_tokens:
                 break
             pieces.pop()
-        return (join(pieces, pattern) if pieces else None) or refusal_text
+        return (join(pieces, pattern, breaks) if pieces else None) or refusal_text
 
     def rank(
         self, bundle: AnswerBundle, refusal_text: str, *, extra_terms: str = ""
@@ -145,6 +147,7 @@ class ExtractiveProvider:
         named = names_subject(qtype, bundle.user_question, p.max_subject_terms)
         phrases = pairs(bundle.user_question)
         cands = candidates(bundle, question, refusal_text, p)
+        blocks = self.blocks(bundle, refusal_text, question)
         weight = weights(question, cands)
         total = sum(weight.values())
         # A one-letter term ("F" of "F´", "L" of "L and P") counts when matched but is never
@@ -157,22 +160,43 @@ class ExtractiveProvider:
         needed = min(p.min_matches, max(1, len(bar) - 1))
         scored: list[tuple[float, Candidate]] = []
         for c in cands:
+            # A sentence introducing a command block ("... the `raspberrypi` platform can be
+            # used:" + "$ fprime-util generate raspberrypi") is quoted with it, so the block's
+            # question terms count as the sentence's own.
+            # A sentence sharing no question term itself ("(e.g. `health.HLTH_CHNG_PING`).")
+            # is no introduction unless it announces the block ("Then run:").
+            block = blocks.get((c.ev, c.line)) if c.shared or c.intro else None
+            shared = c.shared | block.shared if block is not None else c.shared
             # The section a sentence sits in says what it is about ("CmdSequencer" in the
             # heading): such terms count toward a match, at reduced weight, never alone.
-            matched = len(c.shared & bar) + len(c.context & bar)
-            if not c.shared or matched < needed or min(1.0, matched / len(bar)) <= p.floor:
+            context = c.context - shared
+            matched = len(shared & bar) + len(context & bar)
+            if not shared or matched < needed or min(1.0, matched / len(bar)) <= p.floor:
                 continue
-            if own and not (c.shared & own):
+            if own and not (shared & own):
                 continue  # only carried terms matched
             coverage = (
-                sum(weight[t] for t in c.shared)
-                + p.context_weight * sum(weight[t] for t in c.context)
+                # Summed in term order: equal term sets give equal scores, bit for bit, whatever
+                # the set's iteration order (ties are then broken by the stated rules).
+                sum(weight[t] for t in sorted(shared))
+                + p.context_weight * sum(weight[t] for t in sorted(context))
             ) / total
-            phrase = p.phrase_bonus * len(phrases & pairs(c.text))
+            said = pairs(c.text) | pairs(block.text) if block is not None else pairs(c.text)
+            phrase = p.phrase_bonus * len(phrases & said)
             scored.append((coverage + type_bonus(qtype, c, p, named=named) + phrase, c))
         # Tie-break everywhere: score desc, then evidence order (rank), line, sentence order.
         scored.sort(key=lambda sc: (-sc[0], sc[1].ev, sc[1].line, sc[1].pos))
         return scored, cands
+
+    def blocks(
+        self, bundle: AnswerBundle, refusal_text: str, question: frozenset[str]
+    ) -> dict[tuple[int, int], Candidate]:
+        """Quotable code blocks by (evidence, line of the unit introducing them); only for a
+        question asking how to do something (`procedure`), never for others."""
+        if question_type(bundle.user_question) != "procedure":
+            return {}
+        found = code_blocks(bundle, question, refusal_text, self.settings)
+        return {(b.ev, b.after): b for b in found}
 
     def choose(
         self, bundle: AnswerBundle, refusal_text: str, *, extra_terms: str = ""
@@ -206,11 +230,27 @@ class ExtractiveProvider:
         # A penalty can make every score negative; the best sentence then still qualifies (a
         # bare `rank_tolerance * best` would exceed it and leave nothing to choose).
         bar = min(best, p.rank_tolerance * best)
+        blocks = self.blocks(bundle, refusal_text, terms(bundle.user_question))
+        # Tie-break: on equal scores within a line that introduces a command block, its last
+        # sentence ("... you would just run the following:") leads: it is the one that
+        # introduces the command. Otherwise the earlier sentence.
+        last = {(c.ev, c.line): c.pos for c in cands if (c.ev, c.line) in blocks}
         lead_score, lead = min(
             (sc for sc in pool if sc[0] >= bar),
-            key=lambda sc: (sc[1].ev, -sc[0], sc[1].line, sc[1].pos),
+            key=lambda sc: (
+                sc[1].ev,
+                -sc[0],
+                sc[1].line,
+                last.get((sc[1].ev, sc[1].line)) != sc[1].pos,
+                sc[1].pos,
+            ),
         )
         chosen = [lead]
+        block = blocks.get((lead.ev, lead.line))
+        if block is not None:
+            # "How do I ...?" answered by the sentence that introduces a command and the
+            # command itself: nothing else is needed.
+            return [lead, block]
         # "X downlinks information. This information includes:" + items: the intro right
         # after the lead announces the list that answers, so it and its items come along.
         intro = next(
@@ -360,15 +400,19 @@ def follower(lead: Candidate, cands: list[Candidate]) -> Candidate | None:
     return None
 
 
-def join(pieces: list[str], marker: str) -> str | None:
+def join(pieces: list[str], marker: str, breaks: frozenset[int] = frozenset()) -> str | None:
     """Join cited sentences so the validator's splitter gives back exactly `pieces`.
 
     One space reads best; a sentence that does not end on a terminator the splitter accepts
     (a heading, a list item, `etc.`) would merge with the next one, so then lines are used.
+    The pieces at the indices in `breaks` (quoted commands) always start a new line.
     Returns None when neither form round-trips (never expected; fail closed).
     """
     for separator in (" ", "\n"):
-        text = separator.join(pieces)
+        text = "".join(
+            ("" if i == 0 else "\n" if i in breaks else separator) + piece
+            for i, piece in enumerate(pieces)
+        )
         if split_sentences(text, marker=marker) == pieces:
             return text
     return None
