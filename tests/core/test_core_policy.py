@@ -57,10 +57,11 @@ def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     """Audit records carry the policy fingerprint; the fields added for superprompt-v1 are
     left out while at their defaults, so strict-v1's fingerprint moves only with its own values
     (last: the refit support rule of [validation] with echo_scattered, #14, and [answerer]
-    weak_lead, anaphora_penalty, prefer_overview, max_subject_terms, manner_follower, #15)."""
+    weak_lead, anaphora_penalty, prefer_overview, max_subject_terms, manner_follower, #15;
+    [retrieval] promote_definitions, #15)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:5a86ff44c032ec38f5cb967cc2506dfbe5cfaae1d356b0222e7b7d75757e4ed7"
+        "sha256:64a04f29f6849af4382c7d5f1faea4bab7b6533e091c3d11976b5859354c8bcd"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint
