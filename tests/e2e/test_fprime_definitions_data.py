@@ -21,15 +21,16 @@ from citebound.store.sqlite import SqliteStore
 
 pytestmark = pytest.mark.data
 
-# question -> (document path suffix, text that opens the defining sentence)
+# question -> (document path suffix, text that opens the defining sentence). Checked: with
+# promote_definitions = 0 none of the three is kept (whole F´ corpus, 2026-11-26).
 CASES = {
     "What does the ActiveRateGroup component do?": (
-        "Svc/ActiveRateGroup/docs/sdd.md",
+        "ActiveRateGroup/docs/sdd.md",
         "`Svc::ActiveRateGroup` is an active component",
     ),
-    "What is DpWriter?": ("Svc/DpWriter/docs/sdd.md", "`Svc::DpWriter` is an active component"),
+    "What is DpWriter?": ("DpWriter/docs/sdd.md", "`Svc::DpWriter` is an active component"),
     "What is an active component?": (
-        "docs/UsersGuide/user/port-comp-top.md",
+        "user/port-comp-top.md",
         "**Active component:** has a thread",
     ),
 }
