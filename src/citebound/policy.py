@@ -133,7 +133,8 @@ class RetrievalPolicy(Contract):
         default=0,
         ge=0,
         description="For 'What is X?' questions: how many chunks of the first N2 that hold a "
-        "sentence defining X move to the front (retrieve/definitions.py; 0 = off).",
+        "sentence defining X (for 'What N kinds ...?': the 'N Types' section) move to the "
+        "front, similarities unchanged (retrieve/definitions.py; 0 = off).",
     )
 
 

@@ -13,10 +13,10 @@ up to `promote_definitions` chunks holding a sentence that defines X
 (`citebound.text.subject.defining_verb`, the rule the extractive answerer leads with) move to
 the front: chunks whose defining sentence names X itself before those naming X with
 qualifiers ("The parameters view consists of ..."), then in retrieval order (similarity desc,
-chunk_id asc). Only the order changes:
-every similarity is kept, so the gate, which decides on the highest similarity and that row's
-coverage, refuses exactly what it refused before. Questions that are not of the "What is X?"
-form (SciFact claims, most SQuAD questions) are untouched.
+chunk_id asc). "What N kinds ...?" likewise brings the section titled "N Types" (`kinds_rank`).
+Only the order changes: every similarity is kept, so the gate, which decides on the highest
+similarity and that row's coverage, refuses exactly what it refused before. Questions of other
+forms (SciFact claims, most SQuAD questions) are untouched.
 """
 
 from __future__ import annotations
