@@ -129,6 +129,13 @@ class RetrievalPolicy(Contract):
     per_hit_neighbors: int = Field(default=0, ge=0, description="Neighbour chunks per hit.")
     mode: Literal["hybrid", "lexical", "dense"] = Field(default="hybrid", description="Index use.")
     lexical_weight: float = Field(default=0.4, ge=0, le=1, description="Lexical share in fusion.")
+    promote_definitions: int = Field(
+        default=0,
+        ge=0,
+        description="For 'What is X?' questions: how many chunks of the first N2 that hold a "
+        "sentence defining X (for 'What N kinds ...?': the 'N Types' section) move to the "
+        "front, similarities unchanged (retrieve/definitions.py; 0 = off).",
+    )
 
 
 class LLMPolicy(Contract):

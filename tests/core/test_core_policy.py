@@ -58,10 +58,10 @@ def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     left out while at their defaults, so strict-v1's fingerprint moves only with its own values
     (last: the refit support rule of [validation] with echo_scattered, #14, and [answerer]
     weak_lead, anaphora_penalty, prefer_overview, max_subject_terms, manner_follower, #15;
-    max_code_lines, #15 code blocks)."""
+    max_code_lines, #15 code blocks; [retrieval] promote_definitions, #15)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:451c206d047cb92db5b95a5f8cbe86653f30819191bc99bb0fa5edb8ebb97ba3"
+        "sha256:4a1dad5078570f533640f94422de154bcd9def4549047bd4d07c7a5ff6e01fd0"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint

@@ -358,3 +358,15 @@ def test_answers_from_hard_wrapped_evidence_pass_the_validator_rules(
     bundle = make_bundle(wrapped, question)
     text = ExtractiveProvider().answer(bundle, REFUSAL)
     assert check_answer(text, bundle, REFUSAL) == []
+
+
+def test_plural_nouns_asked_for_are_list_questions() -> None:
+    from citebound.text.markup import question_type
+
+    assert question_type("What component kinds does F´ have?") == "list"
+    assert question_type("What ports can a queued component have?") == "list"
+    assert question_type("Which events does the Health component emit?") == "list"
+    # not a plural noun: an auxiliary, a -ss / -us word
+    assert question_type("What does the ActiveRateGroup component do?") == "definition"
+    assert question_type("What class does the port use?") == "other"
+    assert question_type("What status does the driver return?") == "other"

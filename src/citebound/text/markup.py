@@ -71,6 +71,13 @@ _TYPE_RULES: tuple[tuple[QuestionType, re.Pattern[str]], ...] = (
         re.compile(
             r"^(list|name|enumerate)\b|^(what|which) (kinds|types|sorts|are the \w+s\b)"
             r"|\b(kinds|types) of\b|\bexist\b"
+            # "What component kinds does F´ have?", "Which port types ...?"
+            r"|^(what|which) (\w+ ){1,2}(kinds|types|sorts)\b"
+            # "What commands can X run?", "Which events does X emit?": a plural noun asked
+            # for (not "what is / does / has", nor "class", "status": -ss, -us words)
+            r"|^(what|which) ((?!(is|was|does|has|this|its)\b)\w+ )?"
+            r"(?!(is|was|does|has|this|its|status|bus)\b)\w*[^\Wsu]s "
+            r"(can|could|do|does|did|are|were|should|must|will|would|exist|have)\b"
         ),
     ),
     (

@@ -13,6 +13,8 @@ from functools import lru_cache
 
 from citebound.policy import AnswererPolicy
 from citebound.text.markup import QuestionType
+from citebound.text.subject import defines
+from citebound.text.subject import definition_subject as definition_subject
 from citebound.text.terms import STOPWORDS, stem, terms
 
 from .candidates import Candidate
@@ -119,59 +121,10 @@ def names_subject(qtype: QuestionType, question: str, max_terms: int) -> bool:
     return qtype == "definition" and 0 < len(definition_subject(question)) <= max_terms
 
 
-# "Queued component: has no thread ...", "`BufferManager` is a passive ISF component.": the
-# subject, then the defining verb (or a glossary colon).
-# A code name's "::" (`Svc::ComStub`) is part of the subject, not a glossary colon.
-_SUBJECT = re.compile(
-    r"^(?P<subject>(?:::|[^.:;!?]){1,80}?)\s*(:(?!:)|\b(is|are|has|have|provides?|represents?|"
-    r"consists?|defines?|means|refers?)\b)",
-    re.IGNORECASE,
-)
-# A glossary definition states something after its colon ("Queued component: has no thread").
-_GLOSSARY_MIN_WORDS = 3
-# "Active components must have at least one asynchronous input port": a rule about X, not
-# what X is. A modal right before the verb marks it.
-# Nor is a phrase that opens with a preposition or a condition, or runs past a comma ("For
-# queued and active components, the queue size is passed.": the subject is the queue size).
-_NOT_A_SUBJECT = re.compile(
-    r"\b(must|shall|should|may|might|can|cannot|could|will|would)\s*$|,|"
-    r"^(for|in|on|at|with|by|from|to|as|after|before|when|if|once|while|during|unlike|like)\b",
-    re.IGNORECASE,
-)
-
-
-# "What is a queued component?", "What does the ActiveRateGroup component do?"; not "What is
-# it cleaned with?" (a pronoun, a trailing preposition: something is asked *about* X).
-_WHAT_IS = re.compile(
-    r"^(what|who) (is|are|was|were|does|do) (?!(it|they|them|this|that|these|those)\b)"
-    r"(?P<x>[^?]+?)( (do|mean|provide))?\s*\??$"
-)
-_TRAILING_PREPOSITION = re.compile(r"\b(with|by|for|of|to|in|on|from|at|about|into)$")
-
-
-def definition_subject(question: str) -> frozenset[str]:
-    """The terms of X in "What is X?" (empty when the question is not of that form)."""
-    q = " ".join(question.casefold().split())
-    m = _WHAT_IS.match(q)
-    if m is None or _TRAILING_PREPOSITION.search(m.group("x").rstrip(" ?")):
-        return frozenset()
-    return frozenset(t for t in terms(m.group("x")) if len(t) > 1 or t.isdigit())
-
-
 def defines_subject(subject: frozenset[str], c: Candidate, qualifiers: int) -> bool:
-    """Whether the sentence defines the question's subject: it names every subject term before
-    its defining verb ("A queued component has ..."), not in passing ("... used by queued
-    components")."""
-    m = _SUBJECT.match(c.text)
-    if not subject or m is None or _NOT_A_SUBJECT.search(m.group("subject")) is not None:
-        return False
-    if m.group(2).startswith(":") and len(c.text[m.end() :].split()) < _GLOSSARY_MIN_WORDS:
-        return False  # "Queued Component: Yes; No" is a table cell, not a definition
-    named = terms(m.group("subject"))
-    # The subject phrase is X with at most `qualifiers` more terms ("`Svc::ComStub`", "A
-    # queued component"), not a longer phrase that mentions X ("The pure virtual function to
-    # implement a port call is ...").
-    return subject <= named and len(named - subject) <= qualifiers
+    """Whether the sentence defines the question's subject (`citebound.text.subject.defines`,
+    shared with retrieval so both agree on it)."""
+    return defines(subject, c.text, qualifiers)
 
 
 # A sentence that goes on about the subject just defined ("It allocates a set of buffers.").

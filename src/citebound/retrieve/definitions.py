@@ -1,0 +1,190 @@
+"""Definition promotion: "What is X?" brings the chunk that defines X to the front.
+
+A question asking what a named subject is or does ("What is DpWriter?", "What does the
+ActiveRateGroup component do?") is answered by the sentence that defines X ("`Svc::DpWriter`
+is an active component for writing data products to disk."). Fused similarity alone often
+ranks that chunk below others of the same document (its design, scenarios and requirement
+sections repeat X's name more often), and assembly keeps at most
+`max_chunks_per_knowledge_id` chunks per document, so the defining chunk was dropped (F´
+questions f03, f18, d13 of issue #15).
+
+The rule: among the first `n2_rerank_top_k` candidates (the reranker's window, after it ran),
+up to `promote_definitions` chunks holding a sentence that defines X
+(`citebound.text.subject.defining_verb`, the rule the extractive answerer leads with) move to
+the front: chunks whose defining sentence names X itself before those naming X with
+qualifiers ("The parameters view consists of ..."), then in retrieval order (similarity desc,
+chunk_id asc). "What N kinds ...?" likewise brings the section titled "N Types" (`kinds_rank`).
+Only the order changes: every similarity is kept, so the gate, which decides on the highest
+similarity and that row's coverage, refuses exactly what it refused before. Questions of other
+forms (SciFact claims, most SQuAD questions) are untouched.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from citebound.policy import Policy
+from citebound.text import split_sentences
+from citebound.text.markup import question_type, render_units
+from citebound.text.subject import defining_verb, definition_subject
+from citebound.text.terms import terms
+
+T = TypeVar("T")
+
+
+def named_subject(question: str, max_terms: int) -> frozenset[str]:
+    """X of a definition question naming a subject of at most `max_terms` terms, else empty."""
+    if question_type(question) != "definition":
+        return frozenset()
+    subject = definition_subject(question)
+    return subject if len(subject) <= max_terms else frozenset()
+
+
+# "X has the following ports" / "X has no state machines" name X before a verb too, but say
+# what X holds, not what it is; the answerer may still quote them, retrieval does not promote
+# them (F´ f03: the design chunk "The `Svc::ActiveRateGroup` component has ..." came first).
+_POSSESSION = frozenset({"has", "have"})
+
+
+# "The active component is required to respond ...", "X is not ...": a copula followed by a
+# negation or a passive participle states a rule about X, not what X is; "X is used to /
+# called / defined as ..." and "Parameters are values that ..." do say what X is.
+_COPULA = frozenset({"is", "are"})
+_RULE_AFTER_COPULA = re.compile(
+    r"\s*(?!(used|called|defined|made|designed|intended|named|based|composed)\b)"
+    r"(not\b|no\b|also\b|\w+ed\b)",
+    re.I,
+)
+
+# "This active component is a ...": about an example named before, not the kind itself.
+_POINTS_BACK = re.compile(r"\W*(this|these|that|those|such|its|their)\b", re.I)
+
+
+def _verb_end(sentence: str, verb: str) -> int:
+    m = re.search(rf"\b{re.escape(verb)}\b", sentence, re.IGNORECASE)
+    return m.end() if m else len(sentence)
+
+
+def _defining(subject: frozenset[str], sentence: str, qualifiers: int) -> str | None:
+    verb = defining_verb(subject, sentence, qualifiers, genus=True)
+    if verb is None or verb in _POSSESSION or _POINTS_BACK.match(sentence):
+        return None
+    if verb in _COPULA and _RULE_AFTER_COPULA.match(sentence, _verb_end(sentence, verb)):
+        return None
+    return verb
+
+
+# A code name's namespace (`Svc::DpWriter`) does not qualify the subject "DpWriter".
+_NAMESPACE = re.compile(r"\b\w+::")
+
+
+def definition_rank(subject: frozenset[str], text: str, qualifiers: int) -> int | None:
+    """How directly a prose or list sentence of `text` (markup rendered as the answerer reads
+    it) defines X, best first: 0 when X itself (namespace aside) is the subject of a defining
+    verb ("Parameters are values that ...", "`Svc::DpWriter` is an active component ..."); 1
+    for X with a glossary colon ("Active component: has a thread ...") or X with up to
+    `qualifiers` more terms ("The parameters view consists of ..."); 2 for a qualified glossary
+    line; None when no sentence defines X. Not a table row ("SVC-DPWRITER-001: `Svc::DpWriter`
+    shall ..." is a requirement about X), nor a sentence announcing a list ("X has the
+    following ports:")."""
+    if not subject:
+        return None
+    best: int | None = None
+    for unit in render_units(text.split("\n")):
+        if unit.kind == "row":
+            continue
+        for sentence in split_sentences(unit.text):
+            if sentence.rstrip().endswith(":"):
+                continue
+            for exact, plain in ((0, _NAMESPACE.sub("", sentence)), (1, sentence)):
+                verb = _defining(subject, plain, 0 if exact == 0 else qualifiers)
+                if verb is not None:
+                    rank = exact + (verb == ":")
+                    best = rank if best is None else min(best, rank)
+                    break
+            if best == 0:
+                return 0
+    return best
+
+
+def promote(
+    items: Sequence[T],
+    rank_of: Callable[[T], int | None],
+    limit: int,
+) -> list[T]:
+    """`items` with up to `limit` of those `rank_of` ranks moved to the front, best rank first,
+    ties in their order in `items`; the rest keep their order (deterministic)."""
+    if limit <= 0:
+        return list(items)
+    ranked = [(r, pos) for pos, item in enumerate(items) if (r := rank_of(item)) is not None]
+    front = [pos for _, pos in sorted(ranked)[:limit]]
+    chosen = set(front)
+    return [items[p] for p in front] + [it for p, it in enumerate(items) if p not in chosen]
+
+
+# "What component kinds does F´ have?", "What kinds of ports exist?": N of a list question
+# asking for the kinds of N. A section titled "Component Types" lists them; a question about F´
+# ranked the README's chunks first (F´ f41), the section 41st.
+_KIND_WORDS = terms("kinds types sorts categories varieties")
+_KINDS_OF = (
+    re.compile(r"\b(?:kinds|types|sorts|categories) of (\w+)"),
+    re.compile(r"\b(\w+) (?:kinds|types|sorts|categories)\b"),
+)
+_HEADING_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*[.)]?|[a-z](?:\.\d+)*[.)])\s+", re.I)
+
+
+def kinds_subject(question: str) -> frozenset[str]:
+    """The terms of N in a list question asking for "kinds of N" / "N kinds", else empty."""
+    if question_type(question) != "list":
+        return frozenset()
+    folded = " ".join(question.casefold().split())
+    for pattern in _KINDS_OF:
+        for m in pattern.finditer(folded):
+            noun = terms(m.group(1)) - _KIND_WORDS
+            if noun:
+                return noun
+    return frozenset()
+
+
+def kinds_heading(noun: frozenset[str], heading_path: Sequence[str]) -> bool:
+    """Whether the chunk's own section is titled "N Types" / "Kinds of N" (any kind word)."""
+    if not heading_path:
+        return False
+    title = terms(_HEADING_NUMBER.sub("", heading_path[-1]))
+    kinds = title & _KIND_WORDS
+    return bool(kinds) and title - kinds == noun
+
+
+def kinds_rank(noun: frozenset[str], heading_path: Sequence[str], text: str) -> int | None:
+    """0 for the chunk that opens an "N Types" section (its first line is the heading: the
+    list's introduction is there), 1 for a later chunk of that section, else None."""
+    if not kinds_heading(noun, heading_path):
+        return None
+    return 0 if text.lstrip().startswith("#") else 1
+
+
+def definitions_first(
+    question: str,
+    ids: Sequence[str],
+    text_of: Callable[[str], str],
+    heading_of: Callable[[str], Sequence[str]],
+    policy: Policy,
+) -> list[str]:
+    """The chunk ids `ids` (the reranked head) with up to `policy.retrieval.promote_definitions`
+    chunks first that define the question's subject ("What is X?"; X and "defining" follow the
+    answerer, `[answerer]` max_subject_terms and subject_qualifiers, so retrieval brings the
+    sentence the answerer leads with) or, for "What N kinds ...?", whose section is titled
+    "N Types"."""
+    limit = policy.retrieval.promote_definitions
+    if not limit:
+        return list(ids)
+    subject = named_subject(question, policy.answerer.max_subject_terms)
+    if subject:
+        qualifiers = policy.answerer.subject_qualifiers
+        return promote(ids, lambda i: definition_rank(subject, text_of(i), qualifiers), limit)
+    noun = kinds_subject(question)
+    if noun:
+        return promote(ids, lambda i: kinds_rank(noun, heading_of(i), text_of(i)), limit)
+    return list(ids)

@@ -1,0 +1,94 @@
+"""The subject of "What is X?" / "What does X do?" and the sentences that define it.
+
+Shared by retrieval (which brings the chunk defining X into the bundle, `retrieve.definitions`)
+and the extractive answerer (which leads with that sentence, `llm.extractive.scoring`), so both
+agree on what "a sentence defining X" is.
+
+    >>> sorted(definition_subject("What does the ActiveRateGroup component do?"))
+    ['activerategroup', 'component']
+    >>> defines(frozenset({"dpwriter"}), "`Svc::DpWriter` is an active component.", 2)
+    True
+    >>> defines(frozenset({"dpwriter"}), "Buffers reach DpWriter through DpManager.", 2)
+    False
+"""
+
+from __future__ import annotations
+
+import re
+
+from citebound.text.terms import terms
+
+# "Queued component: has no thread ...", "`BufferManager` is a passive ISF component.": the
+# subject, then the defining verb (or a glossary colon).
+# A code name's "::" (`Svc::ComStub`) is part of the subject, not a glossary colon.
+_SUBJECT = re.compile(
+    r"^(?P<subject>(?:::|[^.:;!?]){1,80}?)\s*(:(?!:)|\b(is|are|has|have|provides?|represents?|"
+    r"consists?|defines?|means|refers?)\b)",
+    re.IGNORECASE,
+)
+# A glossary definition states something after its colon ("Queued component: has no thread").
+_GLOSSARY_MIN_WORDS = 3
+# "Active components must have at least one asynchronous input port": a rule about X, not
+# what X is. A modal right before the verb marks it.
+# Nor is a phrase that opens with a preposition or a condition, or runs past a comma ("For
+# queued and active components, the queue size is passed.": the subject is the queue size).
+_NOT_A_SUBJECT = re.compile(
+    r"\b(must|shall|should|may|might|can|cannot|could|will|would)\s*$|,|"
+    r"^(for|in|on|at|with|by|from|to|as|after|before|when|if|once|while|during|unlike|like)\b",
+    re.IGNORECASE,
+)
+
+# "What is a queued component?", "What does the ActiveRateGroup component do?"; not "What is
+# it cleaned with?" (a pronoun, a trailing preposition: something is asked *about* X).
+_WHAT_IS = re.compile(
+    r"^(what|who) (is|are|was|were|does|do) (?!(it|they|them|this|that|these|those)\b)"
+    r"(?P<x>[^?]+?)( (do|mean|provide))?\s*\??$"
+)
+_TRAILING_PREPOSITION = re.compile(r"\b(with|by|for|of|to|in|on|from|at|about|into)$")
+
+
+def definition_subject(question: str) -> frozenset[str]:
+    """The terms of X in "What is X?" (empty when the question is not of that form)."""
+    q = " ".join(question.casefold().split())
+    m = _WHAT_IS.match(q)
+    if m is None or _TRAILING_PREPOSITION.search(m.group("x").rstrip(" ?")):
+        return frozenset()
+    return frozenset(t for t in terms(m.group("x")) if len(t) > 1 or t.isdigit())
+
+
+def defines(subject: frozenset[str], sentence: str, qualifiers: int) -> bool:
+    """Whether `sentence` defines the subject: it names every subject term before its defining
+    verb ("A queued component has ..."), not in passing ("... used by queued components")."""
+    return defining_verb(subject, sentence, qualifiers) is not None
+
+
+def defining_verb(
+    subject: frozenset[str], sentence: str, qualifiers: int, *, genus: bool = False
+) -> str | None:
+    """The verb (lower-cased; ":" for a glossary colon) by which `sentence` defines the
+    subject, or None when it does not define it (see `defines`).
+
+    With `genus`, a subject term the phrase lacks may instead follow the verb within
+    `_GENUS_WORDS` words: "`Svc::ActiveRateGroup` is an active component that ..." defines
+    "the ActiveRateGroup component" (the kind is stated as the genus). At least one subject
+    term must still be named before the verb."""
+    m = _SUBJECT.match(sentence)
+    if not subject or m is None or _NOT_A_SUBJECT.search(m.group("subject")) is not None:
+        return None
+    rest = sentence[m.end() :].split()
+    if m.group(2).startswith(":") and len(rest) < _GLOSSARY_MIN_WORDS:
+        return None  # "Queued Component: Yes; No" is a table cell, not a definition
+    named = terms(m.group("subject"))
+    # The subject phrase is X with at most `qualifiers` more terms ("`Svc::ComStub`", "A
+    # queued component"), not a longer phrase that mentions X ("The pure virtual function to
+    # implement a port call is ...").
+    if len(named - subject) > qualifiers:
+        return None
+    missing = subject - named
+    if missing and genus and missing != subject:
+        missing -= terms(" ".join(rest[:_GENUS_WORDS]))
+    return None if missing else m.group(2).casefold()
+
+
+# "is an active component": the genus follows the verb within its first 4 words.
+_GENUS_WORDS = 4
