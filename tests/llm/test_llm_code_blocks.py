@@ -90,3 +90,11 @@ def test_the_judge_reads_a_quoted_command_as_code_but_still_flags_pipes() -> Non
     assert raw_markup("Make it: <b>now</b> [C0]") == ["html"]
     assert raw_markup("Filter: `ls | grep x` [C0]") == ["table pipe"]
     assert raw_markup("Page: `see \\page SvcTlmChan` [C0]") == ["doxygen"]
+
+
+def test_the_judge_counts_a_quoted_blockquote_marker() -> None:
+    assert raw_markup("It starts the container. [C0] > Anytime Mac users run it. [C0]") == [
+        "quote marker"
+    ]
+    assert raw_markup("> Note: run it. [C0]") == ["quote marker"]
+    assert raw_markup("Keep the pressure > 5 bar. [C0]") == []

@@ -49,3 +49,20 @@ def test_metadata_blocks() -> None:
 def test_block_starts_keep_their_line_break() -> None:
     assert starts_block("- item") and starts_block("| a | b |") and starts_block("REQ | a | b")
     assert starts_block("\\section x") and not starts_block("passed to the component, and")
+
+
+def test_blockquote_markers_are_layout() -> None:
+    """`> **Note:** ...` is a note in prose: the answer quotes its text, never the `>`."""
+    lines = [
+        "> **Note:** Anytime Macintosh users run cross-compilation commands, they use a terminal.",
+        "> > - Nested item text.",
+        "The pressure must stay > 5 bar.",
+    ]
+    assert texts(lines) == [
+        (
+            "prose",
+            "Note: Anytime Macintosh users run cross-compilation commands, they use a terminal.",
+        ),
+        ("item", "Nested item text."),
+        ("prose", "The pressure must stay > 5 bar."),
+    ]

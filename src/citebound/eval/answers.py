@@ -7,8 +7,8 @@ type `ooc` ask about things outside the corpus and must be refused.
 
 An in-corpus answer is *answered well* when the response is OK, states every key fact, starts
 at a sentence start (a capital letter, a digit or code) and quotes no raw markup (table pipes,
-Doxygen directives, HTML comments, Markdown links, emphasis or heading marks; inside a code
-span only pipes and directives count: a quoted command's `<branch>` is the command).
+Doxygen directives, HTML comments, Markdown links, emphasis, heading or blockquote marks; inside
+a code span only pipes and directives count: a quoted command's `<branch>` is the command).
 """
 
 from __future__ import annotations
@@ -72,6 +72,8 @@ _MARKUP = {
     "link": re.compile(r"\]\("),
     "emphasis": re.compile(r"\*\*|__\w"),
     "heading": re.compile(r"(^|\n)#{1,6}\s"),
+    # A blockquote marker where a line or sentence starts (`x > 5` in prose is a comparison).
+    "quote marker": re.compile(r"(^|\n|[.!?:]\s+)>\s"),
 }
 
 

@@ -9,8 +9,9 @@ comment as a statement, so neither does the answerer:
   items (a list item that is only a link);
 * a table row is rendered as readable text: `ID: cell; cell` (first cell, a colon, the other
   filled cells joined by `; `);
-* list markers (`-`, `*`, `1.`) and emphasis (`**`, `__`) are dropped, a link keeps its text
-  only (`[Ports](ports.md)` -> `Ports`); code spans keep their backticks;
+* list markers (`-`, `*`, `1.`), blockquote markers (`> `, `> > `) and emphasis (`**`, `__`)
+  are dropped, a link keeps its text only (`[Ports](ports.md)` -> `Ports`); code spans keep
+  their backticks;
 * hard-wrapped lines are joined first (`paragraphs`), so a sentence is never a line fragment;
 * a fenced code block is skipped, unless the caller asks for short ones (`max_code_lines`): a
   block of 1 to `max_code_lines` non-blank lines right after a prose line or list item (at
@@ -126,6 +127,8 @@ _DOXYGEN = re.compile(
 )
 _HTML_LINE = re.compile(r"^<(!--|/?[a-zA-Z][\w-]*[\s/>]|/?[a-zA-Z][\w-]*$)")
 _TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+# A Markdown blockquote (`> **Note:** ...`, nested `> > ...`): layout, the text inside is prose.
+_QUOTE_MARKER = re.compile(r"^(?:>\s?)+")
 _LIST_MARKER = re.compile(r"^(?:[-*+\u2013\u2022\u2023\u25e6\u25aa]|\d{1,3}[.)])\s+")
 # A pipe-table row written without the leading pipe (`REQ-1 | text | Test`).
 _BARE_ROW = re.compile(r"^[^|`]+\|[^|]*\|")
@@ -202,6 +205,7 @@ def render_units(lines: list[str], *, max_code_lines: int = 0) -> list[Unit]:
             if text:
                 out.append(Unit(text, "row", i, False))
             continue
+        line = _QUOTE_MARKER.sub("", line)
         marker = _LIST_MARKER.match(line)
         body = line[marker.end() :] if marker else line
         if marker and _ONLY_LINKS.match(body):

@@ -50,7 +50,8 @@ from .scoring import (
     weights,
 )
 
-EXTRACTIVE_MODEL = "extractive-v6"
+# v7: blockquote markers (`> `) are layout, not quoted (text/markup.py); v6: command blocks.
+EXTRACTIVE_MODEL = "extractive-v7"
 
 
 class ExtractiveProvider:
@@ -63,7 +64,7 @@ class ExtractiveProvider:
     Example:
         >>> p = ExtractiveProvider(floor=0.25)
         >>> (p.name, p.model, p.settings.floor)
-        ('extractive', 'extractive-v6', 0.25)
+        ('extractive', 'extractive-v7', 0.25)
     """
 
     def __init__(self, settings: AnswererPolicy | None = None, **overrides: object) -> None:
