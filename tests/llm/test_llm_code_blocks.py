@@ -75,14 +75,60 @@ def test_code_is_never_quoted_for_other_question_types_or_when_turned_off() -> N
     assert "fprime-util generate" not in answer
 
 
-def test_a_block_the_validator_would_cut_is_left_out_not_failing_the_answer() -> None:
-    text = "To run the GDS from the deployment directory, run:\n```\nfprime-gds -d . -n\n```"
-    bundle = make_bundle([text], "How do I run the GDS from the deployment directory?")
-    answer = ExtractiveProvider().answer(bundle, REFUSAL)
-    assert answer == "To run the GDS from the deployment directory, run: [C0]"
-    assert validate_text(bundle, answer, load_policy("strict-v1")).validation_status.value == (
-        "PASSED"
-    )
+def test_a_block_that_cannot_be_quoted_leaves_no_intro_promising_it() -> None:
+    # The block would be cut by the validator's splitter (" . "), holds a marker, or is
+    # missing: "..., run:" alone promises a command the answer does not give (review finding
+    # 4: the short one failed the validator with EMPTY_ANSWER). The answerer refuses.
+    policy = load_policy("strict-v1")
+    question = "How do I reset the controller configuration?"
+    for text in (
+        "To reset the controller configuration, run:\n```\nreset-ctl -d . -n\n```",
+        "To reset the controller configuration, run:\n```\nreset-ctl [C1]\n```",
+        "To reset the controller configuration, run:",
+    ):
+        bundle = make_bundle([text], question)
+        answer = ExtractiveProvider().answer(bundle, REFUSAL)
+        assert answer == REFUSAL, text
+        assert validate_text(bundle, answer, policy).validation_status.value == "PASSED"
+
+
+def test_a_block_goes_only_with_the_sentence_ending_in_a_colon_that_introduces_it() -> None:
+    # Review finding 1: a block under "To erase the disk, run:" was quoted under the first
+    # sentence of the same line, answering "reset" with `wipe-disk --all`.
+    question = "How do I reset the controller configuration?"
+    for text, lead in (
+        (
+            "You can reset the controller configuration with the reset tool. To erase the "
+            "disk, run:\n```\nwipe-disk --all\n```",
+            "You can reset the controller configuration with the reset tool. [C0]",
+        ),
+        (
+            "To reset the controller configuration, use the reset tool from the service "
+            "laptop. Never power off the controller during the reset; to erase the whole disk "
+            "instead, run:\n\n```\nwipe-disk --all\n```",
+            "To reset the controller configuration, use the reset tool from the service "
+            "laptop. [C0]",
+        ),
+        (
+            "- To reset the controller configuration use the reset tool.\n- To erase the disk "
+            "run:\n```\nwipe-disk --all\n```",
+            "To reset the controller configuration use the reset tool. [C0]",
+        ),
+    ):
+        answer = ExtractiveProvider().answer(make_bundle([text], question), REFUSAL)
+        assert answer == lead, text
+    # The sentence that does introduce it still brings it.
+    text = "To reset the controller configuration, run:\n```\nreset-ctl --all\n```"
+    answer = ExtractiveProvider().answer(make_bundle([text], question), REFUSAL)
+    assert answer == "To reset the controller configuration, run: [C0]\n`reset-ctl --all` [C0]"
+
+
+def test_the_token_budget_drops_a_block_with_its_intro_never_the_block_alone() -> None:
+    text = "To reset the controller configuration, run:\n```\nreset-ctl --all\n```"
+    bundle = make_bundle([text], "How do I reset the controller configuration?")
+    full = ExtractiveProvider().answer(bundle, REFUSAL)
+    # Intro and block are one unit: too long, the caller sees the length (never "..., run:").
+    assert ExtractiveProvider().answer(bundle, REFUSAL, max_tokens=5) == full
 
 
 def test_the_judge_reads_a_quoted_command_as_code_but_still_flags_pipes() -> None:
@@ -98,3 +144,60 @@ def test_the_judge_counts_a_quoted_blockquote_marker() -> None:
     ]
     assert raw_markup("> Note: run it. [C0]") == ["quote marker"]
     assert raw_markup("Keep the pressure > 5 bar. [C0]") == []
+
+
+def test_a_line_without_a_colon_introduces_its_block_as_a_whole_when_the_block_is_on_topic() -> (
+    None
+):
+    # F´ c03: "... This can be done using the `-g none` flag. ..." + "$ fprime-gds -g none".
+    question = "How do I run the GDS without the browser UI?"
+    text = (
+        "You may wish to run the GDS without the browser UI. This can be done with a flag."
+        "\n```\nfprime-gds -g none\n```"
+    )
+    answer = ExtractiveProvider().answer(make_bundle([text], question), REFUSAL)
+    assert answer.endswith("\n`fprime-gds -g none` [C0]")
+    # The block shares no question term: not quoted under a sentence of that line.
+    text = (
+        "You can reset the controller configuration with the reset tool. The disk can be "
+        "erased too.\n```\nwipe-disk --all\n```"
+    )
+    question = "How do I reset the controller configuration?"
+    answer = ExtractiveProvider().answer(make_bundle([text], question), REFUSAL)
+    assert answer == "You can reset the controller configuration with the reset tool. [C0]"
+
+
+def test_a_block_that_reads_as_markup_is_never_quoted() -> None:
+    # Review finding 5: tags, emphasis, heading marks, Doxygen directives and table pipes
+    # passed verbatim (the judge counts a pipe in a code span as raw markup).
+    question = "How do I reset the controller configuration?"
+    for body in (
+        "<script>alert(1)</script>",
+        "**rm -rf /**",
+        "# reset",
+        "\\brief reset-ctl --all",
+        "ls | reset-ctl",
+    ):
+        text = f"To reset the controller configuration, run:\n\n```\n{body}\n```"
+        answer = ExtractiveProvider().answer(make_bundle([text], question), REFUSAL)
+        assert "`" not in answer and raw_markup(answer) == [], body
+    # A placeholder in angle brackets is part of the command.
+    lines = ["Create a branch with:", "```", "git checkout -b <desired branch name>", "```"]
+    assert units(lines)[-1] == ("code", "`git checkout -b <desired branch name>`", 0)
+
+
+def test_fences_close_only_on_the_same_character_at_least_as_long() -> None:
+    # Review finding 6 (CommonMark): "```" does not close "~~~", nor "```" a "````" block,
+    # nor a fence line with text after it; those lines stay code.
+    for lines in (
+        ["Run:", "~~~", "reset-ctl --all", "```", "After.", "~~~", "Done."],
+        ["Run:", "````", "reset-ctl --all", "```", "After.", "````", "Done."],
+        ["Run:", "```", "reset-ctl --all", "``` not a fence", "After.", "```", "Done."],
+    ):
+        assert units(lines) == [("prose", "Run:", -1), ("prose", "Done.", -1)], lines
+    lines = ["Run:", "~~~~", "reset-ctl --all", "~~~~~", "Done."]
+    assert units(lines) == [
+        ("prose", "Run:", -1),
+        ("code", "`reset-ctl --all`", 0),
+        ("prose", "Done.", -1),
+    ]

@@ -10,8 +10,11 @@ from collections.abc import Callable
 
 from retrieve_helpers import make_docs, policy_with
 
+from citebound.config import load_config
+from citebound.contracts.retrieval import RetrievalRow
 from citebound.index import update_indexes
 from citebound.index.embedder import OnnxEmbedder
+from citebound.pipeline import Pipeline, PipelineContext
 from citebound.retrieve import Retriever
 from citebound.retrieve.definitions import (
     definition_rank,
@@ -20,7 +23,9 @@ from citebound.retrieve.definitions import (
     kinds_subject,
     named_subject,
     promote,
+    promote_rows,
 )
+from citebound.retrieve.gate import top_coverage
 from citebound.store.memory import MemoryStore
 from citebound.text.markup import question_type
 from citebound.text.subject import definition_subject
@@ -91,6 +96,28 @@ def test_kinds_questions_promote_the_section_that_lists_them() -> None:
     assert kinds_heading(frozenset({"component"}), ("Core Constructs", "Component Types"))
     assert not kinds_heading(frozenset({"component"}), ("Port Kinds Available to Each Component",))
     assert not kinds_heading(frozenset({"component"}), ("Components",))
+    assert not kinds_heading(frozenset(), ("Types",))  # a bare "Types" is about no N
+
+
+def test_singular_nouns_ending_in_s_do_not_make_a_list_question() -> None:
+    for question in (
+        "What gas does the boiler plant emit?",
+        "What lens does the camera use?",
+        "What axis does the arm rotate on?",
+        "What analysis does the team run?",
+        "What series does the pump belong to?",
+        "What species does the park protect?",
+        "What news does the feed carry?",
+        "What alias does the host have?",
+    ):
+        assert question_type(question) == "other", question
+    for question in (
+        "Which events does the component emit?",
+        "What areas does the plan cover?",
+        "What dependencies does the build have?",
+        "What keys does the table hold?",
+    ):
+        assert question_type(question) == "list", question
 
 
 def test_definitions_first_follows_the_policy() -> None:
@@ -163,3 +190,99 @@ def test_retriever_brings_the_defining_chunk_first_and_keeps_the_gate(
     assert [r.chunk_id for r in on.retrieve(claim).results] == [
         r.chunk_id for r in off.retrieve(claim).results
     ]
+
+
+def _row(rank: int, similarity: float, text: str) -> RetrievalRow:
+    return RetrievalRow(
+        chunk_id=f"c{rank}",
+        knowledge_id=f"k{rank}",
+        rank=rank,
+        similarity=similarity,
+        chunk_text=text,
+        knowledge_type_effective="document",
+    )
+
+
+DEFINES = "`Svc::Widget` is a passive component that counts ticks."
+MENTIONS = "The Widget component design uses Widget ports."
+
+
+def _gate_inputs(question: str, rows: list[RetrievalRow]) -> tuple[object, ...]:
+    """What the gate and assembly's top-similarity check weigh: the similarities, the top
+    similarity and the coverage of the top row (ties by rank)."""
+    return (sorted(r.similarity for r in rows), *top_coverage(question, rows))
+
+
+def test_promote_rows_never_changes_what_the_gate_sees() -> None:
+    question = "What is Widget?"
+    policy = policy_with("strict-v1", promote_definitions=2, top_k=3)
+    # The defining chunk beyond top_k (rank 4) is not pulled in: no row is pushed out.
+    rows = [_row(i, 0.9 - 0.01 * i, MENTIONS) for i in range(4)] + [_row(4, 0.5, DEFINES)]
+    assert promote_rows(question, rows, policy) == (rows, 0)
+    # Within top_k it moves up; rows beyond top_k keep their place; ranks are renumbered.
+    rows = [_row(0, 0.9, MENTIONS), _row(1, 0.8, MENTIONS), _row(2, 0.7, DEFINES)]
+    rows.append(_row(3, 0.6, DEFINES))
+    out, moved = promote_rows(question, rows, policy)
+    assert [r.chunk_id for r in out] == ["c2", "c0", "c1", "c3"] and moved == 1
+    assert [r.rank for r in out] == [0, 1, 2, 3]
+    # top_k = 1: the top-similarity row is the only one selected; nothing moves.
+    one = policy_with("strict-v1", promote_definitions=2, top_k=1)
+    assert promote_rows(question, rows, one) == (rows, 0)
+    # A defining row tied with the top row never passes it (the top row's coverage is what
+    # the gate weighs, ties broken by rank); a lower tie keeps its order too.
+    tied = [_row(0, 0.9, "Widget x."), _row(1, 0.9, DEFINES), _row(2, 0.8, MENTIONS)]
+    out, moved = promote_rows(question, tied, policy)
+    assert [r.chunk_id for r in out] == ["c0", "c1", "c2"] and moved == 0
+    for rows in (tied, [_row(0, 0.9, "Widget x."), _row(1, 0.7, "Other."), _row(2, 0.7, DEFINES)]):
+        out, _ = promote_rows(question, rows, policy)
+        # Any subset (assembly drops rows by filter / floor): the same gate inputs.
+        for drop in range(len(rows)):
+            keep = [r for r in rows if r.rank != drop]
+            kept = [r for r in out if r.chunk_id in {k.chunk_id for k in keep}]
+            assert _gate_inputs(question, kept) == _gate_inputs(question, keep)
+
+
+def test_retriever_promotion_keeps_the_selected_rows_beyond_and_at_top_k_one(
+    build_store: Build, embedder: OnnxEmbedder
+) -> None:
+    store = build_store([WIDGET, OTHER])
+    update_indexes(store, "default", embedder=embedder)
+    question = "What does the Widget component do?"
+    defining = make_docs(WIDGET)[1][0].chunk_id
+    full = Retriever(
+        store, policy=policy_with("strict-v1", promote_definitions=0), embedder=embedder
+    ).retrieve(question)
+    at = [r.chunk_id for r in full.results].index(defining)
+    assert at >= 1
+    for top_k in (1, at):  # the defining chunk just beyond top_k; top_k = 1
+        args = {"top_k": top_k}
+        off = Retriever(
+            store, policy=policy_with("strict-v1", promote_definitions=0, **args), embedder=embedder
+        ).retrieve(question)
+        on = Retriever(
+            store, policy=policy_with("strict-v1", promote_definitions=2, **args), embedder=embedder
+        ).retrieve(question)
+        assert [r.chunk_id for r in on.results] == [r.chunk_id for r in off.results]
+        assert on.gate == off.gate and on.retrieval_status == off.retrieval_status
+
+
+def test_the_pipeline_reranked_stage_promotes_like_the_retriever(
+    build_store: Build, embedder: OnnxEmbedder
+) -> None:
+    store = build_store([WIDGET, OTHER])
+    update_indexes(store, "default", embedder=embedder)
+    question = "What does the Widget component do?"
+    defining = make_docs(WIDGET)[1][0].chunk_id
+    policy = policy_with("strict-v1", promote_definitions=2)
+    ctx = PipelineContext(load_config(None, env={}), store_override=store)
+    ctx.policy = policy
+    try:
+        state = Pipeline(ctx).run(question)
+    finally:
+        ctx.close()
+    expected = Retriever(store, policy=policy, embedder=embedder).retrieve(question)
+    reranked = state.views_by_stage["reranked"]
+    assert reranked[0] == defining
+    assert reranked[: len(expected.results)] == [r.chunk_id for r in expected.results]
+    note = next(r.note for r in state.stage_log if r.stage == "reranked")
+    assert note.endswith("; definitions of the subject first (1 promoted)")

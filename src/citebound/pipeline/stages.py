@@ -13,7 +13,7 @@ from collections.abc import Callable
 from citebound.contracts.assembly import DropRecord
 from citebound.contracts.enums import AssemblyStatus, ReasonCode, RetrievalStatus, ValidationStatus
 from citebound.contracts.execution import ModelCallRecord
-from citebound.contracts.retrieval import RetrievalBundle, RetrievalRow
+from citebound.contracts.retrieval import RetrievalBundle
 from citebound.errors import StageError
 from citebound.pipeline import superprompt_stages
 from citebound.pipeline.chooser import ask_json, keep_drop_prompt, parse_keep
@@ -189,7 +189,7 @@ def retrieval(state: RequestState, ctx: PipelineContext) -> RequestState:
 
 
 def rerank(state: RequestState, ctx: PipelineContext) -> RequestState:
-    from citebound.retrieve.definitions import definitions_first
+    from citebound.retrieve.definitions import promote_rows
 
     head = state.views_by_stage["retrieval"][: ctx.policy.retrieval.n2_rerank_top_k]
     by_id = state.rows_by_id()
@@ -202,31 +202,22 @@ def rerank(state: RequestState, ctx: PipelineContext) -> RequestState:
             stage="reranked",
             reason_code=ReasonCode.INTERNAL_ERROR,
         )
-    # "What is X?" / "What N kinds ...?": the chunks defining X (titled "N Types") first
-    # (retrieve/definitions.py; order only, so the gate's decision on the highest similarity
-    # is unchanged).
-    reranked = order
-    order = definitions_first(
-        str(state.extras.get("query") or state.user_text),
-        order,
-        lambda i: by_id[i].chunk_text,
-        lambda i: _heading_path(by_id[i]),
-        ctx.policy,
+    # "What is X?" / "What N kinds ...?": the rows defining X (titled "N Types") first among
+    # the top_k; the same helper as the Retriever's, and no gate input changes
+    # (retrieve/definitions.py).
+    promoted, moved = promote_rows(
+        str(state.extras.get("query") or state.user_text), [by_id[i] for i in order], ctx.policy
     )
-    moved = sum(a != b for a, b in zip(order, reranked, strict=True))
+    order = [r.chunk_id for r in promoted]
     record = StageRecord(
         stage="reranked",
         kept=list(order),
         note=f"reranker {ctx.retriever.reranker.name}"
-        + (f"; definitions of the subject first ({moved} moved)" if moved else ""),
+        + (f"; definitions of the subject first ({moved} promoted)" if moved else ""),
     )
     return _done(
         state, "reranked", record, views_by_stage={**state.views_by_stage, "reranked": list(order)}
     )
-
-
-def _heading_path(row: RetrievalRow) -> tuple[str, ...]:
-    return row.source.heading_path if row.source is not None else ()
 
 
 def a3_gate(state: RequestState, ctx: PipelineContext) -> RequestState:

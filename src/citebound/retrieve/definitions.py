@@ -8,23 +8,30 @@ sections repeat X's name more often), and assembly keeps at most
 `max_chunks_per_knowledge_id` chunks per document, so the defining chunk was dropped (F´
 questions f03, f18, d13 of issue #15).
 
-The rule: among the first `n2_rerank_top_k` candidates (the reranker's window, after it ran),
-up to `promote_definitions` chunks holding a sentence that defines X
+The rule: among the rows retrieval selects anyway (the first `top_k` of the reranked
+candidates), up to `promote_definitions` chunks holding a sentence that defines X
 (`citebound.text.subject.defining_verb`, the rule the extractive answerer leads with) move to
 the front: chunks whose defining sentence names X itself before those naming X with
-qualifiers ("The parameters view consists of ..."), then in retrieval order (similarity desc,
-chunk_id asc). "What N kinds ...?" likewise brings the section titled "N Types" (`kinds_rank`).
-Only the order changes: every similarity is kept, so the gate, which decides on the highest
-similarity and that row's coverage, refuses exactly what it refused before. Questions of other
-forms (SciFact claims, most SQuAD questions) are untouched.
+qualifiers ("The parameters view consists of ..."), then in retrieval order. "What N kinds
+...?" likewise brings the section titled "N Types" (`kinds_rank`). Questions of other forms
+(SciFact claims, most SQuAD questions) are untouched.
+
+What the gate and assembly's similarity checks see never changes (`promote_rows`, the one
+helper both the `Retriever` and the pipeline's `reranked` stage call): the set of rows is the
+same (nothing is pulled in from beyond `top_k`, so no row is pushed out), every similarity is
+kept, and rows of equal similarity keep their relative order, so the highest-similarity row
+of any subset (the one whose coverage the gate and assembly weigh, ties by rank) is the same
+row. Only the order of rows of different similarity changes. A defining chunk ranked beyond
+`top_k` is not brought in.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
+from citebound.contracts.retrieval import RetrievalRow
 from citebound.policy import Policy
 from citebound.text import split_sentences
 from citebound.text.markup import question_type, render_units
@@ -150,8 +157,8 @@ def kinds_subject(question: str) -> frozenset[str]:
 
 def kinds_heading(noun: frozenset[str], heading_path: Sequence[str]) -> bool:
     """Whether the chunk's own section is titled "N Types" / "Kinds of N" (any kind word)."""
-    if not heading_path:
-        return False
+    if not heading_path or not noun:
+        return False  # a bare "Types" section is about no N
     title = terms(_HEADING_NUMBER.sub("", heading_path[-1]))
     kinds = title & _KIND_WORDS
     return bool(kinds) and title - kinds == noun
@@ -172,19 +179,74 @@ def definitions_first(
     heading_of: Callable[[str], Sequence[str]],
     policy: Policy,
 ) -> list[str]:
-    """The chunk ids `ids` (the reranked head) with up to `policy.retrieval.promote_definitions`
-    chunks first that define the question's subject ("What is X?"; X and "defining" follow the
-    answerer, `[answerer]` max_subject_terms and subject_qualifiers, so retrieval brings the
-    sentence the answerer leads with) or, for "What N kinds ...?", whose section is titled
-    "N Types"."""
+    """The chunk ids `ids` with up to `policy.retrieval.promote_definitions` chunks first that
+    define the question's subject ("What is X?"; X and "defining" follow the answerer,
+    `[answerer]` max_subject_terms and subject_qualifiers, so retrieval brings the sentence the
+    answerer leads with) or, for "What N kinds ...?", whose section is titled "N Types".
+    Order only, and no tie rule: `promote_rows` is what retrieval calls."""
+    rank_of = _ranker(question, text_of, heading_of, policy)
     limit = policy.retrieval.promote_definitions
-    if not limit:
-        return list(ids)
+    return list(ids) if rank_of is None else promote(ids, rank_of, limit)
+
+
+def _ranker(
+    question: str,
+    text_of: Callable[[str], str],
+    heading_of: Callable[[str], Sequence[str]],
+    policy: Policy,
+) -> Callable[[str], int | None] | None:
+    if not policy.retrieval.promote_definitions:
+        return None
     subject = named_subject(question, policy.answerer.max_subject_terms)
     if subject:
         qualifiers = policy.answerer.subject_qualifiers
-        return promote(ids, lambda i: definition_rank(subject, text_of(i), qualifiers), limit)
+        return lambda i: definition_rank(subject, text_of(i), qualifiers)
     noun = kinds_subject(question)
     if noun:
-        return promote(ids, lambda i: kinds_rank(noun, heading_of(i), text_of(i)), limit)
-    return list(ids)
+        return lambda i: kinds_rank(noun, heading_of(i), text_of(i))
+    return None
+
+
+def _ties_kept(
+    order: list[str], before: Sequence[str], similarity: Mapping[str, float]
+) -> list[str]:
+    """`order` with the rows of each similarity value put back in their order in `before`
+    (each value keeps the positions it holds in `order`): the first row of highest similarity
+    of any subset is then the same before and after promotion."""
+    was = {x: p for p, x in enumerate(before)}
+    groups: dict[float, list[int]] = {}
+    for p, x in enumerate(order):
+        groups.setdefault(similarity[x], []).append(p)
+    out = list(order)
+    for positions in groups.values():
+        members = sorted((order[p] for p in positions), key=was.__getitem__)
+        for p, x in zip(positions, members, strict=True):
+            out[p] = x
+    return out
+
+
+def promote_rows(
+    question: str, rows: Sequence[RetrievalRow], policy: Policy
+) -> tuple[list[RetrievalRow], int]:
+    """`rows` (ranked, the reranker's order) with the first `policy.retrieval.top_k` reordered
+    so the chunks defining the question's subject (or its "N Types" section) come first, and
+    how many chunks moved up for that. The rows beyond `top_k` stay where they are; rows of
+    equal similarity keep their relative order (module docstring: the gate's and assembly's
+    inputs are unchanged). Ranks are renumbered in the new order."""
+    window = [r.chunk_id for r in rows[: policy.retrieval.top_k]]
+    by_id = {r.chunk_id: r for r in rows}
+    rank_of = _ranker(question, lambda i: by_id[i].chunk_text, lambda i: _heading(by_id[i]), policy)
+    if rank_of is None or not window:
+        return list(rows), 0
+    order = promote(window, rank_of, policy.retrieval.promote_definitions)
+    order = _ties_kept(order, window, {i: by_id[i].similarity for i in window})
+    was = {x: p for p, x in enumerate(window)}
+    moved = sum(1 for p, x in enumerate(order) if p < was[x] and rank_of(x) is not None)
+    if order == window:
+        return list(rows), 0
+    head = [by_id[i].model_copy(update={"rank": r}) for r, i in enumerate(order)]
+    return head + list(rows[len(window) :]), moved
+
+
+def _heading(row: RetrievalRow) -> tuple[str, ...]:
+    return row.source.heading_path if row.source is not None else ()

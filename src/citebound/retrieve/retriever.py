@@ -12,10 +12,11 @@ Order of work for one question (docs/retrieval.md):
 3. candidates = union; per piece and candidate the calibrated similarity (`index.fusion`);
 4. per candidate LogAvgExp over pieces (τ), rounded to 6 decimals; order by (similarity desc,
    chunk_id asc); keep N1;
-5. the reranker reorders the first N2 (passthrough by default); for "What is X?" the chunks of
-   those N2 that define X move to the front (`promote_definitions`, retrieve/definitions.py;
-   similarities unchanged); keep `top_k` rows;
-6. the gate decides on those rows; neighbours (`per_hit_neighbors`) are added after each hit.
+5. the reranker reorders the first N2 (passthrough by default); keep `top_k` rows;
+6. the gate decides on those rows; for "What is X?" the rows that define X then move to the
+   front (`promote_definitions`, retrieve/definitions.py: same rows, similarities and ties,
+   so nothing the gate or assembly weighs changes); neighbours (`per_hit_neighbors`) are
+   added after each hit.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ from citebound.index.vectors import VectorIndex
 from citebound.policy import Policy, load_policy
 from citebound.rerank.base import PassthroughReranker, Reranker
 from citebound.retrieve.aggregate import logavgexp
-from citebound.retrieve.definitions import definitions_first, kinds_subject, named_subject
+from citebound.retrieve.definitions import promote_rows
 from citebound.retrieve.filters import FilterColumns, RowFilter, compile_filters, row_passes
 from citebound.retrieve.gate import apply_gate, top_coverage
 from citebound.retrieve.pieces import query_pieces
@@ -396,6 +397,8 @@ class Retriever:
                 reranker=self.reranker.name,
             )
         gate = apply_gate([r.similarity for r in rows], pol.gate, *top_coverage(question, rows))
+        # Promotion after the gate, and it changes no gate input either (retrieve/definitions.py).
+        rows, _ = promote_rows(question, rows, pol)
         rows = self._expand(rows, flt, pol.retrieval.per_hit_neighbors, ix.chunk_ids)
         return RetrievalBundle(
             request_id=rid,
@@ -428,7 +431,6 @@ class Retriever:
             if sorted(order) != sorted(ids):
                 raise CiteboundError(f"reranker {self.reranker.name} changed the candidate set")
             head = [by_id[i] for i in order]
-        head = self._promote_definitions(question, head, pol)
         final = (head + scored[rp.n2_rerank_top_k :])[: rp.top_k]
         chunks = {c.chunk_id: c for c in self.store.get_chunks([s.chunk_id for s in final])}
         rows: list[RetrievalRow] = []
@@ -438,26 +440,6 @@ class Retriever:
                 continue
             rows.append(to_row(chunk, len(rows), s.similarity, s.row))
         return rows
-
-    def _promote_definitions(self, question: str, head: list[Scored], pol: Policy) -> list[Scored]:
-        """ "What is X?" / "What N kinds ...?": the chunks of `head` defining X (or titled "N
-        Types") first (retrieve/definitions.py)."""
-        if not pol.retrieval.promote_definitions or not head:
-            return head
-        if not named_subject(question, pol.answerer.max_subject_terms) and not kinds_subject(
-            question
-        ):
-            return head
-        chunks = {c.chunk_id: c for c in self.store.get_chunks([s.chunk_id for s in head])}
-        by_id = {s.chunk_id: s for s in head}
-        order = definitions_first(
-            question,
-            [s.chunk_id for s in head if s.chunk_id in chunks],
-            lambda i: chunks[i].text,
-            lambda i: chunks[i].heading_path,
-            pol,
-        )
-        return [by_id[i] for i in order] + [s for s in head if s.chunk_id not in chunks]
 
     def expand_neighbors(
         self, rows: list[RetrievalRow], collection: str, flt: RowFilter, n: int

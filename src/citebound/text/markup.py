@@ -43,6 +43,11 @@ QuestionType = Literal[
     "definition", "procedure", "quantity", "list", "yesno", "comparison", "reason", "other"
 ]
 
+# Singular nouns ending in -s that no -ss/-us/-is rule catches ("What gas does the boiler
+# emit?", "What lens does it use?"): a small list, not a stemmer; plurals in -as/-es/-ns
+# ("areas", "schemas", "dependencies") stay list questions.
+_SINGULAR_S = "gas|alias|bias|atlas|canvas|lens|news|series|species|chaos|ethos|means"
+
 # Order matters: the first matching rule names the type (comparison before definition, so
 # "What is the difference between A and B?" is a comparison).
 _TYPE_RULES: tuple[tuple[QuestionType, re.Pattern[str]], ...] = (
@@ -75,9 +80,10 @@ _TYPE_RULES: tuple[tuple[QuestionType, re.Pattern[str]], ...] = (
             # "What component kinds does F´ have?", "Which port types ...?"
             r"|^(what|which) (\w+ ){1,2}(kinds|types|sorts)\b"
             # "What commands can X run?", "Which events does X emit?": a plural noun asked
-            # for (not "what is / does / has", nor "class", "status": -ss, -us words)
+            # for (not "what is / does / has", nor a singular noun ending in s: -ss, -us, -is
+            # words ("class", "status", "axis", "analysis") and `_SINGULAR_S`)
             r"|^(what|which) ((?!(is|was|does|has|this|its)\b)\w+ )?"
-            r"(?!(is|was|does|has|this|its|status|bus)\b)\w*[^\Wsu]s "
+            rf"(?!(is|was|does|has|this|its|{_SINGULAR_S})\b)\w*[^\Wsui]s "
             r"(can|could|do|does|did|are|were|should|must|will|would|exist|have)\b"
         ),
     ),
@@ -117,7 +123,7 @@ class Unit:
     text: str  # rendered text: sentences are cut from it
     kind: Literal["prose", "item", "row", "code"]
     line: int  # index among the evidence's paragraphs (order, adjacency of steps)
-    intro: bool  # ends with ":" (introduces the list or steps that follow)
+    intro: bool  # ends with ":" (introduces the list or steps that follow; code: its intro does)
     after: int = -1  # code: the line of the prose / item unit that introduces the block
 
 
@@ -168,6 +174,18 @@ def _row_text(line: str) -> str:
     return f"{filled[0]}: " + "; ".join(filled[1:])
 
 
+# CommonMark fences: a run of 3+ backticks or tildes opens a block (a backtick fence's info
+# string holds no backtick); only a run of the same character, at least as long and with
+# nothing after it, closes it ("~~~" is not closed by "```", "````" not by "```"). An
+# unclosed block runs to the end of the text (its lines are code, never quoted).
+_FENCE = re.compile(r"^(`{3,}|~{3,})(.*)$")
+
+
+def _closes(opener: str, fence: re.Match[str]) -> bool:
+    run = fence[1]
+    return run[0] == opener[0] and len(run) >= len(opener) and not fence[2].strip()
+
+
 def render_units(lines: list[str], *, max_code_lines: int = 0) -> list[Unit]:
     """The quotable units of evidence `lines` (from `paragraphs`), metadata dropped.
 
@@ -178,17 +196,22 @@ def render_units(lines: list[str], *, max_code_lines: int = 0) -> list[Unit]:
     fenced = False
     in_comment = False
     fence_at = -1  # line of the open fence
+    opener = ""  # its run of backticks or tildes
     for i, raw in enumerate(lines):
         line = raw.strip()
-        if line.startswith(("```", "~~~")):
-            if fenced and max_code_lines > 0:
-                code = _code_unit(lines, out, fence_at, i, max_code_lines)
-                if code is not None:
-                    out.append(code)
-            fenced = not fenced
-            fence_at = i
+        fence = _FENCE.match(line)
+        if fenced:
+            if fence is not None and _closes(opener, fence):
+                if max_code_lines > 0:
+                    code = _code_unit(lines, out, fence_at, i, max_code_lines)
+                    if code is not None:
+                        out.append(code)
+                fenced = False
             continue
-        if fenced or not line:
+        if fence is not None and not (fence[1][0] == "`" and "`" in fence[2]):
+            fenced, fence_at, opener = True, i, fence[1]
+            continue
+        if not line:
             continue
         if in_comment or line.startswith("<!--"):
             in_comment = "-->" not in line
@@ -218,17 +241,36 @@ def render_units(lines: list[str], *, max_code_lines: int = 0) -> list[Unit]:
 
 
 # Blank lines allowed between the introducing line and its code fence ("... run:" / "" /
-# "```"): Markdown writers put one there as often as not; more is a new block.
+# "```"): Markdown writers put one there as often as not; more is a new block (layout, set
+# by hand from the F´ docs, not fitted).
 _CODE_GAP = 1
+
+
+# A block line that reads as markup, not as a command: an HTML tag opening the line or any
+# closing tag (`<script>...</script>`), emphasis (`**rm -rf /**`), a heading mark (`# reset`),
+# a Doxygen directive (`\brief ...`) or a table pipe (`ls | reset-ctl`). The answer judge
+# (eval/answers.py `raw_markup`) counts pipes and directives as raw markup even inside a code
+# span, so such a block is never quoted (the others would read as markup to a user).
+_DOXYGEN_WORDS = _DOXYGEN.pattern.removeprefix("^[\\\\@]")
+_CODE_MARKUP = re.compile(
+    r"^<(?:!--|/?[a-zA-Z][\w-]*[\s/>]|/?[a-zA-Z][\w-]*$)|</[a-zA-Z][\w-]*>"  # HTML
+    r"|(?P<em>\*\*|__)(?=\S).+?(?<=\S)(?P=em)|^#{1,6}(\s|$)"  # emphasis, heading
+    rf"|(^|\s)[\\@]{_DOXYGEN_WORDS}|(^|\s)\|(\s|$)"  # Doxygen, table pipe
+)
+
+
+def _looks_markup(line: str) -> bool:
+    return _CODE_MARKUP.search(line) is not None
 
 
 def _code_unit(
     lines: list[str], units: list[Unit], opened: int, closed: int, max_lines: int
 ) -> Unit | None:
     """The `code` unit of the fenced block between lines `opened` and `closed`, or None when
-    it is too long, empty, holds a backtick, or no prose line / list item introduces it."""
+    it is too long, empty, holds a backtick or a line that reads as markup, or no prose line /
+    list item introduces it."""
     body = [x.strip() for x in lines[opened + 1 : closed] if x.strip()]
-    if not body or len(body) > max_lines or any("`" in x for x in body):
+    if not body or len(body) > max_lines or any("`" in x or _looks_markup(x) for x in body):
         return None
     before = opened - 1
     while before >= 0 and not lines[before].strip():
@@ -243,7 +285,8 @@ def _code_unit(
         or intro.text.startswith("#")
     ):
         return None  # a heading, a table, metadata or another block comes right before it
-    return Unit(" ".join(f"`{x}`" for x in body), "code", opened, False, intro.line)
+    # `intro` of a code unit: its introducing line ends with ":" (that sentence owns it).
+    return Unit(" ".join(f"`{x}`" for x in body), "code", opened, intro.intro, intro.line)
 
 
 # A line that starts a block of its own: list item, heading, table row, quote, fence, markup.

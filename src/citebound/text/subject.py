@@ -20,13 +20,17 @@ from citebound.text.terms import terms
 
 # "Queued component: has no thread ...", "`BufferManager` is a passive ISF component.": the
 # subject, then the defining verb (or a glossary colon).
-# A code name's "::" (`Svc::ComStub`) is part of the subject, not a glossary colon.
+# A code name's "::" (`Svc::ComStub`) is part of the subject, not a glossary colon. The 80
+# characters bound the subject phrase (grammar, set by hand, not fitted on a benchmark): longer
+# leading text is a clause, not a name, and the bound keeps the lazy match short.
 _SUBJECT = re.compile(
     r"^(?P<subject>(?:::|[^.:;!?]){1,80}?)\s*(:(?!:)|\b(is|are|has|have|provides?|represents?|"
     r"consists?|defines?|means|refers?)\b)",
     re.IGNORECASE,
 )
-# A glossary definition states something after its colon ("Queued component: has no thread").
+# A glossary definition states something after its colon ("Queued component: has no thread");
+# 3 words (set by hand from F´ glossary lines, not fitted) tell a statement from a label
+# ("Note: see below").
 _GLOSSARY_MIN_WORDS = 3
 # "Active components must have at least one asynchronous input port": a rule about X, not
 # what X is. A modal right before the verb marks it.
@@ -90,5 +94,6 @@ def defining_verb(
     return None if missing else m.group(2).casefold()
 
 
-# "is an active component": the genus follows the verb within its first 4 words.
+# "is an active component": the genus follows the verb within its first 4 words (article,
+# up to two modifiers, noun: English noun-phrase shape, set by hand, not fitted).
 _GENUS_WORDS = 4

@@ -1,7 +1,8 @@
 """The built-in extractive answerer (`extractive` provider), split by role.
 
-`provider` (the Provider, the choice, steps, markers, joining), `candidates` (what may be
-quoted, content terms), `scoring` (how well a sentence answers).
+`provider` (the Provider, the choice, steps), `commands` (quoted command blocks), `joining`
+(markers, joining), `candidates` (what may be quoted, content terms), `scoring` (how well a
+sentence answers).
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from __future__ import annotations
 from citebound.text.terms import STOPWORDS, terms
 
 from .candidates import paragraphs
-from .provider import EXTRACTIVE_MODEL, ExtractiveProvider, citation_marker, marker_pattern
+from .joining import citation_marker, marker_pattern
+from .provider import EXTRACTIVE_MODEL, ExtractiveProvider
 
 __all__ = [
     "EXTRACTIVE_MODEL",

@@ -195,7 +195,7 @@ def code_blocks(
                     text,
                     evidence.citation_anchor,
                     "code",
-                    False,
+                    unit.intro,  # its introducing line ends with ":"
                     True,
                     shared,
                     frozenset(),

@@ -15,7 +15,8 @@ Rules that keep every answer valid for the post-generation validator:
 * when no sentence qualifies, the policy's exact `refusal.model_text` is returned.
 
 Roles: `candidates` (what may be quoted, content terms), `scoring` (how well it answers),
-this module (the choice, steps, markers, joining); the tuning values are the policy's
+`commands` (quoted command blocks), `joining` (markers, joining), this module (the choice,
+steps); the tuning values are the policy's
 `[answerer]` section (`AnswererPolicy`).
 """
 
@@ -25,16 +26,16 @@ from pydantic import ValidationError
 
 from citebound.contracts.assembly import AnswerBundle
 from citebound.contracts.base import sha256_hex
-from citebound.contracts.enums import CitationStyle, ReasonCode
+from citebound.contracts.enums import ReasonCode
 from citebound.contracts.provider import ProviderReply, ProviderRequest
 from citebound.errors import ConfigError, ProviderError
 from citebound.policy import AnswererPolicy
-from citebound.prompt.anchors import citation_format
-from citebound.text import split_sentences
 from citebound.text.markup import question_type
 from citebound.text.terms import terms
 
-from .candidates import Candidate, candidates, code_blocks
+from . import commands
+from .candidates import Candidate, candidates
+from .joining import citation_marker, count_tokens, join, marker_pattern
 from .scoring import (
     answers_type,
     asks_manner,
@@ -50,8 +51,10 @@ from .scoring import (
     weights,
 )
 
-# v7: blockquote markers (`> `) are layout, not quoted (text/markup.py); v6: command blocks.
-EXTRACTIVE_MODEL = "extractive-v7"
+# v8: a block goes only with the sentence ending in ":" that introduces it; no lead that only
+# announces a block not quoted (commands.py); v7: blockquote markers (`> `) are layout, not
+# quoted (text/markup.py); v6: command blocks.
+EXTRACTIVE_MODEL = "extractive-v8"
 
 
 class ExtractiveProvider:
@@ -64,7 +67,7 @@ class ExtractiveProvider:
     Example:
         >>> p = ExtractiveProvider(floor=0.25)
         >>> (p.name, p.model, p.settings.floor)
-        ('extractive', 'extractive-v7', 0.25)
+        ('extractive', 'extractive-v8', 0.25)
     """
 
     def __init__(self, settings: AnswererPolicy | None = None, **overrides: object) -> None:
@@ -129,16 +132,23 @@ class ExtractiveProvider:
         # A quoted command goes on a line of its own, under the sentence introducing it.
         breaks = frozenset(i for i, c in enumerate(chosen) if c.kind == "code")
         pattern = marker_pattern(bundle.citation_style)
-        while max_tokens is not None and len(pieces) > 1:
+        units = commands.groups(chosen)  # a block is dropped with its introduction
+        while max_tokens is not None and len(units) > 1:
             if count_tokens(join(pieces, pattern, breaks) or "") <= max_tokens:
                 break
-            pieces.pop()
+            del pieces[units.pop()[0] :]
         return (join(pieces, pattern, breaks) if pieces else None) or refusal_text
 
     def rank(
-        self, bundle: AnswerBundle, refusal_text: str, *, extra_terms: str = ""
+        self,
+        bundle: AnswerBundle,
+        refusal_text: str,
+        *,
+        extra_terms: str = "",
+        blocks: commands.Blocks | None = None,
     ) -> tuple[list[tuple[float, Candidate]], list[Candidate]]:
-        """Qualifying sentences with their scores, best first, and all candidates."""
+        """Qualifying sentences with their scores, best first, and all candidates (`blocks`:
+        the quotable command blocks, when the caller has them)."""
         p = self.settings
         own = terms(bundle.user_question)
         question = own | terms(extra_terms)
@@ -148,7 +158,8 @@ class ExtractiveProvider:
         named = names_subject(qtype, bundle.user_question, p.max_subject_terms)
         phrases = pairs(bundle.user_question)
         cands = candidates(bundle, question, refusal_text, p)
-        blocks = self.blocks(bundle, refusal_text, question)
+        if blocks is None:
+            blocks = commands.blocks(bundle, refusal_text, question, p)
         weight = weights(question, cands)
         total = sum(weight.values())
         # A one-letter term ("F" of "F´", "L" of "L and P") counts when matched but is never
@@ -161,12 +172,10 @@ class ExtractiveProvider:
         needed = min(p.min_matches, max(1, len(bar) - 1))
         scored: list[tuple[float, Candidate]] = []
         for c in cands:
-            # A sentence introducing a command block ("... the `raspberrypi` platform can be
+            # The sentence introducing a command block ("... the `raspberrypi` platform can be
             # used:" + "$ fprime-util generate raspberrypi") is quoted with it, so the block's
-            # question terms count as the sentence's own.
-            # A sentence sharing no question term itself ("(e.g. `health.HLTH_CHNG_PING`).")
-            # is no introduction unless it announces the block ("Then run:").
-            block = blocks.get((c.ev, c.line)) if c.shared or c.intro else None
+            # question terms count as its own; no other sentence of its line (commands.py).
+            block = commands.block_of(c, blocks)
             shared = c.shared | block.shared if block is not None else c.shared
             # The section a sentence sits in says what it is about ("CmdSequencer" in the
             # heading): such terms count toward a match, at reduced weight, never alone.
@@ -189,27 +198,28 @@ class ExtractiveProvider:
         scored.sort(key=lambda sc: (-sc[0], sc[1].ev, sc[1].line, sc[1].pos))
         return scored, cands
 
-    def blocks(
-        self, bundle: AnswerBundle, refusal_text: str, question: frozenset[str]
-    ) -> dict[tuple[int, int], Candidate]:
-        """Quotable code blocks by (evidence, line of the unit introducing them); only for a
-        question asking how to do something (`procedure`), never for others."""
-        if question_type(bundle.user_question) != "procedure":
-            return {}
-        found = code_blocks(bundle, question, refusal_text, self.settings)
-        return {(b.ev, b.after): b for b in found}
-
     def choose(
         self, bundle: AnswerBundle, refusal_text: str, *, extra_terms: str = ""
     ) -> list[Candidate]:
         """The sentences to quote, in answer order (empty: refuse)."""
         p = self.settings
-        scored, cands = self.rank(bundle, refusal_text, extra_terms=extra_terms)
+        question = terms(bundle.user_question) | terms(extra_terms)
+        blocks = commands.blocks(bundle, refusal_text, question, p)
+        scored, cands = self.rank(bundle, refusal_text, extra_terms=extra_terms, blocks=blocks)
         qtype = question_type(bundle.user_question)
         named = names_subject(qtype, bundle.user_question, p.max_subject_terms)
         if not scored:
             return []
         pool = scored
+        if blocks or qtype == "procedure":
+            # "To reset it, run:" whose block is not quotable would answer with a promise.
+            pool = [
+                sc
+                for sc in pool
+                if not commands.dangling(sc[1], blocks, steps(sc[1], cands, p.max_steps))
+            ]
+            if not pool:
+                return []
         defined = False  # the lead defines the subject of "What is X?"
         if p.weak_lead:
             # A sentence that leans on the one before it ("In this case, this component ...")
@@ -231,23 +241,21 @@ class ExtractiveProvider:
         # A penalty can make every score negative; the best sentence then still qualifies (a
         # bare `rank_tolerance * best` would exceed it and leave nothing to choose).
         bar = min(best, p.rank_tolerance * best)
-        blocks = self.blocks(bundle, refusal_text, terms(bundle.user_question))
-        # Tie-break: on equal scores within a line that introduces a command block, its last
-        # sentence ("... you would just run the following:") leads: it is the one that
-        # introduces the command. Otherwise the earlier sentence.
-        last = {(c.ev, c.line): c.pos for c in cands if (c.ev, c.line) in blocks}
+        # Tie-break: on equal scores within a line that introduces a command block, the
+        # sentence introducing it ("... you would just run the following:") leads. Otherwise
+        # the earlier sentence.
         lead_score, lead = min(
             (sc for sc in pool if sc[0] >= bar),
             key=lambda sc: (
                 sc[1].ev,
                 -sc[0],
                 sc[1].line,
-                last.get((sc[1].ev, sc[1].line)) != sc[1].pos,
+                commands.block_of(sc[1], blocks) is None,
                 sc[1].pos,
             ),
         )
         chosen = [lead]
-        block = blocks.get((lead.ev, lead.line))
+        block = commands.block_of(lead, blocks)
         if block is not None:
             # "How do I ...?" answered by the sentence that introduces a command and the
             # command itself: nothing else is needed.
@@ -268,10 +276,13 @@ class ExtractiveProvider:
             after = follower(lead, cands)
             if after is not None and after.intro and after.line == lead.line + 1:
                 intro = after
-        if intro is not None:
+        listed = steps(intro, cands, p.max_steps) if intro is not None else []
+        if intro is not None and listed:
+            # An intro with nothing quotable after it (its items filtered, or a command
+            # block: that goes only with a lead that introduces it) would only announce.
             chosen.append(intro)
-            chosen.extend(steps(intro, cands, p.max_steps))
-        elif qtype in ("procedure", "list") or lead.intro:
+            chosen.extend(listed)
+        elif intro is None and (qtype in ("procedure", "list") or lead.intro):
             chosen.extend(steps(lead, cands, p.max_steps))
         if len(chosen) == 1 and defined:
             # A one-line definition ("`BufferManager` is a passive ISF component.") names the
@@ -316,20 +327,6 @@ class ExtractiveProvider:
         return chosen
 
 
-# Putting chosen sentences together: every piece is `sentence [anchor]`; `join` only accepts a
-# text the validator's splitter cuts back into exactly those pieces (fail closed otherwise).
-
-
-def citation_marker(anchor: str) -> str:
-    """The marker for an anchor label: `C0` -> `[C0]`, `¹` -> `[¹]`."""
-    return f"[{anchor}]"
-
-
-def marker_pattern(style: CitationStyle) -> str:
-    """Regex matching one well-formed marker of `style` (for `split_sentences(marker=...)`)."""
-    return citation_format(style).marker_pattern
-
-
 def steps(lead: Candidate, cands: list[Candidate], max_steps: int) -> list[Candidate]:
     """The list items / table rows / steps that follow `lead` in its evidence, in order."""
     after = [c for c in cands if c.ev == lead.ev and (c.line, c.pos) > (lead.line, lead.pos)]
@@ -342,7 +339,7 @@ def steps(lead: Candidate, cands: list[Candidate], max_steps: int) -> list[Candi
             continue  # rest of the lead's own line: only steps on their own lines follow
         # A gap (dropped markup or another block) ends the list; one blank line before the
         # next item of a list whose items we are taking does not ("1. Poll: ..." / "" /
-        # "2. Push: ...").
+        # "2. Push: ..."): Markdown's loose list, so 2 lines, not a fitted value.
         gap = 2 if c.loose and out and out[-1].kind == "item" else 1
         if c.line > expected_line + gap and out:
             break
@@ -399,28 +396,3 @@ def follower(lead: Candidate, cands: list[Candidate]) -> Candidate | None:
         if (c.line == lead.line and c.pos == lead.pos + 1) or (c.line == lead.line + 1 and c.first):
             return c
     return None
-
-
-def join(pieces: list[str], marker: str, breaks: frozenset[int] = frozenset()) -> str | None:
-    """Join cited sentences so the validator's splitter gives back exactly `pieces`.
-
-    One space reads best; a sentence that does not end on a terminator the splitter accepts
-    (a heading, a list item, `etc.`) would merge with the next one, so then lines are used.
-    The pieces at the indices in `breaks` (quoted commands) always start a new line.
-    Returns None when neither form round-trips (never expected; fail closed).
-    """
-    for separator in (" ", "\n"):
-        text = "".join(
-            ("" if i == 0 else "\n" if i in breaks else separator) + piece
-            for i, piece in enumerate(pieces)
-        )
-        if split_sentences(text, marker=marker) == pieces:
-            return text
-    return None
-
-
-def count_tokens(text: str) -> int:
-    """Output tokens as the default policy counts them (cl100k_base, offline)."""
-    from citebound.text.tokens import get_tokenizer
-
-    return get_tokenizer("cl100k_base").count(text)
