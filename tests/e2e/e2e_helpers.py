@@ -1,8 +1,15 @@
-"""Helpers for the end-to-end tests: a tiny synthetic SQuAD 2.0 file and recorded outcomes."""
+"""Helpers for the end-to-end tests: a tiny synthetic SQuAD 2.0 file, recorded outcomes, and
+the F´ answer data tests' ask-and-judge loop."""
 
 from __future__ import annotations
 
-from citebound.eval.end_to_end import EvidenceItem, QuestionOutcome
+from collections.abc import Callable
+from pathlib import Path
+
+from citebound.eval.answers import AnswerJudgement, AnswerQuestion, judge
+from citebound.eval.end_to_end import EvidenceItem, QuestionOutcome, make_pipeline
+from citebound.ingest import ingest_paths
+from citebound.store.sqlite import SqliteStore
 
 TINY_SQUAD = {
     "version": "v2.0",
@@ -77,3 +84,30 @@ def outcome(
         total_ms=10.0,
         llm_ms=1.0,
     )
+
+
+def fprime_misses(
+    roots: list[Path],
+    tmp_path: Path,
+    questions: dict[str, AnswerQuestion],
+    picked: tuple[str, ...],
+    accept: Callable[[AnswerQuestion, AnswerJudgement, str], bool] = lambda _q, j, _a: j.well,
+) -> list[tuple[str, str, str, str]]:
+    """Ingest `roots` into a fresh store, ask the `picked` questions with the default preset
+    (extractive, strict-v1) and return `(id, question, status, answer)` for each answer that
+    `accept` (default: judged answered well) turns down."""
+    store = SqliteStore(tmp_path / "store")
+    ingest_paths(store, roots, collection="fprime", progress=False)
+    pipe, ctx = make_pipeline(store, tmp_path / "audit", "fprime")
+    bad = []
+    try:
+        for qid in picked:
+            q = questions[qid]
+            resp = pipe.run(q.question, request_id=qid).response
+            assert resp is not None
+            answer = resp.answer or ""
+            if not accept(q, judge(q, resp.status.value, answer), answer):
+                bad.append((qid, q.question, resp.status.value, answer))
+    finally:
+        ctx.close()
+    return bad

@@ -13,11 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from e2e_helpers import fprime_misses
 
-from citebound.eval.answers import judge, load_questions
-from citebound.eval.end_to_end import make_pipeline
-from citebound.ingest import ingest_paths
-from citebound.store.sqlite import SqliteStore
+from citebound.eval.answers import AnswerJudgement, AnswerQuestion, load_questions
 
 pytestmark = pytest.mark.data
 
@@ -29,29 +27,19 @@ def test_procedure_questions_get_the_command_from_the_code_block(
     shared_dataset: Callable[[str], Path], tmp_path: Path
 ) -> None:
     docs = shared_dataset("fprime-docs")
-    store = SqliteStore(tmp_path / "store")
     guide = docs / "docs" / "UsersGuide"
-    ingest_paths(store, [guide / "user", guide / "gds"], collection="fprime", progress=False)
     questions = {
         q.id: q
         for name in ("fprime_questions.jsonl", "fprime_questions_dev3.jsonl")
         for q in load_questions(DATA / name)
     }
-    pipe, ctx = make_pipeline(store, tmp_path / "audit", "fprime")
-    bad = []
-    try:
-        for qid in PICKED:
-            q = questions[qid]
-            resp = pipe.run(q.question, request_id=qid).response
-            assert resp is not None
-            answer = resp.answer or ""
-            j = judge(q, resp.status.value, answer)
-            command = q.facts[0][0]
-            on_own_line = any(
-                line.startswith("`") and command in line for line in answer.split("\n")[1:]
-            )
-            if not (j.well and on_own_line):
-                bad.append((qid, q.question, resp.status.value, answer))
-    finally:
-        ctx.close()
-    assert bad == []
+    assert (
+        fprime_misses([guide / "user", guide / "gds"], tmp_path, questions, PICKED, _command) == []
+    )
+
+
+def _command(q: AnswerQuestion, j: AnswerJudgement, answer: str) -> bool:
+    """Answered well, with the command in backticks on a line of its own after the first."""
+    command = q.facts[0][0]
+    own_line = any(line.startswith("`") and command in line for line in answer.split("\n")[1:])
+    return j.well and own_line
