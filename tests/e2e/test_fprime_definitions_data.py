@@ -1,7 +1,7 @@
 """Data regression: "What is X?" on the F´ docs gets the chunk defining X (definition promotion).
 
 Retrieval level, strict-v1: the subject's defining chunk (its introduction / the glossary line)
-is among the rows assembly keeps, where without the promotion it ranked behind chunks of the
+is among the evidence assembly selects, where without the promotion it ranked behind chunks of the
 same document and fell to the 2-per-document cap (issue #15: f03, f18, d13). The rows, their
 similarities and the gate are the same with and without it.
 """
@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from citebound.contracts.retrieval import RetrievalRow
+from citebound.assemble.assembler import assemble
+from citebound.contracts.assembly import SelectedEvidence
 from citebound.ingest import ingest_paths
 from citebound.policy import load_policy
 from citebound.retrieve import Retriever
@@ -36,22 +37,11 @@ CASES = {
 }
 
 
-def _kept(rows: list[RetrievalRow], max_chunks: int, per_doc: int) -> list[RetrievalRow]:
-    """The rows assembly's caps leave, in rank order (no budget or dedupe: an upper bound)."""
-    kept: list[RetrievalRow] = []
-    count: dict[str, int] = {}
-    for row in rows:
-        if len(kept) < max_chunks and count.get(row.knowledge_id, 0) < per_doc:
-            kept.append(row)
-            count[row.knowledge_id] = count.get(row.knowledge_id, 0) + 1
-    return kept
-
-
-def _defining(rows: list[RetrievalRow], doc: str, opening: str) -> bool:
+def _defining(kept: list[SelectedEvidence], doc: str, opening: str) -> bool:
     return any(
-        (r.source is not None and (r.source.source_path or "").endswith(doc))
-        and opening in r.chunk_text
-        for r in rows
+        (e.source is not None and (e.source.source_path or "").endswith(doc))
+        and opening in e.sanitized_text
+        for e in kept
     )
 
 
@@ -74,7 +64,7 @@ def test_definition_questions_keep_the_defining_chunk(
         assert sorted((r.chunk_id, r.similarity) for r in on_b.results) == sorted(
             (r.chunk_id, r.similarity) for r in off_b.results
         )
-        kept = _kept(on_b.results, strict.max_chunks, strict.max_chunks_per_knowledge_id)
+        kept = assemble(on_b, strict).selected_evidence  # what the answerer is shown
         if not _defining(kept, doc, opening):
             missing.append(question)
     assert missing == []
