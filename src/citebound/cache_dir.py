@@ -22,6 +22,7 @@ which other programs (the ONNX hub) use too.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import tempfile
@@ -45,6 +46,16 @@ TEMP_PREFIX = ".tmp-"
 # Temporaries are named TEMP_PREFIX + "<writer pid>-" + tempfile's random suffix; the legacy
 # form (before the pid was in the name) is TEMP_PREFIX + the 8-character suffix only.
 _TEMP_NAME = re.compile(r"^\.tmp-(?:(\d+)-[a-z0-9_]+|[a-z0-9_]{8})$")
+
+
+# An entry's key (`entry_key`): the first 24 hex digits of a sha256, enough to tell apart the
+# few configurations a machine ever has. `KEY_PATTERN` matches one, for the `owned` tests.
+KEY_PATTERN = r"[0-9a-f]{24}"
+
+
+def entry_key(identity: str) -> str:
+    """The key naming the entry of `identity` (what the cached data was derived from)."""
+    return hashlib.sha256(identity.encode()).hexdigest()[:24]
 
 
 def temp_prefix() -> str:

@@ -598,12 +598,19 @@ class Policy(Contract):
 
 
 _OMIT_WHEN_DEFAULT = ("prompt_contract", "superprompt", "conversation")
+# The defaults are read from the models, not written again here: a default changed there is
+# the one a policy is compared with.
 _OMIT_NESTED_WHEN_DEFAULT: dict[tuple[str, str], object] = {
-    ("validation", "regenerate_on_failure"): False,
-    ("gate", "min_coverage"): 0.0,
-    ("gate", "covered_min_score"): None,
-    ("gate", "covered_share"): 1.0,
-    ("gate", "covered_min_terms"): 1,
+    (section, name): model.model_fields[name].default
+    for section, model, names in (
+        ("validation", ValidationPolicy, ("regenerate_on_failure",)),
+        (
+            "gate",
+            GatePolicy,
+            ("min_coverage", "covered_min_score", "covered_share", "covered_min_terms"),
+        ),
+    )
+    for name in names
 }
 _DEFAULTS = {
     "prompt_contract": "v1",

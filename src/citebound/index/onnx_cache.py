@@ -40,7 +40,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from citebound.cache_dir import cache_root, commit_dir, prune, temp_prefix, touch
+from citebound.cache_dir import (
+    KEY_PATTERN,
+    cache_root,
+    commit_dir,
+    entry_key,
+    prune,
+    temp_prefix,
+    touch,
+)
 
 if TYPE_CHECKING:
     import onnxruntime as ort
@@ -51,7 +59,7 @@ MODEL_FILE = "model.onnx"
 WEIGHTS_FILE = "weights.bin"
 CHECK_FILE = "probe.json"
 # An entry's name: `cache_key`. `prune` removes only folders so named that hold CHECK_FILE.
-_ENTRY_NAME = re.compile(r"[0-9a-f]{24}")
+_ENTRY_NAME = re.compile(KEY_PATTERN)
 # The probe: a short fixed token sequence (BERT ids [CLS] ... [SEP]); its output pins the graph.
 PROBE_IDS = (101, 2054, 2003, 1996, 3647, 10460, 2275, 3778, 1029, 102)
 
@@ -80,7 +88,7 @@ def cache_key(model_path: Path, settings: dict[str, str]) -> str:
         "machine": platform.machine(),
         "cpu": _cpu_flags(),
     }
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:24]
+    return entry_key(json.dumps(parts, sort_keys=True))
 
 
 def owned_entry(path: Path) -> bool:

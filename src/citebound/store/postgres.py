@@ -422,8 +422,6 @@ class PostgresStore(PgVectors, PgApiKeys):
         for name, version in rows:
             if version is not None:
                 state.versions.setdefault(str(name), str(version))
-            elif str(name) not in state.versions:
-                state.unversioned.add(str(name))
 
     def index_version(self, collection: str | None = None) -> str:
         """Same formula as SqliteStore (see its module docstring); cached per generation.
@@ -437,16 +435,15 @@ class PostgresStore(PgVectors, PgApiKeys):
             if known is not None:
                 return known
         version = None
-        # The request's state read already found no version for this collection: asking the
+        # The request's state read already found this collection with no version: asking the
         # database again would find none too (same request, same snapshot), so compute it.
-        if state is None or scope not in state.unversioned:
+        if state is None or state.collections is None or scope not in state.collections:
             rows = self._read(_VERSION_SQL, (scope,))
             version = str(rows[0][0]) if rows and rows[0][0] is not None else None
         if version is None:
             version = self._compute_version(scope, collection)
         if state is not None:
             state.versions[scope] = version
-            state.unversioned.discard(scope)
         return version
 
     def _compute_version(self, scope: str, collection: str | None) -> str:

@@ -31,12 +31,11 @@ __all__ = ["SharedStoreState", "StoreSnapshot", "current", "request_snapshot"]
 @dataclass
 class SharedStoreState:
     """What one shared store (one database URL) read once for this request: its collection
-    names, the current index_version per scope, and the collections that read found with no
-    version computed yet (filled by the store: it computes those without asking again)."""
+    names and the current index_version per scope (a collection of `collections` missing from
+    `versions` had none computed yet: the store computes it without asking again)."""
 
     collections: list[str] | None = None
     versions: dict[str, str] = field(default_factory=dict)
-    unversioned: set[str] = field(default_factory=set)
 
 
 @dataclass

@@ -26,17 +26,16 @@ first `PY_COUNT_BUDGET_CHARS` characters of a process, then loads quicktok.
 from __future__ import annotations
 
 import bisect
-import hashlib
 import marshal
 import re
 import struct
 from pathlib import Path
 
-from citebound.cache_dir import cache_root, prune, touch, write_atomic
+from citebound.cache_dir import KEY_PATTERN, cache_root, entry_key, prune, touch, write_atomic
 
 ENCODING = "cl100k_base"
 # The rank table's cache file name (`load_ranks`): what `prune` may remove from its folder.
-_TABLE_NAME = re.compile(r"cl100k-[0-9a-f]{24}\.marshal")
+_TABLE_NAME = re.compile(rf"cl100k-{KEY_PATTERN}\.marshal")
 
 
 def _owned_table(path: Path) -> bool:
@@ -147,9 +146,7 @@ def load_ranks(data_dir: Path) -> dict[bytes, int]:
     """The cl100k rank table, from the marshal cache when there is one (else read and cached)."""
     vocab = data_dir / "cl100k.vocab"
     st = vocab.stat()
-    key = hashlib.sha256(
-        f"{vocab.resolve()}|{st.st_size}|{st.st_mtime_ns}|{marshal.version}".encode()
-    ).hexdigest()[:24]
+    key = entry_key(f"{vocab.resolve()}|{st.st_size}|{st.st_mtime_ns}|{marshal.version}")
     root = cache_root()
     cached = root / "bpe" / f"cl100k-{key}.marshal" if root is not None else None
     if cached is not None:
