@@ -183,8 +183,7 @@ SPELLED_NUMBERS = dict(pair.split(":") for pair in _SPELLED_TEXT.split())
 # "six" -> "6": a number word keyed by its digits (the support check and the swap signal).
 DIGITS_OF = {word: number for number, word in SPELLED_NUMBERS.items()}
 _SPELLED = {
-    number: re.compile(rf"(?<![\w-]){word}(?![\w-])")
-    for number, word in (pair.split(":") for pair in _SPELLED_TEXT.split())
+    number: re.compile(rf"(?<![\w-]){word}(?![\w-])") for number, word in SPELLED_NUMBERS.items()
 }
 
 
