@@ -130,7 +130,7 @@ def absent(
     prefix: int,
     question: Shown,
     context: Shown,
-    sentence: frozenset[str] = frozenset(),
+    sentence: frozenset[str],
 ) -> bool:
     """A word the evidence lacks: not a function word (`FUNCTION_WORDS`: how a reply is
     phrased), not a word of the source lines, not the question's identifier, and neither its
