@@ -189,6 +189,12 @@ class EvidenceIndex:
         """Every lemma, stopwords kept (names, antonyms): computed on first use only."""
         return frozenset(map(lemma, self.raw_words))
 
+    @cached_property
+    def folded_spans(self) -> tuple[str, ...]:
+        """Each span `fold`ed (name look-ups by substring): computed on first use only, once
+        per evidence text rather than once per answer sentence."""
+        return tuple(map(fold, self.spans))
+
     def matches(self, word: str, prefix: int) -> AbstractSet[str]:
         """The evidence lemmas `word` matches: itself, else those sharing its prefix."""
         if word in self.words:

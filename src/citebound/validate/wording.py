@@ -272,8 +272,7 @@ def name_swaps(sentence: str, index: EvidenceIndex) -> tuple[str, ...]:
     names_here = list(_name_runs(sentence))
     if len(names_here) < 2:
         return ()
-    spans = [fold(s) for s in index.spans]
-    found = {n: [i for i, s in enumerate(spans) if n in s] for n in names_here}
+    found = {n: [i for i, s in enumerate(index.folded_spans) if n in s] for n in names_here}
     out: list[str] = []
     claim = frozenset(lemmas(sentence))
     for a, b in itertools.permutations([n for n in names_here if found[n]], 2):
