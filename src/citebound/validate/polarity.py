@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from citebound.validate.evidence import ALL_WORDS, NEGATIONS, EvidenceIndex, fold, lemma, lemmas
+from citebound.validate.checks import ALL_WORDS
+from citebound.validate.evidence import NEGATIONS, EvidenceIndex, fold, lemma, lemmas
 
 _NEGATION_RE = re.compile(r"\b(?:" + "|".join(sorted(NEGATIONS)) + r")\b|n['’]t\b")
 _ANTONYM_PAIRS = (

@@ -61,9 +61,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from citebound.policy import SupportWeights
-from citebound.validate.checks import identifiers, present_in
+from citebound.validate.checks import ALL_WORDS, identifiers, present_in
 from citebound.validate.evidence import (
-    ALL_WORDS,
     content_lemma,
     covered,
     fold,

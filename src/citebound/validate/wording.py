@@ -20,9 +20,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from citebound.validate.checks import DIGITS_OF, STOPWORDS, identifiers
+from citebound.validate.checks import ALL_WORDS, DIGITS_OF, STOPWORDS, identifiers
 from citebound.validate.evidence import (
-    ALL_WORDS,
     BEFORE_NUMBER_CLAIMS,
     FUNCTION_WORDS,
     EvidenceIndex,
