@@ -183,8 +183,7 @@ SPELLED_NUMBERS = dict(pair.split(":") for pair in _SPELLED_TEXT.split())
 # "six" -> "6": a number word keyed by its digits (the support check and the swap signal).
 DIGITS_OF = {word: number for number, word in SPELLED_NUMBERS.items()}
 _SPELLED = {
-    number: re.compile(rf"(?<![\w-]){word}(?![\w-])")
-    for number, word in (pair.split(":") for pair in _SPELLED_TEXT.split())
+    number: re.compile(rf"(?<![\w-]){word}(?![\w-])") for number, word in SPELLED_NUMBERS.items()
 }
 
 
@@ -275,7 +274,9 @@ up upon very was we were what when where which while who whom whose why will wit
 you your yours yes
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-_WORD = re.compile(r"[a-z0-9]+")
+# Word tokens of casefolded text: the one word tokeniser of `checks`, `evidence` and the
+# support check.
+ALL_WORDS = re.compile(r"[a-z0-9]+")
 
 
 # Memoized: evidence is mostly the same few thousand words; stemming dominated the cost.
@@ -310,7 +311,7 @@ def content_words(text: str) -> frozenset[str]:
     """Stemmed lowercase words of `text` without stopwords (digits kept as words)."""
     return frozenset(
         stem(w)
-        for w in _WORD.findall(text.casefold())
+        for w in ALL_WORDS.findall(text.casefold())
         if w not in STOPWORDS and (len(w) > 1 or w.isdigit())
     )
 

@@ -23,7 +23,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
-from citebound.validate.checks import STOPWORDS, THOUSANDS, stem
+from citebound.validate.checks import ALL_WORDS, STOPWORDS, THOUSANDS, stem
 
 # Connectives and hedges that organise a summary rather than state a fact: LLM summaries use
 # them whether right or wrong, so they carry no support signal ("despite", "however").
@@ -91,8 +91,6 @@ NEGATIONS = frozenset(_NEGATION_TEXT.split())
 # "No. 1", "no. 3": the abbreviation of number, not a negation.
 _NO_NUMBER = re.compile(r"\bno\b(?!\.\s*\d)")
 
-# Word tokens of folded text (the one tokeniser of the support check).
-ALL_WORDS = re.compile(r"[a-z0-9]+")
 # A span ends after a run of terminators (and closing quotes/brackets) followed by whitespace or
 # the end but not by a number ("No. 1", "Fig. 3"), at a blank line, and after a full-width
 # terminator. The pattern starts only at those characters: scanning long evidence stays cheap.
@@ -188,6 +186,12 @@ class EvidenceIndex:
     def all_words(self) -> frozenset[str]:
         """Every lemma, stopwords kept (names, antonyms): computed on first use only."""
         return frozenset(map(lemma, self.raw_words))
+
+    @cached_property
+    def folded_spans(self) -> tuple[str, ...]:
+        """Each span `fold`ed (name look-ups by substring): computed on first use only, once
+        per evidence text rather than once per answer sentence."""
+        return tuple(map(fold, self.spans))
 
     def matches(self, word: str, prefix: int) -> AbstractSet[str]:
         """The evidence lemmas `word` matches: itself, else those sharing its prefix."""

@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from citebound.validate.evidence import ALL_WORDS, NEGATIONS, EvidenceIndex, fold, lemma, lemmas
+from citebound.validate.checks import ALL_WORDS
+from citebound.validate.evidence import NEGATIONS, EvidenceIndex, fold, lemma, lemmas
 
 _NEGATION_RE = re.compile(r"\b(?:" + "|".join(sorted(NEGATIONS)) + r")\b|n['’]t\b")
 _ANTONYM_PAIRS = (
@@ -156,17 +157,16 @@ def polarity_flip(
     index: EvidenceIndex,
     window: tuple[int, int],
     cover: float,
-    known: frozenset[str] = frozenset(),
-    sentence_lemmas: frozenset[str] | None = None,
+    known: frozenset[str],
+    sentence_lemmas: frozenset[str],
 ) -> str:
     """Why the sentence flips the polarity of its evidence, or "" when it does not.
 
     `window`: (first span, size) of the best window. `known`: every lemma of the question (an
     antonym the user asked about, "impeller loosening", is not a flip); not the source lines',
     whose headings often name both poles ("Opening and closing the valves", r5-v5).
-    `sentence_lemmas`: every lemma of the sentence, when the caller has them.
+    `sentence_lemmas`: every lemma of the sentence (`all_lemmas`), tokenised once by the caller.
     Quotations never reach this check (`is_quotation`)."""
-    negated = [index.span_words[i] for i in index.negated]
     start, size = window
     plain = INTERJECTION.sub("", sentence)
     if _negated(plain):
@@ -184,21 +184,22 @@ def polarity_flip(
         # A plain sentence repeating a negated evidence span (`must not be started` ->
         # `must be started`), both ways: the sentence is that span without its negation, not
         # a longer sentence that happens to contain a short negated clause's words.
-        for i, span in zip(index.negated, negated, strict=True):
-            for part in (span, _negated_clause(index.spans[i])):
+        for i in index.negated:
+            for part in (index.span_words[i], _negated_clause(index.spans[i])):
                 shared = len(words & part)
                 if part and words and min(shared / len(part), shared / len(words)) >= cover:
                     return "the evidence negates what the sentence states"
-    if sentence_lemmas is None:
-        sentence_lemmas = all_lemmas(sentence)
+    window_all: frozenset[str] | None = None  # the best window's lemmas, built once if needed
     if not sentence_lemmas.isdisjoint(_MODALS):
-        modal = _modal_flip(sentence_lemmas, all_lemmas(index.window_text(start, size)))
+        window_all = all_lemmas(index.window_text(start, size))
+        modal = _modal_flip(sentence_lemmas, window_all)
         if modal:
             return modal
     swapped = sorted((w, _ANTONYMS[w]) for w in sentence_lemmas if w in _ANTONYMS)
     swapped = [(w, other) for w, other in swapped if w not in index.all_words and w not in known]
     if swapped:
-        window_all = all_lemmas(index.window_text(start, size))
+        if window_all is None:
+            window_all = all_lemmas(index.window_text(start, size))
         for _, other in swapped:
             if other in window_all:
                 return f"antonym: evidence says {other!r}"

@@ -61,9 +61,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from citebound.policy import SupportWeights
-from citebound.validate.checks import identifiers, present_in
+from citebound.validate.checks import ALL_WORDS, identifiers, present_in
 from citebound.validate.evidence import (
-    ALL_WORDS,
     content_lemma,
     covered,
     fold,
@@ -169,14 +168,13 @@ def support_features(
     the context, when the caller has them already (the validator's new-facts check); else
     computed. `context`: the source lines (document, headings) shown above the cited evidence;
     their words are known, as the question's are, but they are not evidence sentences."""
-    spelled = sentence
+    if missing_numbers is not None and spelled_compound(sentence):
+        missing_numbers = None  # "forty-six" is a number below: the new-facts list lacks it
     sentence, evidence = plain_numbers(sentence), plain_numbers(evidence)
-    if missing_numbers is not None and spelled_compound(spelled):
-        missing_numbers = None  # "forty-six" is a number now: the new-facts list lacks it
     if is_quotation(sentence, evidence):
         return SupportFeatures(1.0, 1.0, 0, (), (), (), "", True, "")
-    index = index_evidence(evidence, params.prefix)
     prefix = params.prefix
+    index = index_evidence(evidence, prefix)
     q, ctx = shown(question, prefix), shown(context, prefix)
     asked = q.id_lemmas
     # The sentence's words, tokenised once: content lemmas, every lemma, words as written.

@@ -127,10 +127,14 @@ _ENTITY = frozenset({"name", "number", "code"})
 
 
 @lru_cache(maxsize=4096)
-def window_tokens(spans: tuple[str, ...], prefix: int) -> tuple[tuple[Token, ...], tuple[str, ...]]:
+def window_tokens(
+    spans: tuple[str, ...], prefix: int
+) -> tuple[tuple[Token, ...], tuple[str, ...], tuple[frozenset[str], ...]]:
     """Content tokens of the window's spans in order (a span's first word is no name); a run
     of names, numbers and codes is one token (`Shift Supervisor`, `Mobil SHC 460`): a
-    sentence puts one word in the slot of the whole run. With each token's `_norm` key."""
+    sentence puts one word in the slot of the whole run. With each token's `_norm` key and the
+    `_norm` keys of its words (a run's parts), memoized with the window rather than redone
+    for every sentence citing it."""
     out: list[Token] = []
     for key, kind in (t for span in spans for t in span_tokens(span)):
         if kind in _ENTITY and out and out[-1][1] in _ENTITY:
@@ -140,7 +144,8 @@ def window_tokens(spans: tuple[str, ...], prefix: int) -> tuple[tuple[Token, ...
             out[-1] = (f"{prev_key} {key}", merged)
         else:
             out.append((key, kind))
-    return tuple(out), tuple(_norm(k, prefix) for k, _ in out)
+    parts = tuple(frozenset(_norm(part, prefix) for part in k.split()) for k, _ in out)
+    return tuple(out), tuple(_norm(k, prefix) for k, _ in out), parts
 
 
 @lru_cache(maxsize=4096)
@@ -188,14 +193,14 @@ def slot_swaps(
     missing = [i for i, (key, kind) in enumerate(sent) if not _present(key, kind, index, prefix)]
     if not missing:
         return (), ()
-    window, norm = window_tokens(index.spans[start : start + size], prefix)
+    window, norm, part_norms = window_tokens(index.spans[start : start + size], prefix)
     keys = {_norm(k, prefix) for k, _ in sent}
     # Evidence positions by their left and right neighbour, for the tokens the sentence does
     # not have anywhere (a swap replaces a token; one still present was only moved).
     by_left: dict[str, list[int]] = {}
     by_right: dict[str, list[int]] = {}
-    for j, (key, _) in enumerate(window):
-        if any(_norm(part, prefix) in keys for part in key.split()):
+    for j, own in enumerate(part_norms):
+        if not own.isdisjoint(keys):
             continue
         if j > 0:
             by_left.setdefault(norm[j - 1], []).append(j)

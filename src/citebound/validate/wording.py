@@ -20,9 +20,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from citebound.validate.checks import DIGITS_OF, STOPWORDS, identifiers
+from citebound.validate.checks import ALL_WORDS, DIGITS_OF, STOPWORDS, identifiers
 from citebound.validate.evidence import (
-    ALL_WORDS,
     BEFORE_NUMBER_CLAIMS,
     FUNCTION_WORDS,
     EvidenceIndex,
@@ -34,7 +33,7 @@ from citebound.validate.evidence import (
     lemmas,
     prefix_key,
 )
-from citebound.validate.polarity import CLAUSE_WORDS, all_lemmas, clause_break
+from citebound.validate.polarity import CLAUSE_WORDS, clause_break
 from citebound.validate.swap import in_evidence, sentence_tokens, span_tokens
 
 # Not "one": mostly a pronoun or determiner ("one of", "no one", "one man's quest").
@@ -59,7 +58,7 @@ def names(sentence: str) -> list[str]:
     first = _first_letter(sentence)
     for m in _CAPITALISED.finditer(sentence):
         word = m.group(1)
-        low = word.casefold().replace("’", "'").split("'")[0]
+        low = fold(word).split("'")[0]
         if m.start() == first or low in STOPWORDS or word in out:
             continue
         out.append(word)
@@ -104,15 +103,17 @@ class Shown:
 
 @lru_cache(maxsize=1024)
 def shown(text: str, prefix: int) -> Shown:
-    """The known words of `text` (a question or source lines)."""
+    """The known words of `text` (a question or source lines), tokenised once: its content
+    lemmas are `lemmas(text)` and its lemmas `polarity.all_lemmas(text)`, as sets."""
     raw = ALL_WORDS.findall(fold(text))
-    lems = frozenset(lemmas(text))
+    every = frozenset(map(lemma, raw))
+    lems = frozenset(x for x in map(content_lemma, raw) if x)
     ids = identifiers(text)
     return Shown(
         raw=frozenset(raw),
         lemmas=lems,
         keys=lems | {prefix_key(w, prefix) for w in lems} - {""},
-        all_lemmas=all_lemmas(text),
+        all_lemmas=every,
         id_words=frozenset(ALL_WORDS.findall(" ".join(ids).casefold())),
         id_lemmas=frozenset(w for ident in ids for w in lemmas(ident)),
     )
@@ -130,7 +131,7 @@ def absent(
     prefix: int,
     question: Shown,
     context: Shown,
-    sentence: frozenset[str] = frozenset(),
+    sentence: frozenset[str],
 ) -> bool:
     """A word the evidence lacks: not a function word (`FUNCTION_WORDS`: how a reply is
     phrased), not a word of the source lines, not the question's identifier, and neither its
@@ -272,8 +273,7 @@ def name_swaps(sentence: str, index: EvidenceIndex) -> tuple[str, ...]:
     names_here = list(_name_runs(sentence))
     if len(names_here) < 2:
         return ()
-    spans = [fold(s) for s in index.spans]
-    found = {n: [i for i, s in enumerate(spans) if n in s] for n in names_here}
+    found = {n: [i for i, s in enumerate(index.folded_spans) if n in s] for n in names_here}
     out: list[str] = []
     claim = frozenset(lemmas(sentence))
     for a, b in itertools.permutations([n for n in names_here if found[n]], 2):
