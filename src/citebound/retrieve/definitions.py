@@ -238,10 +238,12 @@ def promote_rows(
     rank_of = _ranker(question, lambda i: by_id[i].chunk_text, lambda i: _heading(by_id[i]), policy)
     if rank_of is None or not window:
         return list(rows), 0
-    order = promote(window, rank_of, policy.retrieval.promote_definitions)
+    # Each chunk is rendered and split once: the ranks serve both the promotion and the count.
+    ranks = {i: rank_of(i) for i in window}
+    order = promote(window, ranks.__getitem__, policy.retrieval.promote_definitions)
     order = _ties_kept(order, window, {i: by_id[i].similarity for i in window})
     was = {x: p for p, x in enumerate(window)}
-    moved = sum(1 for p, x in enumerate(order) if p < was[x] and rank_of(x) is not None)
+    moved = sum(1 for p, x in enumerate(order) if p < was[x] and ranks[x] is not None)
     if order == window:
         return list(rows), 0
     head = [by_id[i].model_copy(update={"rank": r}) for r, i in enumerate(order)]
