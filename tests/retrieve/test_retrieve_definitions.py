@@ -26,10 +26,10 @@ from citebound.retrieve.definitions import (
     promote,
     promote_rows,
 )
-from citebound.retrieve.gate import top_coverage
 from citebound.store.memory import MemoryStore
 from citebound.text.markup import question_type
 from citebound.text.subject import definition_subject
+from citebound.text.terms import top_coverage
 
 Build = Callable[..., MemoryStore]
 

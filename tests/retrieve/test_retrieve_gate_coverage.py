@@ -8,8 +8,8 @@ from retrieve_helpers import row
 
 from citebound.contracts import ReasonCode
 from citebound.policy import GatePolicy, load_policy
-from citebound.retrieve.gate import apply_gate, top_coverage
-from citebound.text.terms import coverage, key_terms, terms
+from citebound.retrieve.gate import apply_gate
+from citebound.text.terms import coverage, key_terms, terms, top_coverage
 
 GATE = GatePolicy(
     min_score=0.76,

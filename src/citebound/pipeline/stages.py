@@ -222,7 +222,7 @@ def rerank(state: RequestState, ctx: PipelineContext) -> RequestState:
 
 def a3_gate(state: RequestState, ctx: PipelineContext) -> RequestState:
     from citebound.retrieve import apply_gate, compile_filters
-    from citebound.retrieve.gate import top_coverage
+    from citebound.text.terms import top_coverage
 
     pol = ctx.policy
     by_id = state.rows_by_id()
