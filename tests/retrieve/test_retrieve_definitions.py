@@ -22,13 +22,12 @@ from citebound.retrieve.definitions import (
     definitions_first,
     kinds_heading,
     kinds_subject,
-    named_subject,
     promote,
     promote_rows,
 )
 from citebound.store.memory import MemoryStore
 from citebound.text.markup import question_type
-from citebound.text.subject import definition_subject
+from citebound.text.subject import definition_subject, named_subject
 from citebound.text.terms import top_coverage
 
 Build = Callable[..., MemoryStore]

@@ -35,18 +35,10 @@ from citebound.contracts.retrieval import RetrievalRow
 from citebound.policy import Policy
 from citebound.text import split_sentences
 from citebound.text.markup import question_type, render_units
-from citebound.text.subject import defining_verb, definition_subject
+from citebound.text.subject import defining_verb, named_subject
 from citebound.text.terms import terms
 
 T = TypeVar("T")
-
-
-def named_subject(question: str, max_terms: int) -> frozenset[str]:
-    """X of a definition question naming a subject of at most `max_terms` terms, else empty."""
-    if question_type(question) != "definition":
-        return frozenset()
-    subject = definition_subject(question)
-    return subject if len(subject) <= max_terms else frozenset()
 
 
 # "X has the following ports" / "X has no state machines" name X before a verb too, but say
