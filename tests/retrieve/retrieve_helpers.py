@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from citebound.contracts.base import sha256_hex
 from citebound.contracts.documents import Chunk, Document
+from citebound.contracts.retrieval import RetrievalRow
 from citebound.policy import GatePolicy, Policy, load_policy
 
 Doc = dict[str, object]
@@ -113,4 +114,16 @@ def policy_with(
     )
     return pol.model_copy(
         update={"gate": gate, "retrieval": pol.retrieval.model_copy(update=retrieval)}
+    )
+
+
+def row(rank: int, similarity: float, text: str) -> RetrievalRow:
+    """A bare ranked row (no source) for the gate and promotion rules."""
+    return RetrievalRow(
+        chunk_id=f"c{rank}",
+        knowledge_id=f"k{rank}",
+        rank=rank,
+        similarity=similarity,
+        chunk_text=text,
+        knowledge_type_effective="document",
     )

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from retrieve_helpers import make_docs, policy_with
+import pytest
+from retrieve_helpers import make_docs, policy_with, row
 
 from citebound.config import load_config
 from citebound.contracts.retrieval import RetrievalRow
@@ -21,14 +22,13 @@ from citebound.retrieve.definitions import (
     definitions_first,
     kinds_heading,
     kinds_subject,
-    named_subject,
     promote,
     promote_rows,
 )
-from citebound.retrieve.gate import top_coverage
 from citebound.store.memory import MemoryStore
 from citebound.text.markup import question_type
-from citebound.text.subject import definition_subject
+from citebound.text.subject import definition_subject, named_subject
+from citebound.text.terms import top_coverage
 
 Build = Callable[..., MemoryStore]
 
@@ -164,14 +164,24 @@ OTHER = {
     "chunks": ["Torque the impeller bolts to 40 Nm.", "The pump is a centrifugal pump."],
 }
 
+WIDGET_QUESTION = "What does the Widget component do?"
+WIDGET_DEFINING = make_docs(WIDGET)[1][0].chunk_id  # "`Svc::Widget` is a passive component ..."
 
-def test_retriever_brings_the_defining_chunk_first_and_keeps_the_gate(
-    build_store: Build, embedder: OnnxEmbedder
-) -> None:
+
+@pytest.fixture
+def widget_store(build_store: Build, embedder: OnnxEmbedder) -> MemoryStore:
+    """WIDGET and OTHER, indexed: the defining chunk ranks below the name-heavy ones."""
     store = build_store([WIDGET, OTHER])
     update_indexes(store, "default", embedder=embedder)
-    question = "What does the Widget component do?"
-    defining = make_docs(WIDGET)[1][0].chunk_id
+    return store
+
+
+def test_retriever_brings_the_defining_chunk_first_and_keeps_the_gate(
+    widget_store: MemoryStore, embedder: OnnxEmbedder
+) -> None:
+    store = widget_store
+    question = WIDGET_QUESTION
+    defining = WIDGET_DEFINING
     off = Retriever(
         store, policy=policy_with("strict-v1", promote_definitions=0), embedder=embedder
     )
@@ -192,17 +202,6 @@ def test_retriever_brings_the_defining_chunk_first_and_keeps_the_gate(
     ]
 
 
-def _row(rank: int, similarity: float, text: str) -> RetrievalRow:
-    return RetrievalRow(
-        chunk_id=f"c{rank}",
-        knowledge_id=f"k{rank}",
-        rank=rank,
-        similarity=similarity,
-        chunk_text=text,
-        knowledge_type_effective="document",
-    )
-
-
 DEFINES = "`Svc::Widget` is a passive component that counts ticks."
 MENTIONS = "The Widget component design uses Widget ports."
 
@@ -217,11 +216,11 @@ def test_promote_rows_never_changes_what_the_gate_sees() -> None:
     question = "What is Widget?"
     policy = policy_with("strict-v1", promote_definitions=2, top_k=3)
     # The defining chunk beyond top_k (rank 4) is not pulled in: no row is pushed out.
-    rows = [_row(i, 0.9 - 0.01 * i, MENTIONS) for i in range(4)] + [_row(4, 0.5, DEFINES)]
+    rows = [row(i, 0.9 - 0.01 * i, MENTIONS) for i in range(4)] + [row(4, 0.5, DEFINES)]
     assert promote_rows(question, rows, policy) == (rows, 0)
     # Within top_k it moves up; rows beyond top_k keep their place; ranks are renumbered.
-    rows = [_row(0, 0.9, MENTIONS), _row(1, 0.8, MENTIONS), _row(2, 0.7, DEFINES)]
-    rows.append(_row(3, 0.6, DEFINES))
+    rows = [row(0, 0.9, MENTIONS), row(1, 0.8, MENTIONS), row(2, 0.7, DEFINES)]
+    rows.append(row(3, 0.6, DEFINES))
     out, moved = promote_rows(question, rows, policy)
     assert [r.chunk_id for r in out] == ["c2", "c0", "c1", "c3"] and moved == 1
     assert [r.rank for r in out] == [0, 1, 2, 3]
@@ -230,10 +229,10 @@ def test_promote_rows_never_changes_what_the_gate_sees() -> None:
     assert promote_rows(question, rows, one) == (rows, 0)
     # A defining row tied with the top row never passes it (the top row's coverage is what
     # the gate weighs, ties broken by rank); a lower tie keeps its order too.
-    tied = [_row(0, 0.9, "Widget x."), _row(1, 0.9, DEFINES), _row(2, 0.8, MENTIONS)]
+    tied = [row(0, 0.9, "Widget x."), row(1, 0.9, DEFINES), row(2, 0.8, MENTIONS)]
     out, moved = promote_rows(question, tied, policy)
     assert [r.chunk_id for r in out] == ["c0", "c1", "c2"] and moved == 0
-    for rows in (tied, [_row(0, 0.9, "Widget x."), _row(1, 0.7, "Other."), _row(2, 0.7, DEFINES)]):
+    for rows in (tied, [row(0, 0.9, "Widget x."), row(1, 0.7, "Other."), row(2, 0.7, DEFINES)]):
         out, _ = promote_rows(question, rows, policy)
         # Any subset (assembly drops rows by filter / floor): the same gate inputs.
         for drop in range(len(rows)):
@@ -243,12 +242,11 @@ def test_promote_rows_never_changes_what_the_gate_sees() -> None:
 
 
 def test_retriever_promotion_keeps_the_selected_rows_beyond_and_at_top_k_one(
-    build_store: Build, embedder: OnnxEmbedder
+    widget_store: MemoryStore, embedder: OnnxEmbedder
 ) -> None:
-    store = build_store([WIDGET, OTHER])
-    update_indexes(store, "default", embedder=embedder)
-    question = "What does the Widget component do?"
-    defining = make_docs(WIDGET)[1][0].chunk_id
+    store = widget_store
+    question = WIDGET_QUESTION
+    defining = WIDGET_DEFINING
     full = Retriever(
         store, policy=policy_with("strict-v1", promote_definitions=0), embedder=embedder
     ).retrieve(question)
@@ -267,12 +265,11 @@ def test_retriever_promotion_keeps_the_selected_rows_beyond_and_at_top_k_one(
 
 
 def test_the_pipeline_reranked_stage_promotes_like_the_retriever(
-    build_store: Build, embedder: OnnxEmbedder
+    widget_store: MemoryStore, embedder: OnnxEmbedder
 ) -> None:
-    store = build_store([WIDGET, OTHER])
-    update_indexes(store, "default", embedder=embedder)
-    question = "What does the Widget component do?"
-    defining = make_docs(WIDGET)[1][0].chunk_id
+    store = widget_store
+    question = WIDGET_QUESTION
+    defining = WIDGET_DEFINING
     policy = policy_with("strict-v1", promote_definitions=2)
     ctx = PipelineContext(load_config(None, env={}), store_override=store)
     ctx.policy = policy

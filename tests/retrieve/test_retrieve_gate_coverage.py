@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 from pydantic import ValidationError
+from retrieve_helpers import row
 
 from citebound.contracts import ReasonCode
-from citebound.contracts.retrieval import RetrievalRow
 from citebound.policy import GatePolicy, load_policy
-from citebound.retrieve.gate import apply_gate, top_coverage
-from citebound.text.terms import coverage, key_terms, terms
+from citebound.retrieve.gate import apply_gate
+from citebound.text.terms import coverage, key_terms, terms, top_coverage
 
 GATE = GatePolicy(
     min_score=0.76,
@@ -19,17 +19,6 @@ GATE = GatePolicy(
     covered_share=0.6,
     covered_min_terms=3,
 )
-
-
-def row(rank: int, similarity: float, text: str) -> RetrievalRow:
-    return RetrievalRow(
-        chunk_id=f"c{rank}",
-        knowledge_id=f"k{rank}",
-        rank=rank,
-        similarity=similarity,
-        chunk_text=text,
-        knowledge_type_effective="document",
-    )
 
 
 def test_key_terms_and_coverage() -> None:

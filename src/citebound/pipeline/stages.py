@@ -188,6 +188,11 @@ def retrieval(state: RequestState, ctx: PipelineContext) -> RequestState:
     )
 
 
+def _searched(state: RequestState) -> str:
+    """What retrieval searched: a follow-up's rewrite (it carries the topic), else the text."""
+    return str(state.extras.get("query") or state.user_text)
+
+
 def rerank(state: RequestState, ctx: PipelineContext) -> RequestState:
     from citebound.retrieve.definitions import promote_rows
 
@@ -205,9 +210,7 @@ def rerank(state: RequestState, ctx: PipelineContext) -> RequestState:
     # "What is X?" / "What N kinds ...?": the rows defining X (titled "N Types") first among
     # the top_k; the same helper as the Retriever's, and no gate input changes
     # (retrieve/definitions.py).
-    promoted, moved = promote_rows(
-        str(state.extras.get("query") or state.user_text), [by_id[i] for i in order], ctx.policy
-    )
+    promoted, moved = promote_rows(_searched(state), [by_id[i] for i in order], ctx.policy)
     order = [r.chunk_id for r in promoted]
     record = StageRecord(
         stage="reranked",
@@ -222,15 +225,14 @@ def rerank(state: RequestState, ctx: PipelineContext) -> RequestState:
 
 def a3_gate(state: RequestState, ctx: PipelineContext) -> RequestState:
     from citebound.retrieve import apply_gate, compile_filters
-    from citebound.retrieve.gate import top_coverage
+    from citebound.text.terms import top_coverage
 
     pol = ctx.policy
     by_id = state.rows_by_id()
     top = state.views_by_stage["reranked"][: pol.retrieval.top_k]
     rows = [by_id[i].model_copy(update={"rank": r}) for r, i in enumerate(top)]
-    # Coverage is measured against what was searched (a follow-up's rewrite carries its topic).
-    searched = str(state.extras.get("query") or state.user_text)
-    gate = apply_gate([r.similarity for r in rows], pol.gate, *top_coverage(searched, rows))
+    # Coverage is measured against what was searched, as promotion in `rerank` reads it.
+    gate = apply_gate([r.similarity for r in rows], pol.gate, *top_coverage(_searched(state), rows))
     dropped = [
         DropRecord(
             chunk_id=i,

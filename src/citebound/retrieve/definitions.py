@@ -35,18 +35,10 @@ from citebound.contracts.retrieval import RetrievalRow
 from citebound.policy import Policy
 from citebound.text import split_sentences
 from citebound.text.markup import question_type, render_units
-from citebound.text.subject import defining_verb, definition_subject
+from citebound.text.subject import defining_verb, named_subject
 from citebound.text.terms import terms
 
 T = TypeVar("T")
-
-
-def named_subject(question: str, max_terms: int) -> frozenset[str]:
-    """X of a definition question naming a subject of at most `max_terms` terms, else empty."""
-    if question_type(question) != "definition":
-        return frozenset()
-    subject = definition_subject(question)
-    return subject if len(subject) <= max_terms else frozenset()
 
 
 # "X has the following ports" / "X has no state machines" name X before a verb too, but say
@@ -238,10 +230,12 @@ def promote_rows(
     rank_of = _ranker(question, lambda i: by_id[i].chunk_text, lambda i: _heading(by_id[i]), policy)
     if rank_of is None or not window:
         return list(rows), 0
-    order = promote(window, rank_of, policy.retrieval.promote_definitions)
+    # Each chunk is rendered and split once: the ranks serve both the promotion and the count.
+    ranks = {i: rank_of(i) for i in window}
+    order = promote(window, ranks.__getitem__, policy.retrieval.promote_definitions)
     order = _ties_kept(order, window, {i: by_id[i].similarity for i in window})
     was = {x: p for p, x in enumerate(window)}
-    moved = sum(1 for p, x in enumerate(order) if p < was[x] and rank_of(x) is not None)
+    moved = sum(1 for p, x in enumerate(order) if p < was[x] and ranks[x] is not None)
     if order == window:
         return list(rows), 0
     head = [by_id[i].model_copy(update={"rank": r}) for r, i in enumerate(order)]

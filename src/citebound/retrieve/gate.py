@@ -19,9 +19,6 @@ from collections.abc import Sequence
 from citebound.contracts.enums import ReasonCode
 from citebound.contracts.retrieval import GateTrace
 from citebound.policy import GatePolicy
-from citebound.text.terms import top_coverage
-
-__all__ = ["apply_gate", "top_coverage"]
 
 
 def apply_gate(

@@ -53,11 +53,12 @@ from citebound.rerank.base import PassthroughReranker, Reranker
 from citebound.retrieve.aggregate import logavgexp
 from citebound.retrieve.definitions import promote_rows
 from citebound.retrieve.filters import FilterColumns, RowFilter, compile_filters, row_passes
-from citebound.retrieve.gate import apply_gate, top_coverage
+from citebound.retrieve.gate import apply_gate
 from citebound.retrieve.pieces import query_pieces
 from citebound.retrieve.query_vectors import QueryVectorMemo
 from citebound.store.base import Store
 from citebound.store.snapshot import request_snapshot
+from citebound.text.terms import top_coverage
 
 SIMILARITY_DECIMALS = 6
 # Rows kept hydrated per collection. A row holds the chunk text plus citation metadata (about

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from citebound.text.markup import question_type
 from citebound.text.terms import terms
 
 # "Queued component: has no thread ...", "`BufferManager` is a passive ISF component.": the
@@ -58,6 +59,16 @@ def definition_subject(question: str) -> frozenset[str]:
     if m is None or _TRAILING_PREPOSITION.search(m.group("x").rstrip(" ?")):
         return frozenset()
     return frozenset(t for t in terms(m.group("x")) if len(t) > 1 or t.isdigit())
+
+
+def named_subject(question: str, max_terms: int) -> frozenset[str]:
+    """X of a definition question naming a subject of at most `max_terms` terms, else empty:
+    the "What is X?" that retrieval promotes definitions for and the answerer's lead rules
+    apply to (not "What is the name of the river that runs through the city?")."""
+    if question_type(question) != "definition":
+        return frozenset()
+    subject = definition_subject(question)
+    return subject if len(subject) <= max_terms else frozenset()
 
 
 def defines(subject: frozenset[str], sentence: str, qualifiers: int) -> bool:

@@ -260,22 +260,20 @@ class ExtractiveProvider:
             # "How do I ...?" answered by the sentence that introduces a command and the
             # command itself: nothing else is needed.
             return [lead, block]
+        # The sentence right after the lead (same unit, else the next unit's first), looked up
+        # once for the rules below.
+        after = follower(lead, cands)
         # "X downlinks information. This information includes:" + items: the intro right
-        # after the lead announces the list that answers, so it and its items come along.
-        intro = next(
-            (
-                c
-                for c in cands
-                if c.ev == lead.ev and c.line == lead.line and c.pos == lead.pos + 1 and c.intro
-            ),
-            None,
+        # after the lead announces the list that answers, so it and its items come along;
+        # ... or it opens the next line ("... will return a status of that send." / "These
+        # responses are ... described in the following table:" + rows).
+        intro = (
+            after
+            if after is not None
+            and after.intro
+            and (after.line == lead.line or qtype in ("procedure", "list", "other"))
+            else None
         )
-        if intro is None and qtype in ("procedure", "list", "other"):
-            # ... or it opens the next line ("... will return a status of that send." /
-            # "These responses are ... described in the following table:" + rows).
-            after = follower(lead, cands)
-            if after is not None and after.intro and after.line == lead.line + 1:
-                intro = after
         listed = steps(intro, cands, p.max_steps) if intro is not None else []
         if intro is not None and listed:
             # An intro with nothing quotable after it (its items filtered, or a command
@@ -284,20 +282,22 @@ class ExtractiveProvider:
             chosen.extend(listed)
         elif intro is None and (qtype in ("procedure", "list") or lead.intro):
             chosen.extend(steps(lead, cands, p.max_steps))
-        if len(chosen) == 1 and defined:
-            # A one-line definition ("`BufferManager` is a passive ISF component.") names the
-            # kind; the sentence right after it that goes on about the subject ("It allocates
-            # a set of fixed-sized buffers ...") says what it does.
-            after = follower(lead, cands)
-            if after is not None and continues(after):
-                chosen.append(after)
-        if len(chosen) == 1 and p.manner_follower and asks_manner(bundle.user_question):
-            after = follower(lead, cands)
-            if after is not None and says_how(after):
-                chosen.append(after)
+        # A one-line definition ("`BufferManager` is a passive ISF component.") names the
+        # kind; the sentence right after it that goes on about the subject ("It allocates a
+        # set of fixed-sized buffers ...") says what it does.
+        if len(chosen) == 1 and defined and after is not None and continues(after):
+            chosen.append(after)
+        if (
+            len(chosen) == 1
+            and p.manner_follower
+            and after is not None
+            and says_how(after)
+            and asks_manner(bundle.user_question)
+        ):
+            chosen.append(after)
         single = len(chosen) == 1
         if single and p.neighbours != "none":
-            chosen.extend(neighbours(lead, cands, p))
+            chosen.extend(neighbours(lead, after, cands, p))
         if single:
             covered = set().union(*(c.shared for c in chosen))
             # Near-ties: the lexical score cannot tell which of them answers, unless the lead
@@ -361,11 +361,13 @@ def steps(lead: Candidate, cands: list[Candidate], max_steps: int) -> list[Candi
     return out
 
 
-def neighbours(lead: Candidate, cands: list[Candidate], p: AnswererPolicy) -> list[Candidate]:
+def neighbours(
+    lead: Candidate, after: Candidate | None, cands: list[Candidate], p: AnswererPolicy
+) -> list[Candidate]:
     """Sentences next to the lead that hold a question term it lacks: the lead matched the
     question's words, its neighbour often finishes the answer ("... Ethelred fled to Normandy
-    in 1013. He was forced out by Sweyn Forkbeard.")."""
-    near = [follower(lead, cands)]
+    in 1013. He was forced out by Sweyn Forkbeard."). `after`: the lead's `follower`."""
+    near = [after]
     if p.neighbours == "both":
         near.insert(
             0,

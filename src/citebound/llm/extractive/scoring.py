@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from citebound.policy import AnswererPolicy
 from citebound.text.markup import QuestionType
-from citebound.text.subject import defines
+from citebound.text.subject import defines, named_subject
 from citebound.text.subject import definition_subject as definition_subject
 from citebound.text.terms import STOPWORDS, stem, terms
 
@@ -118,7 +118,7 @@ def names_subject(qtype: QuestionType, question: str, max_terms: int) -> bool:
     """Whether a definition question asks what a named subject is or does: "What is ComStub?",
     "What does the ActiveRateGroup component do?" (X of at most `max_terms` terms), not "What
     is the name of the river that runs through the city?" (a question in definition form)."""
-    return qtype == "definition" and 0 < len(definition_subject(question)) <= max_terms
+    return qtype == "definition" and bool(named_subject(question, max_terms))
 
 
 def defines_subject(subject: frozenset[str], c: Candidate, qualifiers: int) -> bool:
