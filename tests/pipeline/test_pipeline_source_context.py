@@ -10,7 +10,7 @@ from pathlib import Path
 from citebound.audit import SQLiteAuditSink, replay
 from citebound.pipeline import Pipeline
 from citebound.policy import load_policy
-from citebound.retrieve.retriever import source_of
+from citebound.retrieve.rows import source_of
 from citebound.store.sqlite import SqliteStore
 from citebound.testing import ScriptedLLMServer
 from citebound.text.sanitize import safe_normalize_v1

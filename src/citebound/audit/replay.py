@@ -117,7 +117,7 @@ def store_inputs(
     """(`chunk_texts`, `chunk_sources`) for `replay` of `record` from a document store:
     the texts when `texts_needed` and the record kept none, the source lines when it kept no
     prompt; `get_chunks` (e.g. `store.get_chunks`) is called only when either is needed."""
-    from citebound.retrieve.retriever import source_of
+    from citebound.retrieve.rows import source_of
     from citebound.text.sanitize import safe_normalize_v1
 
     need_texts = texts_needed and record.evidence_texts is None

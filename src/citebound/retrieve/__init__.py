@@ -4,7 +4,8 @@ from citebound.retrieve.aggregate import logavgexp
 from citebound.retrieve.filters import RowFilter, compile_filters, row_passes
 from citebound.retrieve.gate import apply_gate
 from citebound.retrieve.pieces import query_pieces
-from citebound.retrieve.retriever import Retriever, to_row
+from citebound.retrieve.retriever import Retriever
+from citebound.retrieve.rows import to_row
 
 __all__ = [
     "Retriever",

@@ -17,6 +17,8 @@ Order of work for one question (docs/retrieval.md):
    front (`promote_definitions`, retrieve/definitions.py: same rows, similarities and ties,
    so nothing the gate or assembly weighs changes); neighbours (`per_hit_neighbors`) are
    added after each hit.
+
+Opening an index is retrieve/loader.py; bundle rows and their cache are retrieve/rows.py.
 """
 
 from __future__ import annotations
@@ -25,71 +27,35 @@ import bisect
 import threading
 import time
 import uuid
-from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Protocol, runtime_checkable
+from dataclasses import dataclass
 
 import numpy as np
 
-from citebound.contracts.documents import Chunk
 from citebound.contracts.enums import RetrievalStatus
-from citebound.contracts.index import IndexManifest
 from citebound.contracts.retrieval import (
     FiltersApplied,
     RetrievalBundle,
     RetrievalRow,
-    SourceRef,
 )
 from citebound.errors import CiteboundError, StoreError
-from citebound.index.build import index_dir, read_manifest, read_rows
-from citebound.index.embedder import Embedder, Matrix, load_embedder
+from citebound.index.embedder import Embedder
 from citebound.index.fusion import calibrate, dense_similarity, fuse, lexical_similarity
-from citebound.index.lexical import LexicalIndex
-from citebound.index.vectors import VectorIndex
 from citebound.policy import Policy, load_policy
 from citebound.rerank.base import PassthroughReranker, Reranker
 from citebound.retrieve.aggregate import logavgexp
 from citebound.retrieve.definitions import promote_rows
-from citebound.retrieve.filters import FilterColumns, RowFilter, compile_filters, row_passes
+from citebound.retrieve.filters import RowFilter, compile_filters
 from citebound.retrieve.gate import apply_gate
+from citebound.retrieve.loader import LoadedIndex, open_index
 from citebound.retrieve.pieces import query_pieces
 from citebound.retrieve.query_vectors import QueryVectorMemo
+from citebound.retrieve.rows import ROW_CACHE_SIZE, chunk_passes, to_row
 from citebound.store.base import Store
 from citebound.store.snapshot import request_snapshot
 from citebound.text.terms import top_coverage
 
 SIMILARITY_DECIMALS = 6
-# Rows kept hydrated per collection. A row holds the chunk text plus citation metadata (about
-# 2-3 KB in memory), so 20k rows cost ~50 MB and hold N1=200 candidates of ~100 distinct
-# questions; a corpus that small is served without touching SQLite at all.
-ROW_CACHE_SIZE = 20_000
-
-
-@dataclass
-class _RowCache:
-    """Hydrated rows (rank 0, similarity 0) by chunk_id, for one store version.
-
-    Chunks are immutable, but a document can be deleted or re-ingested while an index stays
-    loaded; the cache is therefore tied to the store's `index_version` and emptied when it
-    moves, so it never serves a row the store would no longer return."""
-
-    size: int
-    version: str = ""
-    rows: OrderedDict[str, RetrievalRow] = field(default_factory=OrderedDict)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-
-@dataclass
-class _Loaded:
-    manifest: IndexManifest
-    chunk_ids: list[str]
-    columns: FilterColumns
-    lexical: LexicalIndex
-    vectors: VectorIndex
-    embedder: Embedder
-    cache: _RowCache
 
 
 @dataclass(frozen=True)
@@ -127,7 +93,7 @@ class Retriever:
         self.policy = policy or load_policy("strict-v1")
         self.reranker: Reranker = reranker or PassthroughReranker()
         self._embedder = embedder
-        self._loaded: dict[str, _Loaded] = {}
+        self._loaded: dict[str, LoadedIndex] = {}
         self._load_lock = threading.Lock()
         self._follows_store = callable(getattr(store, "published_manifest", None))
         self.query_vectors = QueryVectorMemo()
@@ -161,7 +127,7 @@ class Retriever:
             if self._loaded.get(collection) is loaded:
                 del self._loaded[collection]
 
-    def load(self, collection: str) -> _Loaded:
+    def load(self, collection: str) -> LoadedIndex:
         """The indexes of `collection` for the store's current version; StoreError when
         missing or stale.
 
@@ -186,91 +152,19 @@ class Retriever:
             if loaded is not None and loaded.manifest.store_version == current:
                 return loaded
             try:
-                fresh = self._open(collection, current)
+                fresh = open_index(
+                    self.store,
+                    collection,
+                    current,
+                    embedder=self._embedder,
+                    row_cache_size=self.row_cache_size,
+                )
             except StoreError:
                 if loaded is None:
                     raise
                 return loaded  # the version in force until the new one is complete
             self._loaded[collection] = fresh
             return fresh
-
-    def _open(self, collection: str, current: str) -> _Loaded:
-        directory = index_dir(Path(self.store.root), collection)
-        manifest = read_manifest(directory)
-        if manifest is None or manifest.store_version != current:
-            manifest = self._rebuild_from_shared(collection, current) or manifest
-        if manifest is None:
-            existing = sorted(self.store.collections())
-            if collection in existing:  # documents stored, but no index written yet
-                raise StoreError(
-                    f"collection '{collection}' has no index in {directory.parent}: "
-                    f"re-run `citebound ingest PATH --collection {collection}`"
-                )
-            choices = ", ".join(existing) if existing else "none yet"
-            raise StoreError(
-                f"no collection '{collection}' in {Path(self.store.root)} (existing: {choices}): "
-                f"pass --collection NAME, or ingest documents first (citebound ingest PATH "
-                f"--collection {collection})"
-            )
-        if manifest.store_version != current:
-            raise StoreError(
-                f"index of collection '{collection}' is stale (built for store version "
-                f"{manifest.store_version}, store is at {current}): re-run ingest "
-                "or citebound.index.update_indexes"
-            )
-        embedder = self._embedder or load_embedder(manifest.embedding_model)
-        if embedder.name != manifest.embedding_model:
-            raise StoreError(
-                f"index was built with '{manifest.embedding_model}', not '{embedder.name}'"
-            )
-        rows = read_rows(directory)
-        chunk_ids = [r.chunk_id for r in rows]
-        vectors = VectorIndex.load(directory / "vectors.npy")
-        if isinstance(self.store, PostgresStoreLike) and self.store.dense_in_database:
-            from citebound.index.pgvector import PgVectorIndex
-
-            vectors = PgVectorIndex(
-                vectors.matrix,
-                store=self.store,  # type: ignore[arg-type]
-                collection=collection,
-                model=manifest.embedding_model,
-                chunk_ids=chunk_ids,
-            )
-        loaded = _Loaded(
-            manifest=manifest,
-            chunk_ids=chunk_ids,
-            columns=FilterColumns(rows),
-            lexical=LexicalIndex(directory / "lexical", manifest.lexical_analyzer),
-            vectors=vectors,
-            embedder=embedder,
-            cache=_RowCache(self.row_cache_size, version=current),
-        )
-        if len(loaded.vectors) != len(rows) or loaded.lexical.num_docs != len(rows):
-            raise StoreError(f"index files of '{collection}' disagree: rebuild them")
-        return loaded
-
-    def _rebuild_from_shared(self, collection: str, current: str) -> IndexManifest | None:
-        """For a store shared by several processes: rebuild the local index files of the
-        version the database publishes, from stored vectors (never embedding). None when the
-        store is not shared or publishes nothing; the published (stale) manifest, unbuilt,
-        when it is not the current version."""
-        published_manifest = getattr(self.store, "published_manifest", None)
-        if not callable(published_manifest):
-            return None
-        published: IndexManifest | None = published_manifest(collection)
-        if published is None or published.store_version != current:
-            return published  # None, or a stale version: _open says which
-        from citebound.index.build import update_indexes
-
-        embedder = self._embedder or load_embedder(published.embedding_model)
-        update_indexes(
-            self.store,
-            collection,
-            embedder=embedder,
-            analyzer=published.lexical_analyzer,
-            embed_missing=False,
-        )
-        return read_manifest(index_dir(Path(self.store.root), collection))
 
     def search(
         self, pieces: list[str], collection: str, flt: RowFilter, policy: Policy
@@ -437,7 +331,7 @@ class Retriever:
         rows: list[RetrievalRow] = []
         for s in final:
             chunk = chunks.get(s.chunk_id)
-            if chunk is None or not _passes(chunk, flt):
+            if chunk is None or not chunk_passes(chunk, flt):
                 continue
             rows.append(to_row(chunk, len(rows), s.similarity, s.row))
         return rows
@@ -464,56 +358,10 @@ class Retriever:
             seen.add(hit.chunk_id)
             out.append(hit.model_copy(update={"rank": len(out)}))
             for nb in self.store.neighbors(hit.chunk_id, n):
-                if nb.chunk_id in seen or nb.chunk_id in hit_ids or not _passes(nb, flt):
+                if nb.chunk_id in seen or nb.chunk_id in hit_ids or not chunk_passes(nb, flt):
                     continue
                 seen.add(nb.chunk_id)
                 pos = bisect.bisect_left(chunk_ids, nb.chunk_id)
                 row = pos if pos < len(chunk_ids) and chunk_ids[pos] == nb.chunk_id else None
                 out.append(to_row(nb, len(out), hit.similarity, row))
         return out
-
-
-@runtime_checkable
-class PostgresStoreLike(Protocol):
-    """A store whose dense search runs in the database (`PostgresStore`)."""
-
-    hnsw_min_rows: int
-    dense_in_database: bool
-
-    def dense_search(
-        self, model: str, collection: str, query: Matrix, k: int, *, approximate: bool
-    ) -> list[tuple[str, float]]: ...
-
-
-def _passes(chunk: Chunk, flt: RowFilter) -> bool:
-    return row_passes(chunk.equipment_id, chunk.knowledge_type, chunk.event_date, flt)
-
-
-def source_of(chunk: Chunk) -> SourceRef:
-    """The citation metadata of `chunk`: its `reference()` is the prompt's `source=` line."""
-    return SourceRef(
-        document=chunk.title or Path(chunk.source_path).name or chunk.knowledge_id,
-        source_path=chunk.source_path or None,
-        heading_path=chunk.heading_path,
-        page=chunk.page,
-        page_end=chunk.page_end,
-        chunk_index=chunk.chunk_index,
-        char_start=chunk.char_start,
-        char_end=chunk.char_end,
-    )
-
-
-def to_row(chunk: Chunk, rank: int, similarity: float, faiss_id: int | None) -> RetrievalRow:
-    """A bundle row with its citation metadata."""
-    return RetrievalRow(
-        chunk_id=chunk.chunk_id,
-        knowledge_id=chunk.knowledge_id,
-        rank=rank,
-        similarity=similarity,
-        chunk_text=chunk.text,
-        knowledge_type_effective=chunk.knowledge_type or "document",
-        equipment_id=chunk.equipment_id,
-        event_date=chunk.event_date,
-        faiss_id=faiss_id,
-        source=source_of(chunk),
-    )

@@ -1,0 +1,165 @@
+"""Policy section `[answerer]`: the knobs of the built-in `extractive` answerer
+(llm/extractive, docs/answers.md)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from citebound.contracts.base import Contract
+
+
+class AnswererPolicy(Contract):
+    """Knobs of the built-in `extractive` answerer (llm/extractive, docs/answers.md).
+
+    The defaults are the values fitted for strict-v1; each preset states them in `[answerer]`
+    with what they were fitted on. A sentence's score is the IDF-weighted share of the
+    question's terms it holds (+ `context_weight` for terms in its heading path) + type cues.
+    """
+
+    floor: float = Field(
+        default=0.2,
+        ge=0,
+        lt=1,
+        description="A sentence is a candidate only when its share of the question's terms is "
+        "strictly above this.",
+    )
+    min_matches: int = Field(
+        default=2,
+        ge=1,
+        description="Distinct question terms a sentence must share (a question of two content "
+        "terms needs one).",
+    )
+    max_sentences: int = Field(
+        default=3, ge=1, description="Most sentences outside lists and procedures."
+    )
+    max_sentence_chars: int = Field(
+        default=600, ge=1, description="Longer 'sentences' (tables, run-on text) are never quoted."
+    )
+    relative_floor: float = Field(
+        default=0.6,
+        ge=0,
+        le=1,
+        description="A further sentence needs this share of the lead's score and a question "
+        "term the answer lacks.",
+    )
+    rank_tolerance: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="The lead comes from the best-ranked evidence whose best sentence scores at "
+        "least this share of the best sentence overall.",
+    )
+    max_steps: int = Field(
+        default=8, ge=0, description="Most list items or procedure steps quoted after the lead."
+    )
+    context_weight: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="Weight of question terms found in the sentence's document title / heading "
+        "path (never enough alone).",
+    )
+    type_bonus: float = Field(
+        default=0.15,
+        ge=0,
+        le=1,
+        description="Added when the sentence has what the question type asks for (definition, "
+        "number, reason).",
+    )
+    missing_number_penalty: float = Field(
+        default=0.1, ge=0, le=1, description="Taken from a quantity answer without a digit."
+    )
+    step_bonus: float = Field(
+        default=0.1,
+        ge=0,
+        le=1,
+        description="Added to items/steps for list and procedure questions.",
+    )
+    phrase_bonus: float = Field(
+        default=0.1,
+        ge=0,
+        le=1,
+        description="Added per pair of neighbouring question terms the sentence also has side "
+        "by side ('battle of Hastings').",
+    )
+    tie_share: float = Field(
+        default=0.9,
+        ge=0,
+        le=2,
+        description="A further sentence scoring at least this share of the lead's score is a "
+        "near-tie the scores cannot separate: it joins even without a new question term "
+        "(above 1: never).",
+    )
+    max_tied: int = Field(
+        default=3, ge=1, description="Most sentences in an answer made of near-ties."
+    )
+    redundant_share: float = Field(
+        default=0.6,
+        gt=0,
+        le=1,
+        description="A further sentence whose content terms are at least this share already "
+        "quoted says nothing new and is left out.",
+    )
+    intro_penalty: float = Field(
+        default=0.15,
+        ge=0,
+        le=1,
+        description="Taken from a list intro ('... the following:') for other question types.",
+    )
+    prefer_defining: bool = Field(
+        default=True,
+        description="For a 'What is X?' question, the lead is a sentence that defines X (names "
+        "X before its defining verb or colon) when there is one.",
+    )
+    subject_qualifiers: int = Field(
+        default=2,
+        ge=0,
+        description="A defining sentence's subject phrase may hold this many terms besides X "
+        "('`Svc::ComStub` is', 'A queued component has'); more is a phrase mentioning X.",
+    )
+    anaphora_penalty: float = Field(
+        default=0.15,
+        ge=0,
+        le=1,
+        description="Taken from a sentence that starts by pointing back at an earlier one "
+        "('In this case, this component ...', 'It ...', 'These ...').",
+    )
+    max_subject_terms: int = Field(
+        default=3,
+        ge=0,
+        description="'What is / does X?' asks about a named subject when X has at most this "
+        "many content terms ('the ActiveRateGroup component'); longer ones ('the name of the "
+        "river that ...') are questions in definition form. Scopes the anaphora and intro "
+        "rules.",
+    )
+    weak_lead: bool = Field(
+        default=True,
+        description="The lead is never a sentence that points back at an earlier one, nor (for "
+        "questions other than list, procedure and open ones) a list intro ending in ':', when "
+        "another sentence qualifies.",
+    )
+    prefer_overview: bool = Field(
+        default=True,
+        description="For a 'What is X?' question, a sentence defining X in an introduction / "
+        "overview section leads before one defining it elsewhere (design notes, tables).",
+    )
+    max_code_lines: int = Field(
+        default=3,
+        ge=0,
+        description="A 'How do I ...?' answer quotes a fenced code block of at most this many "
+        "non-blank lines, verbatim in backticks, right after the sentence introducing it "
+        "(0: code is never quoted).",
+    )
+    manner_follower: bool = Field(
+        default=True,
+        description="'How does X <verb> ...?': the sentence after a one-sentence lead joins "
+        "when it goes on about the same subject and says how ('It does so by ...').",
+    )
+    neighbours: Literal["none", "next", "both"] = Field(
+        default="next",
+        description="A sentence right next to the lead in its evidence ('next': the one after, "
+        "'both': also the one before) joins when it holds a question term the lead lacks, "
+        "even with fewer shared terms than a candidate needs (it continues the lead).",
+    )

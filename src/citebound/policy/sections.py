@@ -1,0 +1,211 @@
+"""Policy sections: refusal strings, retrieval gate, retrieval knobs, LLM execution, follow-up
+questions and the superprompt-v1 contract (the `[refusal]`, `[gate]`, `[retrieval]`, `[llm]`,
+`[conversation]` and `[superprompt]` tables of a preset)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from citebound.contracts.base import Contract
+
+
+class RefusalPolicy(Contract):
+    """Refusal strings. The validator accepts only these exact strings."""
+
+    no_evidence_text: str = Field(
+        min_length=1, description="Answer when the gate or assembly refuses before any LLM call."
+    )
+    model_text: str = Field(
+        min_length=1,
+        description="Exact string the model must output when evidence is insufficient.",
+    )
+
+
+class GatePolicy(Contract):
+    """Retrieval gate (seed 003 §2): no LLM call unless evidence is sufficient.
+
+    Besides the top similarity, the gate may look at the *coverage* of the best row: the share
+    of the question's key terms it holds (`citebound.text.terms.coverage`). A question whose
+    best row holds few of its words is refused even above `min_score` (`min_coverage`); one
+    whose best row holds most of them passes from `covered_min_score` (docs/answers.md).
+    """
+
+    min_score: float = Field(ge=0, le=1, description="Top calibrated similarity must reach this.")
+    min_chunks: int = Field(ge=1, description="At least this many rows must reach min_score.")
+    min_coverage: float = Field(
+        default=0.0,
+        ge=0,
+        le=1,
+        description="The best row must hold at least this share of the question's key terms "
+        "(questions without key terms are exempt); 0 turns the check off.",
+    )
+    covered_min_score: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="A top similarity below min_score still passes from this value when the best "
+        "row holds at least `covered_share` of the question's key terms; None turns it off.",
+    )
+    covered_share: float = Field(
+        default=1.0, gt=0, le=1, description="Coverage that lets covered_min_score apply."
+    )
+    covered_min_terms: int = Field(
+        default=1,
+        ge=1,
+        description="covered_min_score applies only to questions with at least this many key "
+        "terms (two words such as 'litres' and 'hold' are found too easily).",
+    )
+
+    @model_validator(mode="after")
+    def _covered_below_min(self) -> GatePolicy:
+        if self.covered_min_score is not None and self.covered_min_score > self.min_score:
+            raise ValueError("covered_min_score must not exceed min_score")
+        return self
+
+    def similarity_suffices(
+        self, top: float, coverage: float | None, min_score: float, key_terms: int = 0
+    ) -> bool:
+        """`top` reaches `min_score` (the similarity that suffices alone: the gate's
+        `min_score`, or the assembly's `min_top_similarity`), or `covered_min_score` when the
+        best row holds `covered_share` of at least `covered_min_terms` key terms. Both stages
+        apply this rule."""
+        if top >= min_score:
+            return True
+        covered = (
+            coverage is not None
+            and coverage >= self.covered_share
+            and key_terms >= self.covered_min_terms
+        )
+        low = self.covered_min_score
+        return covered and low is not None and top >= low
+
+    def refusal(
+        self, top: float | None, coverage: float | None, min_score: float, key_terms: int = 0
+    ) -> str | None:
+        """Why a top similarity `top` with best-row `coverage` of the question's `key_terms`
+        is insufficient, or None (`similarity_suffices`, then the `min_coverage` floor).
+
+        >>> g = GatePolicy(min_score=0.76, min_chunks=1, min_coverage=0.25,
+        ...                covered_min_score=0.55, covered_share=0.6)
+        >>> [g.refusal(*x, 0.76, 3) for x in [(0.8, 0.5), (0.8, 0.2), (0.6, 0.6), (0.6, 0.5)]]
+        [None, 'GATE_LOW_COVERAGE', None, 'GATE_BELOW_MIN_SCORE']
+        """
+        if top is None or not self.similarity_suffices(top, coverage, min_score, key_terms):
+            return "GATE_BELOW_MIN_SCORE"
+        if coverage is not None and coverage < self.min_coverage:
+            return "GATE_LOW_COVERAGE"
+        return None
+
+    def lowest_score(self, min_score: float) -> float:
+        """The lowest top similarity that can pass (with enough coverage)."""
+        return min_score if self.covered_min_score is None else self.covered_min_score
+
+
+class RetrievalPolicy(Contract):
+    """N-constants and retrieval knobs (seed 002 §4, §5.3; seed 004)."""
+
+    n0_query_pieces: int = Field(default=5, ge=1, description="Max query pieces (N0).")
+    n1_retr_max_candidates: int = Field(default=200, ge=1, description="Candidates kept (N1).")
+    n2_rerank_top_k: int = Field(default=50, ge=1, description="Candidates to the reranker (N2).")
+    n3_final_selection_max: int = Field(default=24, ge=1, description="Final selection cap (N3).")
+    top_k: int = Field(default=20, ge=1, description="Rows in the RetrievalBundle.")
+    logavgexp_tau: float = Field(default=9.0, gt=0, description="LogAvgExp temperature (τ).")
+    per_hit_neighbors: int = Field(default=0, ge=0, description="Neighbour chunks per hit.")
+    mode: Literal["hybrid", "lexical", "dense"] = Field(default="hybrid", description="Index use.")
+    lexical_weight: float = Field(default=0.4, ge=0, le=1, description="Lexical share in fusion.")
+    promote_definitions: int = Field(
+        default=0,
+        ge=0,
+        description="For 'What is X?' questions: how many chunks of the first N2 that hold a "
+        "sentence defining X (for 'What N kinds ...?': the 'N Types' section) move to the "
+        "front, similarities unchanged (retrieve/definitions.py; 0 = off).",
+    )
+
+
+class LLMPolicy(Contract):
+    """Execution parameters frozen by policy (seed 001 R4)."""
+
+    temperature: float = Field(default=0.0, ge=0, le=2, description="Sampling temperature.")
+    max_output_tokens: int = Field(default=800, ge=1, description="Output-token cap.")
+    max_attempts: int = Field(default=3, ge=1, le=10, description="Attempts incl. the first.")
+    backoff_base_s: float = Field(default=0.5, ge=0, description="First retry delay.")
+    backoff_max_s: float = Field(default=8.0, ge=0, description="Cap on one retry delay.")
+    timeout_s: float = Field(default=60.0, gt=0, description="Per-attempt timeout.")
+
+
+class ConversationPolicy(Contract):
+    """Follow-up questions (seed 002 `recentConversation`; docs/conversations.md).
+
+    The last N4 turn pairs (`superprompt.n4_recent_conv_max_pairs`) go into a separate, fenced,
+    never-citable block of the `qa_conversation_v1` template; a deterministic rewrite carries
+    the entities of the last turns into the retrieval query.
+    """
+
+    max_conversation_tokens: int = Field(
+        default=600,
+        ge=0,
+        description="Token cap of the Recent conversation block; the oldest pairs are left out "
+        "first. 600 keeps about 8 short engineering Q/A pairs inside strict-v1's 3,500-token "
+        "prompt budget next to 2,200 evidence tokens (sized on the sample corpus' answers).",
+    )
+    rewrite_turns: int = Field(
+        default=2,
+        ge=0,
+        description="Most recent user questions whose entities the retrieval rewrite may carry.",
+    )
+    rewrite_max_terms: int = Field(
+        default=6,
+        ge=0,
+        description="Most terms the rewrite appends to the retrieval query.",
+    )
+    rewrite_no_entity_max_words: int = Field(
+        default=3,
+        ge=0,
+        description="A question with no entity and no reference back is a follow-up only when "
+        "it is this short (content words of >= 4 letters): 'What is the torque?' continues, "
+        "'Which valve must be fully open before starting the pump?' is a new topic.",
+    )
+    rewrite_answer_turns: int = Field(
+        default=1,
+        ge=0,
+        description="Most recent answers whose entities and referred noun phrase an explicit "
+        "follow-up ('it', 'them', 'what about ...') may carry; 0 = questions only.",
+    )
+    rewrite_answer_max_terms: int = Field(
+        default=3,
+        ge=0,
+        description="Most of the appended terms that may come from earlier answers.",
+    )
+    rewrite_phrase_words: int = Field(
+        default=2,
+        ge=1,
+        description="Words of the plural noun phrase a plural reference ('them') carries: the "
+        "head noun and the modifiers before it ('telemetry values').",
+    )
+
+
+class SuperPromptPolicy(Contract):
+    """Knobs of the `superprompt-v1` prompt contract (seed 002 §4-§5.8)."""
+
+    s_ctx_max_items: int = Field(
+        default=12,
+        ge=1,
+        description="Most lines per S_CTX_MD list (facts, constraints): a readability cap "
+        "(seed 002 §5.6), not fitted on data.",
+    )
+    a4_min_line_support: float = Field(
+        default=0.8,
+        gt=0,
+        le=1,
+        description="An LLM-condensed S_CTX line needs this share of its content words in one "
+        "selected attachment (and every number/code in the attachments), else the extractive "
+        "S_CTX replaces it. Chosen, not fitted: no labelled condenser outputs exist yet.",
+    )
+    n4_recent_conv_max_pairs: int = Field(
+        default=8,
+        ge=0,
+        description="N4: most recent turn pairs a request carries, for every prompt contract "
+        "(the Recent Conversation block and the follow-up rewrite); 0 = single-shot.",
+    )
