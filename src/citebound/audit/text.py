@@ -20,15 +20,11 @@ floats, so the parsed record's `hash_ok()` holds (tests/api/test_api_endpoints.p
 from __future__ import annotations
 
 import json
-import math
-from typing import Any
 
 from pydantic import BaseModel
 
+from citebound.audit.columns import json_safe
 from citebound.contracts.base import canonical_json
-
-# How `audit_api_json` writes a non-finite number: the canonical tokens, as JSON strings.
-NON_FINITE_STRINGS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
 def audit_json(value: BaseModel) -> str:
@@ -36,20 +32,11 @@ def audit_json(value: BaseModel) -> str:
     return canonical_json(value)
 
 
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
-
-
 def audit_api_json(value: BaseModel) -> str:
-    """`audit_json(value)` as strict JSON: non-finite numbers as the strings of
-    `NON_FINITE_STRINGS` (sorted keys, compact, UTF-8 kept, like the canonical text)."""
-    data = _finite(value.model_dump(mode="json"))
+    """`audit_json(value)` as strict JSON: non-finite numbers as the strings `"NaN"`,
+    `"Infinity"`, `"-Infinity"` (`columns.json_safe`; sorted keys, compact, UTF-8 kept, like
+    the canonical text)."""
+    data = json_safe(value.model_dump(mode="json"))
     return json.dumps(
         data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
     )
