@@ -62,6 +62,8 @@ class CallJournal:
         return self.inner.model
 
     def __getattr__(self, attr: str) -> Any:  # close(), answerer settings, ...
+        if attr == "inner":  # not set yet (a copy being built): no recursion
+            raise AttributeError(attr)
         return getattr(self.inner, attr)
 
     def bind(self, staging: Staging | None, run_id: str | None) -> None:
