@@ -19,6 +19,7 @@ from batch_helpers import batch_config, support_policy
 
 from citebound.audit.delta import DeltaAuditSink
 from citebound.audit.location import table_location
+from citebound.batch import worker
 from citebound.batch.answer import answer_batch, executor_config
 from citebound.batch.staging import Staging
 from citebound.batch.tables import read_delta_arrow, read_questions
@@ -194,21 +195,26 @@ def test_a_retried_task_audits_the_call_it_lost_instead_of_asking_again(
                 "policy": str(support_policy(tmp_path, 0.0)),
             },
         )
-        fn = answer_partitions(executor_config(config).model_dump_json(), "retried", staging, 64)
-        frame = pd.DataFrame(questions, columns=["request_id", "text"])
-        real_write = Staging.write_part
+        config_json = executor_config(config).model_dump_json()
+        fn = answer_partitions(config_json, "retried", staging, 64)
+        try:
+            frame = pd.DataFrame(questions, columns=["request_id", "text"])
+            real_write = Staging.write_part
 
-        def lost(self: Staging, key: str, rows: list[tuple[str, str, str]]) -> str:
-            raise OSError("the executor died")
+            def lost(self: Staging, key: str, rows: list[tuple[str, str, str]]) -> str:
+                raise OSError("the executor died")
 
-        monkeypatch.setattr(Staging, "write_part", lost)
-        with pytest.raises(OSError, match="died"):
-            list(fn(iter([frame])))
-        assert len(server.requests) == 1  # the first question reached the model
-        monkeypatch.setattr(Staging, "write_part", real_write)
-        out = pd.concat(list(fn(iter([frame]))))
-        assert sorted(out["request_id"]) == sorted(rid for rid, _ in questions)
-        asked_again = [_prompt_sha(r) for r in server.requests[1:]]
+            monkeypatch.setattr(Staging, "write_part", lost)
+            with pytest.raises(OSError, match="died"):
+                list(fn(iter([frame])))
+            assert len(server.requests) == 1  # the first question reached the model
+            monkeypatch.setattr(Staging, "write_part", real_write)
+            out = pd.concat(list(fn(iter([frame]))))
+            assert sorted(out["request_id"]) == sorted(rid for rid, _ in questions)
+            asked_again = [_prompt_sha(r) for r in server.requests[1:]]
+        finally:  # this process's worker context: its HTTP client to the scripted server
+            pipe, _ = worker._CONTEXTS.pop(config_json)
+            pipe.ctx.provider.close()
     assert _prompt_sha(server.requests[0]) not in asked_again  # not asked twice
     rows, _ = staging.read_parts(staging.part_files())
     records = {rid: AuditRecord.model_validate_json(a) for rid, _, a in rows}
