@@ -29,6 +29,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 CACHE_ENV = "CITEBOUND_CACHE_DIR"
 # Entries kept per cache folder, the most recently used first: a new entry is written only when
@@ -103,10 +104,16 @@ def fsync_path(path: Path) -> None:
 def write_atomic(path: Path, data: bytes) -> None:
     """Write `path` whole or not at all: a temporary file in the same folder, fsync, rename
     (`os.replace`), fsync of the folder. Raises OSError; the temporary is removed then."""
+    write_atomic_with(path, lambda fh: fh.write(data))
+
+
+def write_atomic_with(path: Path, write: Callable[[BinaryIO], object]) -> None:
+    """`write_atomic` for data written by `write(file)` (`np.save` of a large matrix streams
+    to the temporary instead of being copied into one bytes object first)."""
     fd, tmp = tempfile.mkstemp(prefix=temp_prefix(), dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            write(fh)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

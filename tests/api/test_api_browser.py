@@ -6,14 +6,15 @@ Screenshots go to test-artifacts/ (gitignored) so a person can check how the pag
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
-from api_helpers import PLANT_QUESTION, UNANSWERABLE
+from api_helpers import KEYS, PLANT_QUESTION, UNANSWERABLE, auth, non_finite_copy
 from api_live import LiveServer
 
-from citebound.config import load_config
+from citebound.config import Config, load_config
 from citebound.pipeline import SEED_BUTTONS, STAGE_LABELS
 
 CHROMIUM = Path(os.environ.get("CITEBOUND_CHROMIUM", "/usr/bin/chromium"))
@@ -372,3 +373,38 @@ def test_api_docs_render_offline(browser: object, server: LiveServer) -> None:
     assert "/v1/answer" in text and "/v1/chat/completions" in text and "PublicResponse" in text
     context.close()
     assert not outside and not errors, (outside, errors)
+
+
+def test_browser_parses_an_audit_record_with_non_finite_numbers(
+    browser: object, make_config: Callable[..., Config]
+) -> None:
+    """GET /v1/audit/{id} is read by JavaScript clients (an admin's page, a dashboard):
+    Chromium's JSON.parse must accept a record holding NaN / ±Infinity, and see the documented
+    strings where the numbers were."""
+    with LiveServer(make_config(keys=True)) as srv:
+        (sink,) = srv.app.state.runtime.ctx.sinks
+        r = httpx.post(
+            srv.url + "/v1/answer", json={"question": PLANT_QUESTION}, headers=auth("admin")
+        )
+        (real,) = sink.find(r.json()["request_id"])
+        sink.append(non_finite_copy(real, "browser-non-finite"))
+        context = browser.new_context()  # type: ignore[attr-defined]
+        pg = context.new_page()
+        pg.goto(srv.url + "/healthz")  # same origin as the API
+        got = pg.evaluate(
+            """async ([id, key]) => {
+                const resp = await fetch('/v1/audit/' + id,
+                                         {headers: {Authorization: 'Bearer ' + key}});
+                const text = await resp.text();
+                try {
+                    const rec = JSON.parse(text).records[0];
+                    return {min: rec.min_support, cov: rec.attribution_coverage,
+                            lat: rec.llm_latency_ms, hash: rec.record_hash};
+                } catch (e) { return {error: String(e), text: text.slice(0, 200)}; }
+            }""",
+            ["browser-non-finite", KEYS["admin"][0]],
+        )
+        context.close()
+        assert "error" not in got, got
+        assert (got["min"], got["cov"], got["lat"]) == ("NaN", "Infinity", "-Infinity")
+        assert got["hash"] == sink.find("browser-non-finite")[0].record_hash

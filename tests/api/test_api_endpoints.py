@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from api_helpers import PLANT_QUESTION, UNANSWERABLE, auth, refusals
+import math
+
+from api_helpers import (
+    PLANT_QUESTION,
+    UNANSWERABLE,
+    auth,
+    non_finite_copy,
+    refusals,
+    strict_json,
+)
 from fastapi.testclient import TestClient
 
 from citebound.audit import audit_json
@@ -165,3 +174,29 @@ def test_docs_page_uses_only_local_assets(client: TestClient) -> None:
         assert client.get(ref).status_code == 200, ref
     assert "http" not in client.get("/ui/docs.js").text
     assert client.get("/redoc").status_code == 404
+
+
+def test_audit_with_non_finite_numbers_is_strict_json_that_verifies(
+    keyed_client: TestClient,
+) -> None:
+    """A record holding NaN / ±Infinity: GET /v1/audit answers strict JSON (a browser's
+    JSON.parse refuses bare NaN), the numbers come back as the documented strings, and the
+    record read with the schema keeps its values and verifies against its hash."""
+    body = keyed_client.post(
+        "/v1/answer", json={"question": PLANT_QUESTION}, headers=auth("admin")
+    ).json()
+    rt = keyed_client.app.state.runtime  # type: ignore[attr-defined]
+    (sink,) = rt.ctx.sinks
+    (real,) = sink.find(body["request_id"])
+    odd = non_finite_copy(real, "non-finite-1")
+    sink.append(odd)
+    a = keyed_client.get("/v1/audit/non-finite-1", headers=auth("admin"))
+    assert a.status_code == 200, a.text
+    parsed = strict_json(a.text)["records"][0]
+    assert (parsed["min_support"], parsed["attribution_coverage"]) == ("NaN", "Infinity")
+    assert parsed["llm_latency_ms"] == "-Infinity"
+    assert [e["similarity_score"] for e in parsed["evidence"]][:2] == ["NaN", "-Infinity"]
+    (back,) = AuditView.model_validate_json(a.text).records
+    assert back.hash_ok() and back.record_hash == odd.record_hash
+    assert audit_json(back) == audit_json(odd)  # the canonical bytes the hash covers
+    assert math.isnan(back.min_support or 0.0) and back.attribution_coverage == math.inf

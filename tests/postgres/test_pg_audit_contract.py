@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,6 +16,7 @@ from audit_sink_contract import AuditSinkContract
 
 from citebound.audit import FeedbackRecord, utc_now
 from citebound.audit.postgres import AUDIT_ROLE, PostgresAuditSink
+from citebound.contracts.base import canonical_json
 from citebound.errors import AuditError
 
 
@@ -72,7 +74,7 @@ def test_two_sinks_starting_at_once_migrate_once(pg_url: str) -> None:
 
     with ThreadPoolExecutor(4) as pool:
         sinks = list(pool.map(lambda _: PostgresAuditSink(pg_url), range(4)))
-    assert {s.schema_version() for s in sinks} == {8}
+    assert {s.schema_version() for s in sinks} == {9}
     for s in sinks:
         s.close()
 
@@ -120,7 +122,7 @@ def test_a_version_3_database_is_upgraded_in_place(pg_url: str) -> None:
             row,
         )
     sink = PostgresAuditSink(pg_url)
-    assert sink.schema_version() == 8
+    assert sink.schema_version() == 9
     (back,) = sink.find(old.request_id)
     assert back == old and back.schema_version == 3 and back.model_calls is None
     assert back.hash_ok()
@@ -160,7 +162,6 @@ def test_the_row_is_encoded_before_a_pool_connection_is_taken(
     """A pool connection is held for the INSERT only: other requests' appends wait for a
     connection, so the record's encoding (CPU work) happens before one is taken."""
     from contextlib import contextmanager
-    from typing import Any
 
     import citebound.audit.postgres as pg_audit
 
@@ -189,3 +190,95 @@ def test_the_row_is_encoded_before_a_pool_connection_is_taken(
     assert encoded_while_held == [False]
     assert [r.request_id for r in sink.find("encoded-first")] == ["encoded-first"]
     sink.close()
+
+
+def _odd_record() -> Any:
+    """A record whose evidence column holds NaN and -Infinity next to text that looks like
+    those tokens (`:NaN,`, quotes, backslashes): the conversion must touch numbers only."""
+    import math
+
+    base = record_for("ok", request_id="odd")
+    evidence = [
+        e.model_copy(
+            update={
+                "similarity_score": math.nan if i == 0 else -math.inf,
+                "knowledge_id": 'kb:NaN,"x\\" Infinity] -Infinity}' if i == 0 else e.knowledge_id,
+            }
+        )
+        for i, e in enumerate(base.evidence)
+    ]
+    odd = base.model_copy(
+        update={"evidence": evidence, "min_support": math.nan, "question": "NaN? [Infinity]"}
+    )
+    return odd.model_copy(update={"record_hash": odd.compute_hash()})
+
+
+def test_json_columns_are_jsonb_that_sql_reads(pg_url: str) -> None:
+    """The JSON columns hold JSON (jsonb), not a JSON text in a text column (or a JSON string
+    in a JSON column): SQL reaches inside them, and the record still reads back exactly."""
+    import psycopg
+
+    from citebound.audit.postgres import JSONB_COLUMNS
+
+    odd = _odd_record()
+    with PostgresAuditSink(pg_url) as sink:
+        sink.append(record_for("ok"))
+        sink.append(odd)
+        (back,) = sink.find("odd")
+    assert back.hash_ok() and canonical_json(back) == canonical_json(odd)
+    with psycopg.connect(pg_url) as conn:
+        types = dict(
+            conn.execute(
+                "SELECT column_name, data_type FROM information_schema.columns "
+                "WHERE table_name = 'audit_records'"
+            ).fetchall()
+        )
+        assert {types[c] for c in JSONB_COLUMNS} == {"jsonb"}
+        row = conn.execute(
+            "SELECT jsonb_typeof(anchor_map), evidence->0->>'chunk_id', "
+            "evidence->0->>'similarity_score', jsonb_typeof(reason_codes) "
+            "FROM audit_records WHERE request_id = 'odd'"
+        ).fetchone()
+    assert row == ("object", odd.evidence[0].chunk_id, "NaN", "array")
+
+
+def test_a_version_8_database_gets_jsonb_columns_and_its_rows_still_verify(pg_url: str) -> None:
+    """Rows written by the code before migration 9 (canonical JSON text in TEXT columns, bare
+    NaN tokens included) are converted in place and read back with their hashes; a row an
+    older replica appends after the migration (its JSON text lands as a jsonb string) reads
+    back too."""
+    import json
+
+    import psycopg
+
+    from citebound.audit.columns import COLUMN_NAMES, to_row
+    from citebound.audit.postgres import AUDIT_MIGRATIONS, AUDIT_MIGRATIONS_TABLE
+    from citebound.store.pg_connect import migrate_url
+
+    migrate_url(
+        pg_url,
+        what="audit",
+        table=AUDIT_MIGRATIONS_TABLE,
+        lock_key="citebound-audit-migrations",
+        migrations=AUDIT_MIGRATIONS[:8],
+    )
+    old_insert = (
+        f"INSERT INTO audit_records ({', '.join(COLUMN_NAMES)}) SELECT {', '.join(COLUMN_NAMES)} "
+        "FROM json_populate_record(NULL::audit_records, %s::json)"
+    )
+    odd, plain = _odd_record(), with_conversation(record_for("ok", request_id="plain"))
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        for r in (odd, plain):  # the encoding of the code before migration 9
+            conn.execute(old_insert, (json.dumps(to_row(r, lists_as_json=True)),))
+    with PostgresAuditSink(pg_url) as sink:
+        assert sink.schema_version() == 9
+        for r in (odd, plain):
+            (back,) = sink.find(r.request_id)
+            assert back.hash_ok() and canonical_json(back) == canonical_json(r)
+        late = record_for("rejected", request_id="late")
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute(old_insert, (json.dumps(to_row(late, lists_as_json=True)),))
+        assert sink.find("late") == [late]
+        new = record_for("ok", request_id="new")
+        sink.append(new)
+        assert sink.find("new") == [new] and sink.count() == 4

@@ -18,7 +18,7 @@ from citebound._version import __version__
 from citebound.api.deps import Admin, Caller, Runtime, problems
 from citebound.api.metrics import CONTENT_TYPE
 from citebound.api.runtime import ensure_recorded
-from citebound.audit import audit_json, utc_now
+from citebound.audit import audit_api_json, utc_now
 from citebound.contracts.api import (
     AnswerRequest,
     AssemblePromptRequest,
@@ -264,7 +264,11 @@ def audit(
     rt: Runtime,
     who: Admin,
 ) -> Response:
-    """Every audit record and feedback of a request (admin keys only)."""
+    """Every audit record and feedback of a request (admin keys only).
+
+    Strict JSON: a non-finite number (a NaN support score) is the string "NaN", "Infinity" or
+    "-Infinity" in its number field; parsed with the schema, every record verifies against its
+    `record_hash` (docs/audit.md)."""
     check_id(request_id, "request id")
     records = [r for s in rt.ctx.sinks for r in s.find(request_id)]
     # Sinks may hold the same record (sqlite + delta): keep one per record hash.
@@ -274,9 +278,10 @@ def audit(
     sink = next((s for s in rt.ctx.sinks if hasattr(s, "feedback")), None)
     notes = sink.feedback(request_id) if sink is not None else []
     view = AuditView(request_id=request_id, records=unique, feedback=notes)
-    # The audit JSON of `audit show` and `export` (audit/text.py): a record with a NaN score
-    # keeps it (FastAPI's encoder refuses NaN) and every record reads back with its hash.
-    return Response(audit_json(view), media_type="application/json")
+    # Strict JSON that browsers parse (audit/text.py): a record with a NaN score keeps it as
+    # the string "NaN" (FastAPI's encoder refuses NaN; bare NaN breaks JSON.parse) and reads
+    # back with its hash.
+    return Response(audit_api_json(view), media_type="application/json")
 
 
 @router.get("/collections", response_model=CollectionsView, responses=problems(401))

@@ -8,7 +8,7 @@ from citebound.audit.record import build_audit_record, utc_now
 from citebound.audit.replay import replay, request_of
 from citebound.audit.sink import DEFAULT_AUDIT_PATH, AuditSink, open_sink
 from citebound.audit.sqlite import SQLiteAuditSink
-from citebound.audit.text import audit_json
+from citebound.audit.text import audit_api_json, audit_json
 from citebound.contracts.audit import (
     AUDIT_SCHEMA_VERSION,
     AuditConversation,
@@ -35,6 +35,7 @@ __all__ = [
     "ReplayReport",
     "SQLiteAuditSink",
     "SentenceFailure",
+    "audit_api_json",
     "audit_json",
     "build_audit_record",
     "from_row",

@@ -108,6 +108,20 @@ def _real_word(value: float) -> str:
     return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
 
 
+def json_safe(value: Any) -> Any:
+    """`value` (JSON-mode data of a contract) with every non-finite float written as its word
+    (`REAL_WORDS`), so strict JSON parsers (JavaScript's, PostgreSQL's jsonb) take it. Only
+    number fields of the audit contracts can hold such a float, so the string is unambiguous:
+    validating with the contract turns it back into the float (docs/audit.md)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return _real_word(value)
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_safe(v) for v in value]
+    return value
+
+
 def _real_of(column: str, word: str) -> float:
     """The float a SQL sink wrote as `word`; AuditError for any other text (a row written by
     something else): `audit show` reports it instead of a traceback."""
@@ -117,14 +131,23 @@ def _real_of(column: str, word: str) -> float:
     return value
 
 
-def to_row(record: AuditRecord, *, lists_as_json: bool) -> dict[str, Any]:
+def to_row(
+    record: AuditRecord, *, lists_as_json: bool, nested_json: bool = False
+) -> dict[str, Any]:
     """Flat row of `record`. `lists_as_json` gives the SQL sinks' encodings (SQLite and
-    PostgreSQL): text lists as JSON text, bools as 0/1, non-finite reals as `REAL_WORDS`."""
+    PostgreSQL): text lists as JSON text, bools as 0/1, non-finite reals as `REAL_WORDS`.
+    `nested_json` (PostgreSQL's jsonb columns) keeps `json` and `text_list` values as JSON data
+    instead of text, non-finite numbers in them written as words (`json_safe`): the row is then
+    encoded once, as a whole."""
     data = record.model_dump(mode="json")
     row: dict[str, Any] = {}
     for col in COLUMNS:
         value = data[col.name]
-        if col.kind == "json" or (col.kind == "text_list" and lists_as_json and value is not None):
+        if nested_json and (col.kind == "json" or col.kind == "text_list"):
+            value = json_safe(value)
+        elif col.kind == "json" or (
+            col.kind == "text_list" and lists_as_json and value is not None
+        ):
             value = canonical_json(value)
         elif col.kind == "bool" and lists_as_json:
             value = int(value)
@@ -142,7 +165,12 @@ def from_row(row: dict[str, Any]) -> AuditRecord:
     for col in COLUMNS:
         value = row[col.name]
         if value is not None and (col.kind == "json" or col.kind == "text_list"):
-            value = json.loads(value) if isinstance(value, str) else list(value)
+            # JSON text (SQLite, and PostgreSQL rows written before its jsonb columns or by an
+            # older replica after them), parsed JSON (PostgreSQL jsonb), or a list (Delta).
+            if isinstance(value, str):
+                value = json.loads(value)
+            elif not isinstance(value, dict):
+                value = list(value)
         elif value is not None and col.kind == "bool":
             value = bool(value)
         elif isinstance(value, str) and col.kind == "real":

@@ -1,8 +1,9 @@
 """PostgreSQL audit sink: one append-only audit trail shared by every API replica.
 
-Same columns and encodings as the SQLite sink (`audit.columns`, text lists as JSON text, bools
-as 0/1), same record hash check (`AuditRecord.hash_ok`) on append, same ordering. Append-only
-is enforced by the database twice:
+Same columns as the SQLite sink (`audit.columns`; bools as 0/1, non-finite reals as words),
+except that the JSON columns (text lists included) are jsonb (migration 9); same record hash
+check (`AuditRecord.hash_ok`) on append, same ordering. Append-only is enforced by the database
+twice:
 
 * triggers refuse UPDATE, DELETE and TRUNCATE on `audit_records` and `feedback`, whoever asks;
 * the sink's connections `SET ROLE citebound_audit_writer`, a role granted only SELECT and
@@ -62,6 +63,38 @@ EXCEPTION WHEN insufficient_privilege THEN
     RAISE NOTICE 'cannot create role {AUDIT_ROLE}: append-only relies on the triggers alone';
 END $$"""
 
+# Migration 9: the JSON columns (`json` and `text_list` kinds) become jsonb, so SQL reads them
+# as JSON (`evidence->0->>'chunk_id'`). Until then they were TEXT holding canonical JSON, and the
+# insert encoded each one as a JSON string inside the JSON row parameter: encoded twice. Rows
+# written before are converted in place; their canonical text may hold the bare tokens NaN,
+# Infinity, -Infinity, which jsonb refuses, so those (outside JSON strings only: the text is
+# cut into string literals and the rest) become the strings "NaN", ... as `json_safe` writes
+# them, and read back as the same floats. A row keeps its values, so its hash still verifies.
+JSONB_COLUMNS = tuple(c.name for c in COLUMNS if c.kind in ("json", "text_list"))
+_TEXT_TO_JSONB = r"""CREATE FUNCTION citebound_audit_jsonb(t text) RETURNS jsonb
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    -- a JSON string literal (escapes included), or a run of text outside strings
+    pieces CONSTANT text := '("(?:[^"\\]|\\.)*"|[^"]+)';
+    safe text;
+BEGIN
+    IF t IS NULL THEN
+        RETURN NULL;
+    END IF;
+    BEGIN
+        RETURN t::jsonb;
+    EXCEPTION WHEN invalid_text_representation THEN
+        NULL;  -- a bare non-finite token: rewritten below, outside string literals only
+    END;
+    SELECT string_agg(
+        CASE WHEN left(p.m[1], 1) = '"' THEN p.m[1]
+             ELSE regexp_replace(p.m[1], '(-?Infinity|NaN)', '"\1"', 'g') END,
+        '' ORDER BY p.n)
+    INTO safe
+    FROM regexp_matches(t, pieces, 'g') WITH ORDINALITY AS p(m, n);
+    RETURN safe::jsonb;
+END $$"""
+
 AUDIT_MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
     (
         1,
@@ -109,13 +142,28 @@ AUDIT_MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
     (6, "model_calls", ("ALTER TABLE audit_records ADD COLUMN model_calls TEXT",)),
     (7, "conversation", ("ALTER TABLE audit_records ADD COLUMN conversation TEXT",)),
     (8, "display_anchors", ("ALTER TABLE audit_records ADD COLUMN display_anchors TEXT",)),
+    (
+        9,
+        "jsonb_columns",
+        (
+            "SET LOCAL statement_timeout = 0",  # rewrites the table: as long as it takes
+            _TEXT_TO_JSONB,
+            "ALTER TABLE audit_records "
+            + ", ".join(
+                f"ALTER COLUMN {c} TYPE jsonb USING citebound_audit_jsonb({c})"
+                for c in JSONB_COLUMNS
+            ),
+            "DROP FUNCTION citebound_audit_jsonb(text)",
+        ),
+    ),
 ]
 
 # The row travels as ONE json parameter, typed by the table's own row type: with one
 # placeholder per column (52 > psycopg's MAX_CACHED_STATEMENT_PARAMS = 50) psycopg re-parsed
 # the whole statement on every append, on the request thread (~0.1 ms of GIL per answer).
-# Values are what `to_row` gives (text, integers, finite floats, NULL, and the words NaN,
-# Infinity, -Infinity for non-finite reals, audit.columns): JSON numbers parse to the same
+# Values are what `to_row` gives (text, integers, finite floats, NULL, the words NaN,
+# Infinity, -Infinity for non-finite reals, and JSON data for the jsonb columns, non-finite
+# numbers inside written as those words; audit.columns): JSON numbers parse to the same
 # BIGINT/DOUBLE PRECISION (Python writes floats in shortest round-trip form), JSON strings to
 # the same text or, for those words, the same non-finite DOUBLE PRECISION; the audit contract
 # suite checks every record reads back equal.
@@ -170,7 +218,7 @@ class PostgresAuditSink:
         try:
             # Encoded before a connection is taken: a pool connection is held only for the
             # INSERT itself, not for CPU work other requests' appends would wait behind.
-            row = json.dumps(to_row(record, lists_as_json=True), allow_nan=False)
+            row = json.dumps(to_row(record, lists_as_json=True, nested_json=True), allow_nan=False)
         except ValueError as err:  # never expected: to_row writes non-finite reals as words
             raise AuditError(f"cannot encode audit record {record.request_id}: {err}") from err
         try:

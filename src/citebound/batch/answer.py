@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import Field
 
 from citebound.audit.location import TableLocation
+from citebound.batch.run_lock import run_lock
 from citebound.batch.staging import Staging, questions_digest
 from citebound.config import Config
 from citebound.contracts.base import Contract
@@ -190,62 +191,65 @@ def answer_batch(
     answers_at, audit_at = out.child("answers"), out.child("audit")
     DeltaAuditSink(audit_at)  # creates or checks the audit schema up front
     staging = Staging(out, run)
-    _start_or_resume(staging, run_manifest(questions, config, run), audit_at, answers_at)
-    expected = {rid for rid, _ in questions}
-    resumed = commit_staged(staging, expected, audit_at, answers_at)
-    audited = run_request_ids(audit_at, run)
-    todo = [q for q in questions if q[0] not in audited]
-    job_started = time.perf_counter()
-    n = max(1, min(partitions or spark.sparkContext.defaultParallelism, max(1, len(todo))))
-    if todo:
-        frame = spark.createDataFrame(
-            spark.sparkContext.parallelize(todo, numSlices=n), "request_id string, text string"
+    with run_lock(staging) as lock:  # one driver per run id (batch/run_lock.py)
+        _start_or_resume(staging, run_manifest(questions, config, run), audit_at, answers_at)
+        expected = {rid for rid, _ in questions}
+        lock.check()
+        resumed = commit_staged(staging, expected, audit_at, answers_at)
+        audited = run_request_ids(audit_at, run)
+        todo = [q for q in questions if q[0] not in audited]
+        job_started = time.perf_counter()
+        n = max(1, min(partitions or spark.sparkContext.defaultParallelism, max(1, len(todo))))
+        if todo:
+            frame = spark.createDataFrame(
+                spark.sparkContext.parallelize(todo, numSlices=n), "request_id string, text string"
+            )
+            result = frame.mapInPandas(
+                answer_partitions(conf.model_dump_json(), run, staging, stage_rows),
+                "request_id string, part string",
+            )
+            wanted = {rid for rid, _ in todo}
+            seen: set[str] = set()
+            # collect(): one job over every partition at once (toLocalIterator would run them one
+            # or two at a time); the rows are small, the answers themselves are in the staging area.
+            for row in result.collect():
+                rid = row["request_id"]
+                if rid not in wanted or rid in seen:
+                    raise AuditError(f"executor returned request {rid!r} unexpectedly")
+                seen.add(rid)
+            if seen != wanted:
+                raise AuditError(f"{len(wanted - seen)} questions came back without an answer")
+        commit_started = time.perf_counter()
+        lock.check()
+        now = commit_staged(staging, expected, audit_at, answers_at)
+        audited = run_request_ids(audit_at, run)
+        answered = run_request_ids(answers_at, run)
+        if audited != expected or answered != expected:
+            raise AuditError(
+                f"run {run}: {len(expected - audited)} questions without an audit record, "
+                f"{len(expected - answered)} without an answer after the commit"
+            )
+        staging.write_manifest({**run_manifest(questions, config, run), "complete": True})
+        statuses = _statuses(answers_at, run)
+        done = time.perf_counter()
+        return AnswerSummary(
+            run_id=run,
+            questions=len(questions),
+            answers=len(answered),
+            audit_records=len(audited),
+            resumed=len(questions) - len(todo),
+            statuses=statuses,
+            partitions=n,
+            answers_uri=answers_at.uri,
+            audit_uri=audit_at.uri,
+            unreadable_staged_files=resumed.unreadable_files + now.unreadable_files,
+            seconds=round(done - started, 3),
+            phase_seconds={
+                "setup": round(job_started - started, 3),
+                "spark_job": round(commit_started - job_started, 3),
+                "commit": round(done - commit_started, 3),
+            },
         )
-        result = frame.mapInPandas(
-            answer_partitions(conf.model_dump_json(), run, staging, stage_rows),
-            "request_id string, part string",
-        )
-        wanted = {rid for rid, _ in todo}
-        seen: set[str] = set()
-        # collect(): one job over every partition at once (toLocalIterator would run them one
-        # or two at a time); the rows are small, the answers themselves are in the staging area.
-        for row in result.collect():
-            rid = row["request_id"]
-            if rid not in wanted or rid in seen:
-                raise AuditError(f"executor returned request {rid!r} unexpectedly")
-            seen.add(rid)
-        if seen != wanted:
-            raise AuditError(f"{len(wanted - seen)} questions came back without an answer")
-    commit_started = time.perf_counter()
-    now = commit_staged(staging, expected, audit_at, answers_at)
-    audited = run_request_ids(audit_at, run)
-    answered = run_request_ids(answers_at, run)
-    if audited != expected or answered != expected:
-        raise AuditError(
-            f"run {run}: {len(expected - audited)} questions without an audit record, "
-            f"{len(expected - answered)} without an answer after the commit"
-        )
-    staging.write_manifest({**run_manifest(questions, config, run), "complete": True})
-    statuses = _statuses(answers_at, run)
-    done = time.perf_counter()
-    return AnswerSummary(
-        run_id=run,
-        questions=len(questions),
-        answers=len(answered),
-        audit_records=len(audited),
-        resumed=len(questions) - len(todo),
-        statuses=statuses,
-        partitions=n,
-        answers_uri=answers_at.uri,
-        audit_uri=audit_at.uri,
-        unreadable_staged_files=resumed.unreadable_files + now.unreadable_files,
-        seconds=round(done - started, 3),
-        phase_seconds={
-            "setup": round(job_started - started, 3),
-            "spark_job": round(commit_started - job_started, 3),
-            "commit": round(done - commit_started, 3),
-        },
-    )
 
 
 def _statuses(answers_at: TableLocation, run: str) -> dict[str, int]:

@@ -62,6 +62,7 @@ def commit_staged(
     names = staging.part_files()
     result = CommitResult(files=len(names))
     if not names:
+        _clear_audited_calls(staging, audit_at)
         return result
     audited = run_request_ids(audit_at, staging.run_id)
     answered = run_request_ids(answers_at, staging.run_id)
@@ -101,7 +102,20 @@ def commit_staged(
         if len(records) + len(answers) >= 2 * COMMIT_ROWS:
             flush()
     flush()
+    _clear_audited_calls(staging, audit_at, audited)
     return result
+
+
+def _clear_audited_calls(
+    staging: Staging, audit_at: TableLocation, audited: set[str] | None = None
+) -> None:
+    """Remove call intents (batch/intents.py) of requests the audit table now holds: left
+    when an executor died between staging a row and clearing its intent."""
+    calls = staging.calls()
+    if not calls:
+        return
+    held = audited if audited is not None else run_request_ids(audit_at, staging.run_id)
+    staging.clear_calls([rid for rid in calls if rid in held])
 
 
 def _checked(

@@ -30,6 +30,7 @@ from typing import Any
 from pydantic import Field
 
 from citebound.audit.location import TableLocation
+from citebound.batch.run_lock import run_lock
 from citebound.batch.staging import Staging
 from citebound.config import Config
 from citebound.contracts.base import Contract
@@ -128,7 +129,7 @@ def eval_partitions(
         pipe, sink = worker_context(config_json)
         ctx = pipe.ctx
         remote = ctx.config.provider.name != "extractive"
-        stager = RowStager(staging, run_id, STAGE_ROWS, remote)
+        stager = RowStager(staging, run_id, STAGE_ROWS, remote, pipe)
         seen = dict(known)
         for frame in frames:
             if stager.key is None and len(frame):
@@ -146,6 +147,8 @@ def eval_partitions(
                     ranking = list(dict.fromkeys(r.knowledge_id for r in bundle.results))
                     if rid in seen:
                         status, attempts = seen[rid]
+                    elif (lost := stager.interrupted(rid, text)) is not None:
+                        status, attempts = lost.status.value, lost.attempts
                     else:
                         state = pipe.run(text, request_id=rid, run_id=run_id)
                         stager.add(rid, state, sink.take())
@@ -229,47 +232,52 @@ def eval_batch(
     check_run_absent(eval_at, run)  # before any model call, not after
     DeltaAuditSink(audit_at)
     staging = Staging(out, run)
-    expected = {rid for rid, _ in questions}
-    commit_staged(staging, expected, audit_at, answers_at)  # what an attempt that died staged
-    known = known_results(audit_at, answers_at, run)
-    n = max(1, min(partitions or spark.sparkContext.defaultParallelism, len(questions)))
-    frame = spark.createDataFrame(
-        spark.sparkContext.parallelize(questions, numSlices=n), "request_id string, text string"
-    )
-    schema = ", ".join(f"{k} {v}" for k, v in EVAL_FIELDS.items())
-    result = frame.mapInPandas(
-        eval_partitions(conf.model_dump_json(), run, qrels, in_corpus or {}, staging, known),
-        schema,
-    )
-    rows = sorted((r.asDict() for r in result.collect()), key=lambda r: r["request_id"])
-    if len(rows) != len(questions):
-        raise ConfigError(f"{len(questions) - len(rows)} questions came back without a result")
-    commit_staged(staging, expected, audit_at, answers_at)
-    audited = run_request_ids(audit_at, run)
-    if audited != expected:
-        raise AuditError(f"run {run}: {len(expected - audited)} questions without an audit record")
-    judged = [r for r in rows if r["judged"]]
-    inn = [r for r in rows if r["in_corpus"]]
-    outside = [r for r in rows if not r["in_corpus"]]
-    arrow_schema = pa.schema(
-        [
-            (
-                k,
-                {"string": pa.string(), "boolean": pa.bool_(), "double": pa.float64()}.get(
-                    v, pa.list_(pa.string())
-                ),
+    with run_lock(staging) as lock:  # one driver per run id (batch/run_lock.py)
+        expected = {rid for rid, _ in questions}
+        lock.check()
+        commit_staged(staging, expected, audit_at, answers_at)  # what an attempt that died staged
+        known = known_results(audit_at, answers_at, run)
+        n = max(1, min(partitions or spark.sparkContext.defaultParallelism, len(questions)))
+        frame = spark.createDataFrame(
+            spark.sparkContext.parallelize(questions, numSlices=n), "request_id string, text string"
+        )
+        schema = ", ".join(f"{k} {v}" for k, v in EVAL_FIELDS.items())
+        result = frame.mapInPandas(
+            eval_partitions(conf.model_dump_json(), run, qrels, in_corpus or {}, staging, known),
+            schema,
+        )
+        rows = sorted((r.asDict() for r in result.collect()), key=lambda r: r["request_id"])
+        if len(rows) != len(questions):
+            raise ConfigError(f"{len(questions) - len(rows)} questions came back without a result")
+        lock.check()
+        commit_staged(staging, expected, audit_at, answers_at)
+        audited = run_request_ids(audit_at, run)
+        if audited != expected:
+            raise AuditError(
+                f"run {run}: {len(expected - audited)} questions without an audit record"
             )
-            for k, v in EVAL_FIELDS.items()
-        ]
-        + [("run_id", pa.string())]
-    )
-    write_table(
-        eval_at,
-        pa.Table.from_pylist([{**r, "run_id": run} for r in rows], schema=arrow_schema),
-        name="citebound_eval",
-        description="citebound batch eval: one row per question",
-        unique_run=run,
-    )
+        judged = [r for r in rows if r["judged"]]
+        inn = [r for r in rows if r["in_corpus"]]
+        outside = [r for r in rows if not r["in_corpus"]]
+        arrow_schema = pa.schema(
+            [
+                (
+                    k,
+                    {"string": pa.string(), "boolean": pa.bool_(), "double": pa.float64()}.get(
+                        v, pa.list_(pa.string())
+                    ),
+                )
+                for k, v in EVAL_FIELDS.items()
+            ]
+            + [("run_id", pa.string())]
+        )
+        write_table(
+            eval_at,
+            pa.Table.from_pylist([{**r, "run_id": run} for r in rows], schema=arrow_schema),
+            name="citebound_eval",
+            description="citebound batch eval: one row per question",
+            unique_run=run,
+        )
     return EvalSummary(
         questions=len(rows),
         judged=len(judged),

@@ -13,6 +13,8 @@ written through delta-rs' object store, with the table's storage options):
 
     OUT/_staging/<run_id>/run.json                  what the run is (questions, config, policy)
     OUT/_staging/<run_id>/parts/<slice>-<hash>.parquet   staged rows
+    OUT/_staging/<run_id>/calls/<hash>.json         a model call about to be sent (intents)
+    OUT/_staging/<run_id>/driver.lock | driver.lease  the driver's lock (batch/run_lock.py)
 
 `<slice>` names the task's slice of the question set (a hash of its first request id),
 `<hash>` the request ids in the file: a retried task finds its slice's files and skips their
@@ -23,6 +25,7 @@ that cannot be read (a crash inside the write) is left out and counted.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from typing import Any
@@ -34,6 +37,7 @@ STAGING_DIR = "_staging"
 PARTS = "parts"
 MANIFEST = "run.json"
 STAGED_COLUMNS = ("request_id", "response_json", "audit_json")
+CALLS = "calls"
 
 
 def _hash(*parts: str) -> str:
@@ -47,6 +51,10 @@ def slice_key(run_id: str, first_id: str) -> str:
     """The name prefix of one task's files, from the first request id of its partition: a
     retried task gets the same key, two tasks of one job never share it."""
     return "s" + _hash(run_id, first_id)[:16]
+
+
+def _call_name(request_id: str) -> str:
+    return f"{CALLS}/{_hash(request_id)[:32]}.json"
 
 
 def part_name(key: str, request_ids: list[str]) -> str:
@@ -97,20 +105,61 @@ class Staging:
         data: bytes = self._handler()._handler.open_input_file(name).read()
         return data
 
-    # -- the run manifest ----------------------------------------------------------------------
-    def read_manifest(self) -> dict[str, Any] | None:
+    # -- small JSON objects: the run manifest, the driver lease, call intents ---------------
+    def read_object(self, name: str) -> dict[str, Any] | None:
+        """The JSON object stored as `name`, or None when there is none."""
         import pyarrow.fs as pafs
 
-        (info,) = self._handler().get_file_info([MANIFEST])
+        (info,) = self._handler().get_file_info([name])
         if info.type == pafs.FileType.NotFound:
             return None
-        data = json.loads(self._get(MANIFEST).decode("utf-8"))
+        data = json.loads(self._get(name).decode("utf-8"))
         if not isinstance(data, dict):
-            raise ConfigError(f"{self.location.uri}/{MANIFEST} is not a run manifest")
+            raise ConfigError(f"{self.location.uri}/{name} is not a JSON object")
         return data
 
+    def write_object(self, name: str, data: dict[str, Any]) -> None:
+        self._put(name, json.dumps(data, indent=2, sort_keys=True).encode("utf-8"))
+
+    def delete_object(self, name: str) -> None:
+        self._handler().delete_file(name)
+
+    def read_manifest(self) -> dict[str, Any] | None:
+        return self.read_object(MANIFEST)
+
     def write_manifest(self, manifest: dict[str, Any]) -> None:
-        self._put(MANIFEST, json.dumps(manifest, indent=2, sort_keys=True).encode("utf-8"))
+        self.write_object(MANIFEST, manifest)
+
+    # -- model calls journaled before they are sent (batch/intents.py) -----------------------
+    def write_call(self, request_id: str, intent: dict[str, Any]) -> None:
+        """Record that a model call for `request_id` is about to be sent (durable on return:
+        the object store has the whole file, or the local store renamed it into place)."""
+        self.write_object(_call_name(request_id), {**intent, "request_id": request_id})
+
+    def calls(self) -> dict[str, dict[str, Any]]:
+        """request_id -> intent of every journaled call not yet cleared (unreadable files are
+        skipped: a write cut short by a crash, whose call was never sent)."""
+        import pyarrow.fs as pafs
+
+        selector = pafs.FileSelector(CALLS, allow_not_found=True)
+        out: dict[str, dict[str, Any]] = {}
+        for info in self._handler().get_file_info_selector(selector):
+            if info.type != pafs.FileType.File or not info.path.endswith(".json"):
+                continue
+            try:
+                data = json.loads(self._get(info.path).decode("utf-8"))
+            except Exception:
+                continue
+            if isinstance(data, dict) and isinstance(data.get("request_id"), str):
+                out[data["request_id"]] = data
+        return dict(sorted(out.items()))
+
+    def clear_calls(self, request_ids: list[str]) -> None:
+        """Remove the intents of calls whose rows are staged or committed (absent: ignored)."""
+        handler = self._handler()
+        for rid in request_ids:
+            with contextlib.suppress(FileNotFoundError, OSError):
+                handler.delete_file(_call_name(rid))
 
     # -- staged rows ---------------------------------------------------------------------------
     def part_files(self, key: str = "") -> list[str]:

@@ -52,13 +52,19 @@ class CollectingSink:
 
 
 def worker_context(config_json: str) -> tuple[Any, CollectingSink]:
-    """(Pipeline, its collecting sink) for this config, built once per Python worker."""
+    """(Pipeline, its collecting sink) for this config, built once per Python worker. A
+    provider that calls a model over the network is wrapped in a `CallJournal`
+    (batch/intents.py), which `RowStager.start` binds to the run's staging area."""
     if config_json not in _CONTEXTS:
+        from citebound.batch.intents import CallJournal
         from citebound.pipeline import Pipeline, PipelineContext
 
         config = Config.model_validate_json(config_json)
         sink = CollectingSink()
         ctx = PipelineContext(config, sinks_override=[sink])
+        if config.provider.name != "extractive":
+            ctx.provider_override = CallJournal(ctx.provider)
+            del ctx.provider  # the cached property: read again, it returns the override
         _CONTEXTS[config_json] = (Pipeline(ctx), sink)
     pipe, sink = _CONTEXTS[config_json]
     return pipe, sink
@@ -70,16 +76,26 @@ class RowStager:
     A row whose request reached a model over the network is staged at once (a crash must not
     leave that call unaudited); other rows every `stage_rows` rows and at the end (answering
     them again after a crash calls no model). `start` returns the rows an earlier attempt of
-    the same task staged, so a retried task does not answer them again.
+    the same task staged, so a retried task does not answer them again, and reads the calls
+    journaled before they were sent (batch/intents.py): `interrupted` stages the FAILED record
+    of a request whose call was sent but whose row never was, instead of asking again.
     """
 
-    def __init__(self, staging: Staging, run_id: str, stage_rows: int, remote: bool) -> None:
+    def __init__(
+        self, staging: Staging, run_id: str, stage_rows: int, remote: bool, pipe: Any = None
+    ) -> None:
+        from citebound.batch.intents import CallJournal
+
         self.staging, self.run_id = staging, run_id
         self.stage_rows, self.remote = stage_rows, remote
+        provider = pipe.ctx.provider if pipe is not None else None
+        self.journal = provider if isinstance(provider, CallJournal) else None
+        self.policy = pipe.ctx.policy if pipe is not None else None
         self.key: str | None = None
         self.pending: list[tuple[str, str, str]] = []
         self.out: list[tuple[str, str]] = []
         self.staged: dict[str, tuple[str, str]] = {}  # rid -> (response, record) JSON
+        self.intents: dict[str, dict[str, Any]] = {}  # rid -> call journaled, row not staged
 
     def start(self, first_request_id: str) -> dict[str, str]:
         from citebound.batch.staging import slice_key
@@ -90,7 +106,31 @@ class RowStager:
             rows, _ = self.staging.read_parts([part])
             done.update((r[0], part) for r in rows)
             self.staged.update((r[0], (r[1], r[2])) for r in rows)
+        if self.journal is not None:
+            self.journal.bind(self.staging, self.run_id)
+            self.intents = self.staging.calls()
+            # A staged row wins over its intent (cleared after the row was written, unless
+            # the task died in between): only this task's requests, never another task's.
+            leftover = [rid for rid in self.intents if rid in done]
+            self.staging.clear_calls(leftover)
+            for rid in leftover:
+                del self.intents[rid]
         return done
+
+    def interrupted(self, rid: str, question: str) -> AuditRecord | None:
+        """Stage the FAILED record of `rid` when its call was journaled and its answer lost
+        (returns the record), else None: the request is then answered as usual."""
+        intent = self.intents.get(rid)
+        if intent is None or self.policy is None:
+            return None
+        from citebound.batch.intents import interrupted_row
+
+        response, record = interrupted_row(
+            rid, question, intent, run_id=self.run_id, policy=self.policy
+        )
+        self.pending.append((rid, response.model_dump_json(), record.model_dump_json()))
+        self.flush()
+        return record
 
     def add(self, rid: str, state: Any, records: list[AuditRecord]) -> None:
         if len(records) != 1 or state.response is None:
@@ -99,14 +139,23 @@ class RowStager:
         self.pending.append((rid, response, records[0].model_dump_json()))
         llm = state.llm_result
         called = self.remote and llm is not None and llm.attempts > 0
+        if self.journal is not None and self.journal.sent(rid):
+            called = True
         if called or len(self.pending) >= self.stage_rows:
             self.flush()
 
     def flush(self) -> None:
         if self.pending and self.key is not None:
             part = self.staging.write_part(self.key, self.pending)
-            self.out.extend((rid, part) for rid, _, _ in self.pending)
+            rids = [rid for rid, _, _ in self.pending]
+            self.out.extend((rid, part) for rid in rids)
             self.pending.clear()
+            # The rows are durable now: their intents are done with (a crash before this
+            # leaves them, and the staged row wins, see `start`).
+            sent = self.journal.forget(rids) if self.journal is not None else []
+            old = [rid for rid in rids if self.intents.pop(rid, None) is not None]
+            if sent or old:
+                self.staging.clear_calls(sorted(set(sent) | set(old)))
 
 
 def answer_partitions(
@@ -122,7 +171,7 @@ def answer_partitions(
 
         pipe, sink = worker_context(config_json)
         remote = pipe.ctx.config.provider.name != "extractive"
-        stager = RowStager(staging, run_id, stage_rows, remote)
+        stager = RowStager(staging, run_id, stage_rows, remote, pipe)
         done: dict[str, str] = {}
         for frame in frames:
             if stager.key is None and len(frame):
@@ -136,6 +185,8 @@ def answer_partitions(
                     chunk = todo[start : start + PREFETCH_CHUNK]
                     with pipe.prefetched([t for _, t in chunk]):
                         for rid, text in chunk:
+                            if stager.interrupted(rid, text) is not None:
+                                continue  # its call was sent before a crash: not again
                             state = pipe.run(text, request_id=rid, run_id=run_id)
                             stager.add(rid, state, sink.take())
             finally:

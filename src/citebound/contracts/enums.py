@@ -144,6 +144,9 @@ class ReasonCode(StrEnum):
     LLM_TRUNCATED = "LLM_TRUNCATED"
     LLM_RETRIES_EXHAUSTED = "LLM_RETRIES_EXHAUSTED"
     LLM_CONFIG = "LLM_CONFIG"
+    # A batch call journaled before it was sent whose answer never came back (the job died
+    # mid-call); the resumed run records it instead of asking the model again.
+    LLM_INTERRUPTED = "LLM_INTERRUPTED"
     # R5 validation (seed 001)
     INVALID_CITATION_REFERENCE = "INVALID_CITATION_REFERENCE"
     MALFORMED_CITATION = "MALFORMED_CITATION"
@@ -164,3 +167,5 @@ class ReasonCode(StrEnum):
     AUDIT_FAILED = "AUDIT_FAILED"
     STAGE_ORDER = "STAGE_ORDER"
     INTERNAL_ERROR = "INTERNAL_ERROR"
+    # Batch: another live driver holds the run id (batch/run_lock.py).
+    BATCH_RUN_LOCKED = "BATCH_RUN_LOCKED"

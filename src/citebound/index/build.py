@@ -3,10 +3,10 @@
 Layout under `store.root / "index" / <collection>`: `manifest.json`, `rows.json` (per-row
 metadata in chunk_id order), `vectors.npy` (float32) and `lexical/` (tantivy). Vectors are cached
 by chunk_id: an update embeds only chunks it has not seen with the same model. The BM25 index is
-rebuilt (cheap next to embedding). Files are written to temporaries and renamed into place.
-One build per collection runs at a time: concurrent `update_indexes` calls (two `citebound
-ingest` runs, or threads) wait on an exclusive lock file, `<collection>/.build.lock`, instead
-of overwriting each other's temporaries.
+rebuilt (cheap next to embedding). Files are written to temporaries, flushed to disk and renamed
+into place (`cache_dir.write_atomic`). One build per collection runs at a time: concurrent
+`update_indexes` calls (two `citebound ingest` runs, or threads) wait on an exclusive lock
+file, `<collection>/.build.lock`, instead of overwriting each other's temporaries.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from __future__ import annotations
 import datetime
 import functools
 import json
-import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Concatenate, ParamSpec, Protocol, cast
 
 import numpy as np
 
+from citebound.cache_dir import prune, write_atomic, write_atomic_with
 from citebound.contracts.base import sha256_hex
 from citebound.contracts.documents import Chunk
 from citebound.contracts.index import INDEX_FORMAT, IndexManifest, IndexRow
@@ -84,12 +84,6 @@ def read_rows(directory: Path) -> list[IndexRow]:
         return [IndexRow.model_validate(r) for r in data]
     except (OSError, ValueError) as err:
         raise StoreError(f"cannot read index rows in {directory}: {err}") from None
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 @contextmanager
@@ -175,6 +169,9 @@ def update_indexes(
     emb = embedder or default_embedder()
     directory = index_dir(store.root, collection)
     directory.mkdir(parents=True, exist_ok=True)
+    # Temporaries of a build that was killed (the writer's pid is in the name, cache_dir):
+    # removed here, under the build lock, so they do not pile up. Nothing else is touched.
+    prune(directory, directory / "manifest.json", owned=lambda _: False)
     chunks = sorted(store.iter_chunks(collection), key=lambda c: c.chunk_id)
     ids = [c.chunk_id for c in chunks]
     if len(set(ids)) != len(ids):
@@ -244,10 +241,11 @@ def update_indexes(
         for i, c in enumerate(chunks)
     ]
     build_lexical(directory / "lexical", lexical_docs, analyzer)
-    tmp = directory / "vectors.tmp.npy"
-    np.save(tmp, matrix, allow_pickle=False)
-    os.replace(tmp, directory / "vectors.npy")
-    _write_atomic(
+    # Every file goes through cache_dir's atomic write (temporary, fsync, rename, fsync of the
+    # folder): a power cut after the manifest names a version cannot leave its rows or vectors
+    # empty on disk while the manifest survives.
+    write_atomic_with(directory / "vectors.npy", lambda fh: np.save(fh, matrix, allow_pickle=False))
+    write_atomic(
         directory / "rows.json",
         json.dumps([r.model_dump(mode="json") for r in rows], ensure_ascii=False).encode("utf-8"),
     )
@@ -263,7 +261,7 @@ def update_indexes(
         embedded_reused=len(chunks) - len(missing),
     )
     # The manifest is written last: a crash before this leaves the old version in force.
-    _write_atomic(directory / "manifest.json", manifest.model_dump_json(indent=2).encode("utf-8"))
+    write_atomic(directory / "manifest.json", manifest.model_dump_json(indent=2).encode("utf-8"))
     if shared is not None and embed_missing:
         shared.publish_manifest(manifest)  # last: other replicas rebuild from it
     return version

@@ -1,0 +1,179 @@
+"""One driver per batch run id: an exclusive, crash-safe lock on the run's staging area.
+
+Two drivers on one run id (a job resubmitted while the first still runs, two operators) would
+both commit the same staged files and answer the same questions: the model would be asked
+twice and only the audit table's duplicate check would stand between them and a second
+record. So `answer_batch` and `eval_batch` hold the run's lock from before they read or write
+anything of the run until they return, and a second driver fails closed at once with
+`RunLocked` (reason code BATCH_RUN_LOCKED, naming the holder's pid, host and start time).
+
+* **Local output** (a directory): an OS lock (`flock`) on `OUT/_staging/<run>/driver.lock`.
+  The kernel releases it when the holder exits or is killed, so a dead driver's lock is free
+  the moment it dies and the next driver takes it over; nothing needs to expire. The file
+  keeps the holder's identity for the message.
+* **Object stores** (`s3://`, `abfss://`, `gs://`; or no `flock`): a lease object,
+  `driver.lease`, with the holder's identity and an expiry `LEASE_SECONDS` ahead, renewed by a
+  heartbeat thread every third of that. A lease whose expiry has passed belonged to a dead
+  driver (or one stalled for longer than the lease) and is taken over. Object stores offer no
+  compare-and-swap through delta-rs' store, so the writer reads its lease back after writing it;
+  two drivers starting within the same moment could still both pass, which is why the local
+  lock is the OS lock. The heartbeat also reads the lease back: a driver whose lease was taken
+  over stops before its next commit (`RunLock.check`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from citebound.contracts.enums import ReasonCode
+from citebound.errors import ConfigError
+
+if TYPE_CHECKING:
+    from citebound.batch.staging import Staging
+
+LOCK_NAME = "driver.lock"
+LEASE_NAME = "driver.lease"
+# An object-store lease lives this long without renewal: long enough that a driver busy in a
+# large Delta commit (the heartbeat is a thread, so only a stalled process misses it) keeps
+# it, short enough that a resubmitted job after a crash waits at most this long.
+LEASE_SECONDS = 120.0
+
+
+class RunLocked(ConfigError):
+    """Another live driver holds this run id."""
+
+    reason_code = ReasonCode.BATCH_RUN_LOCKED
+
+
+def _identity() -> dict[str, Any]:
+    return {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "token": uuid.uuid4().hex,
+    }
+
+
+def _locked(run_id: str, holder: dict[str, Any] | None, where: str) -> RunLocked:
+    who = (
+        f"pid {holder.get('pid')} on {holder.get('host')} since {holder.get('started_utc')}"
+        if holder
+        else "another process"
+    )
+    return RunLocked(
+        f"{ReasonCode.BATCH_RUN_LOCKED.value}: run {run_id!r} is being written by another "
+        f"driver ({who}; lock {where}); wait for it to finish, or stop it. A driver that died "
+        "releases the lock, and the next run of the same run id resumes its work"
+    )
+
+
+class RunLock:
+    """The held lock of one run (see the module docstring); `check` before a commit."""
+
+    def __init__(self, staging: Staging) -> None:
+        self.staging = staging
+        self.lost = False
+
+    def check(self) -> None:
+        """Raise RunLocked when the lock was taken over since it was acquired."""
+        if self.lost:
+            raise _locked(self.staging.run_id, None, self.staging.location.uri)
+
+
+@contextlib.contextmanager
+def run_lock(
+    staging: Staging, *, lease: bool | None = None, lease_seconds: float = LEASE_SECONDS
+) -> Iterator[RunLock]:
+    """Hold the run's lock for the block; RunLocked at once when another driver holds it.
+    `lease` forces (True) or refuses (False) the lease; None picks the OS lock for local
+    output where `fcntl` exists."""
+    use_lease = lease if lease is not None else not _flock_possible(staging)
+    if use_lease:
+        with _lease(staging, lease_seconds) as held:
+            yield held
+    else:
+        with _file_lock(staging) as held:
+            yield held
+
+
+def _flock_possible(staging: Staging) -> bool:
+    try:
+        import fcntl  # noqa: F401
+    except ImportError:  # not POSIX
+        return False
+    return staging.location.is_local
+
+
+@contextlib.contextmanager
+def _file_lock(staging: Staging) -> Iterator[RunLock]:
+    import fcntl
+
+    folder = staging.location.local_path
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / LOCK_NAME
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise _locked(staging.run_id, _read_holder(fd), str(path)) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(_identity()).encode("utf-8"), 0)
+        yield RunLock(staging)
+        os.ftruncate(fd, 0)  # released: no stale identity for the next reader
+    finally:
+        os.close(fd)  # closing the descriptor releases the flock
+
+
+def _read_holder(fd: int) -> dict[str, Any] | None:
+    try:
+        data = json.loads(os.pread(fd, 4096, 0).decode("utf-8") or "null")
+    except (OSError, ValueError):
+        return None  # the holder is between taking the lock and writing its name
+    return data if isinstance(data, dict) else None
+
+
+@contextlib.contextmanager
+def _lease(staging: Staging, seconds: float) -> Iterator[RunLock]:
+    me = _identity()
+    held = staging.read_object(LEASE_NAME)
+    # A lease whose expiry passed is a dead (or stalled) driver's: taken over.
+    if held is not None and float(held.get("expires", 0.0)) > time.time():
+        raise _locked(staging.run_id, held, f"{staging.location.uri}/{LEASE_NAME}")
+    staging.write_object(LEASE_NAME, {**me, "expires": time.time() + seconds})
+    back = staging.read_object(LEASE_NAME)
+    if back is None or back.get("token") != me["token"]:
+        raise _locked(staging.run_id, back, f"{staging.location.uri}/{LEASE_NAME}")
+    lock = RunLock(staging)
+    stop = threading.Event()
+
+    def heartbeat() -> None:
+        while not stop.wait(seconds / 3):
+            try:
+                now = staging.read_object(LEASE_NAME)
+                if now is None or now.get("token") != me["token"]:
+                    lock.lost = True
+                    return
+                staging.write_object(LEASE_NAME, {**me, "expires": time.time() + seconds})
+            except Exception:  # a transient store error: the next beat tries again
+                continue
+
+    beat = threading.Thread(target=heartbeat, name="citebound-run-lease", daemon=True)
+    beat.start()
+    try:
+        yield lock
+    finally:
+        stop.set()
+        beat.join()
+        with contextlib.suppress(Exception):
+            now = staging.read_object(LEASE_NAME)
+            if now is not None and now.get("token") == me["token"]:
+                staging.delete_object(LEASE_NAME)

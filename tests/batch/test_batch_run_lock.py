@@ -1,0 +1,123 @@
+"""One driver per batch run id: a second driver on a live run fails closed at once
+(BATCH_RUN_LOCKED, nothing of the run touched); a dead driver's lock is taken over."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from batch_helpers import batch_config
+from click.testing import CliRunner
+
+from citebound.audit.location import table_location
+from citebound.batch.answer import answer_batch
+from citebound.batch.run_lock import LEASE_NAME, RunLocked, run_lock
+from citebound.batch.staging import Staging
+from citebound.batch.tables import read_questions
+from citebound.cli import main
+
+# A driver in another process: takes the run's lock, says so, and holds it until killed.
+HOLDER = """
+import sys, time
+from citebound.audit.location import table_location
+from citebound.batch.run_lock import run_lock
+from citebound.batch.staging import Staging
+with run_lock(Staging(table_location(sys.argv[1]), sys.argv[2])):
+    print("held", flush=True)
+    time.sleep(600)
+"""
+
+
+def _holder(out: Path, run: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(out), run], env=env, stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_a_second_driver_fails_closed_and_a_dead_drivers_lock_is_taken_over(
+    spark: Any, demo_store_dir: Path, questions_file: Path, tmp_path: Path
+) -> None:
+    questions = read_questions(questions_file)
+    config = batch_config(demo_store_dir)
+    where = table_location(tmp_path)
+    staging = Staging(where, "shared")
+    proc = _holder(tmp_path, "shared")
+    try:
+        with pytest.raises(RunLocked, match=rf"BATCH_RUN_LOCKED: .*pid {proc.pid} on "):
+            answer_batch(spark, questions, config, where, run_id="shared")
+        # Failed closed: nothing of the run was read, written or asked.
+        assert staging.read_manifest() is None and staging.part_files() == []
+        assert not (tmp_path / "answers").exists()
+        q = tmp_path / "q.jsonl"
+        q.write_text("".join(json.dumps({"_id": r, "text": t}) + "\n" for r, t in questions))
+        result = CliRunner().invoke(
+            main,
+            ["batch", "answer", "--questions", str(q), "--out", str(tmp_path), "--store",
+             str(demo_store_dir), "--collection", "demo", "--run-id", "shared"],
+        )  # fmt: skip
+        assert result.exit_code == 2
+        (line,) = result.output.strip().splitlines()
+        assert line.startswith("citebound: BATCH_RUN_LOCKED: run 'shared'")
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)  # the driver dies holding the lock
+        proc.wait(timeout=30)
+        assert proc.stdout is not None
+        proc.stdout.close()
+    summary = answer_batch(spark, questions, config, where, run_id="shared")
+    assert summary.audit_records == len(questions)  # the lock was taken over, the run ran
+
+
+def _lease_holder(staging: Staging, expires_in: float) -> None:
+    staging.write_object(
+        LEASE_NAME,
+        {"pid": 1, "host": "elsewhere", "started_utc": "x", "token": "t",
+         "expires": time.time() + expires_in},
+    )  # fmt: skip
+
+
+def test_an_object_store_lease_refuses_a_live_holder_and_takes_over_an_expired_one(
+    tmp_path: Path,
+) -> None:
+    """The lease used where no OS lock reaches (s3://, abfss://, gs://), run on a local
+    directory through the same object-store calls."""
+    staging = Staging(table_location(tmp_path), "leased")
+    _lease_holder(staging, 60.0)
+    with (
+        pytest.raises(RunLocked, match=r"BATCH_RUN_LOCKED: .*pid 1 on elsewhere"),
+        run_lock(staging, lease=True),
+    ):
+        pass
+    _lease_holder(staging, -1.0)  # its driver died a while ago: the lease expired
+    with run_lock(staging, lease=True, lease_seconds=0.3) as lock:
+        mine = staging.read_object(LEASE_NAME)
+        assert mine is not None and mine["pid"] == os.getpid()
+        time.sleep(0.5)  # past the first expiry: the heartbeat renewed it
+        renewed = staging.read_object(LEASE_NAME)
+        assert renewed is not None and renewed["expires"] > mine["expires"]
+        lock.check()
+        _lease_holder(staging, 60.0)  # taken over (this driver looked dead to another)
+        time.sleep(0.3)
+        with pytest.raises(RunLocked):
+            lock.check()  # the next commit is refused
+    assert staging.read_object(LEASE_NAME)["host"] == "elsewhere"  # not ours to delete
+
+
+def test_the_lease_is_released_at_the_end(tmp_path: Path) -> None:
+    staging = Staging(table_location(tmp_path), "released")
+    with run_lock(staging, lease=True):
+        assert staging.read_object(LEASE_NAME) is not None
+    assert staging.read_object(LEASE_NAME) is None
+    with run_lock(staging):  # and the OS lock is free again after its block
+        pass
+    with run_lock(staging):
+        pass
