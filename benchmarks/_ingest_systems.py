@@ -84,7 +84,7 @@ class EmbedMeter:
 
 def supported_files(root: Path) -> list[Path]:
     """The files `ingest_paths` would load under `root`, in its order."""
-    from citebound.ingest.pipeline import source_files
+    from citebound.ingest.discover import source_files
 
     return source_files([root])
 

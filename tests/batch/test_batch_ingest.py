@@ -52,17 +52,18 @@ def test_executors_never_read_outside_the_folder(tmp_path: Path) -> None:
     """What an executor runs for one listed file: a file that resolves outside the folder it
     was listed in (a link swapped in after the listing) is skipped unread."""
     from citebound.contracts.ingest import ChunkerConfig, SkipReason
-    from citebound.ingest.pipeline import Prepared, _Candidate, prepare_file
+    from citebound.ingest.discover import Candidate
+    from citebound.ingest.pipeline import Prepared, prepare_file
 
     docs, outside = tmp_path / "docs", tmp_path / "secret.md"
     docs.mkdir()
     outside.write_text("# Secret\n\nThe vault code is 1234.\n")
     (docs / "a.md").write_text("# A\n\nThe pump runs at 40 bar.\n")
     root = docs.resolve()
-    ok = prepare_file(_Candidate(docs / "a.md", "docs/a.md", root), "c", ChunkerConfig(), None)
+    ok = prepare_file(Candidate(docs / "a.md", "docs/a.md", root), "c", ChunkerConfig(), None)
     assert isinstance(ok, Prepared) and ok.documents
     (docs / "a.md").unlink()
     (docs / "a.md").symlink_to(outside)
-    out = prepare_file(_Candidate(docs / "a.md", "docs/a.md", root), "c", ChunkerConfig(), None)
+    out = prepare_file(Candidate(docs / "a.md", "docs/a.md", root), "c", ChunkerConfig(), None)
     assert not isinstance(out, Prepared)
     assert [s.reason for s in out.skipped] == [SkipReason.OUTSIDE_ROOT]

