@@ -65,7 +65,7 @@ _CLAIM_TEXT = """all any both either neither few more most less least no nor not
     between further own off out up down very yes some many several various from during
     through within per he she"""
 _EXTRA_FUNCTION_TEXT = """via since onto toward towards across along around unto whereby
-    whether thereby hence"""
+    whether thereby hence done"""
 # Light verbs, whose meaning lies in their object ("each bearing *gets* 15 g of grease",
 # "blades *come* as weight-matched pairs"): phrasing as the auxiliaries are. They still count
 # towards coverage as content words; only as words absent from the evidence they do not
@@ -94,7 +94,7 @@ _NO_NUMBER = re.compile(r"\bno\b(?!\.\s*\d)")
 # A span ends after a run of terminators (and closing quotes/brackets) followed by whitespace or
 # the end but not by a number ("No. 1", "Fig. 3"), at a blank line, and after a full-width
 # terminator. The pattern starts only at those characters: scanning long evidence stays cheap.
-_SPAN_END = re.compile(r"[.!?…;]+[\"'”’)\]]*(?=\s|$)(?!\s+\d)|\n[ \t]*\n|[。！？]+")
+SPAN_END = re.compile(r"[.!?…;]+[\"'”’)\]]*(?=\s|$)(?!\s+\d)|\n[ \t]*\n|[。！？]+")
 
 
 # A doubled final consonant that inflection adds ("fitted", "stopping"): undone on every
@@ -136,19 +136,26 @@ _DERIVATIONAL = ("wards", "ward", "ments", "ment", "ions", "ion", "ness", "ity",
 # A base must be a word of its own: 4+ letters, its lemma too, and no function word, so
 # "tension" is not "ten(s)", "forward" not "for", "fitness" not "fit" (r5-v5, from the review's
 # collisions; the derivations the rule exists for, "inspection", "replacement", "afterwards",
-# keep theirs). Length cannot tell "portion" / "port" from "inspection" / "inspect": the
+# keep theirs). The Latinate endings (`-ion`, `-ity`) attach to Latinate stems of two
+# syllables or more ("inspect", "connect", "select", "discuss", "secure"), never to a
+# one-syllable English word: a 4-letter base before them is a prefix collision, not a
+# derivation ("portion" / "port", "mission" / "miss", "station" / "stat", "million" /
+# "mill", "edition" / "edit"; r5-v6), so they need 5+ letters (`_MIN_LATINATE_BASE`). The
 # caller (`wording.absent`) matches the base by exact lemma only, never by prefix, and not
 # when the sentence has the base word itself ("depart ... department").
 _MIN_BASE = 4
+_MIN_LATINATE_BASE = 5
+_LATINATE = ("ions", "ion", "ity")
 
 
 def derived_base(word: str) -> str:
     """`word` without a derivational ending, "" when it has none or what is left is no word
-    of its own (`_MIN_BASE`)."""
+    of its own (`_MIN_BASE`, `_MIN_LATINATE_BASE`)."""
     for ending in _DERIVATIONAL:
         if word.endswith(ending):
             base = word[: -len(ending)]
-            own = len(base) >= _MIN_BASE and len(lemma(base)) >= _MIN_BASE
+            least = _MIN_LATINATE_BASE if ending in _LATINATE else _MIN_BASE
+            own = len(base) >= least and len(lemma(base)) >= _MIN_BASE
             return base if own and base not in FUNCTION_WORDS else ""
     return ""
 
@@ -235,7 +242,7 @@ def _cut(evidence: str) -> tuple[list[str], list[int], list[int]]:
     starts: list[int] = []
     ends: list[int] = []
     start = 0
-    for end in [*(m.end() for m in _SPAN_END.finditer(evidence)), len(evidence)]:
+    for end in [*(m.end() for m in SPAN_END.finditer(evidence)), len(evidence)]:
         piece = evidence[start:end].strip()
         if piece:
             spans.append(piece)

@@ -63,6 +63,7 @@ from functools import lru_cache
 from citebound.policy import SupportWeights
 from citebound.validate.checks import ALL_WORDS, identifiers, present_in
 from citebound.validate.evidence import (
+    SPAN_END,
     content_lemma,
     covered,
     fold,
@@ -72,7 +73,7 @@ from citebound.validate.evidence import (
     spelled_compound,
 )
 from citebound.validate.polarity import INTERJECTION, polarity_flip
-from citebound.validate.swap import slot_swaps
+from citebound.validate.swap import slot_swaps, unit_swaps
 from citebound.validate.wording import (
     absent_words,
     in_context,
@@ -140,18 +141,41 @@ class SentenceSupport:
 _LINK_TARGET = re.compile(r"\]\([^)\s]*\)")
 
 
+# Where one evidence sentence ends and the next begins, in a word sequence.
+_BOUNDARY = "|"
+
+
+def _pieces(text: str) -> list[str]:
+    """The lowercase words of each sentence of `text` (`evidence.SPAN_END`), joined by single
+    spaces: markup, link targets and punctuation gone."""
+    pieces = SPAN_END.split(_LINK_TARGET.sub("]", text).casefold())
+    return [seq for seq in (" ".join(ALL_WORDS.findall(p)) for p in pieces if p) if seq]
+
+
 @lru_cache(maxsize=4096)
 def _word_sequence(text: str) -> str:
-    """Lowercase words joined by single spaces, padded: markup, link targets and punctuation
-    gone."""
-    return " " + " ".join(ALL_WORDS.findall(_LINK_TARGET.sub("]", text).casefold())) + " "
+    """The words of `text`, each sentence end kept as `|`, padded (`_pieces`)."""
+    return " " + f" {_BOUNDARY} ".join(_pieces(text)) + " "
+
+
+@lru_cache(maxsize=4096)
+def _quote_pattern(sentence: str) -> re.Pattern[str] | None:
+    """The sentence's words in order; where the sentence ends a clause with a terminator
+    (`a; b`), the evidence may end a sentence there too, or not (a table row rendered
+    `ID: cell; cell`)."""
+    pieces = _pieces(sentence)
+    return re.compile(" " + f" (?:\\{_BOUNDARY} )?".join(pieces) + " ") if pieces else None
 
 
 def is_quotation(sentence: str, evidence: str) -> bool:
     """The sentence's words appear in the evidence in the same order, contiguously (a verbatim
-    or markup-stripped quote: `**Needed**`, `` `Svc::ComQueue` ``, table pipes, line wraps)."""
-    words = _word_sequence(sentence)
-    return words.strip() != "" and words in _word_sequence(evidence)
+    or markup-stripped quote: `**Needed**`, `` `Svc::ComQueue` ``, table pipes, line wraps),
+    and the quote crosses an evidence sentence end only where the sentence ends a clause with
+    a terminator too (`a; b` quoting "a; b"). Punctuation is gone, but a sentence end is not:
+    "Directed by Ron Howard: Son of Flubber" is no quotation of "... directed by Ron Howard.
+    Son of Flubber is ..." (r5-v6): it relates two sentences the evidence keeps apart."""
+    pattern = _quote_pattern(sentence)
+    return pattern is not None and pattern.search(_word_sequence(evidence)) is not None
 
 
 def support_features(
@@ -219,6 +243,7 @@ def support_features(
     moved = moved_numbers(sentence, index, prefix, ctx.lemmas)
     swaps += tuple(x for x in moved if x not in swaps)
     swaps += tuple(x for x in name_swaps(sentence, index) if x not in swaps)
+    swaps += tuple(x for x in unit_swaps(sentence, index) if x not in swaps)
     if context:  # a word the source line shows is not a swap ("HP-220" from the heading)
         swaps = tuple(x for x in swaps if not in_context(x, ctx))
         word_swaps = tuple(x for x in word_swaps if not in_context(x, ctx))
@@ -306,10 +331,11 @@ def sentence_support(
 def clear_caches() -> None:
     """Forget every memoized evidence text (benchmarks measure first-time validation with
     it); the word-lemma memo stays, as it does in any process after a few requests."""
-    from citebound.validate import checks, evidence, polarity, swap, wording
+    from citebound.validate import checks, evidence, order, polarity, swap, wording
 
     for cached in (
         _word_sequence,
+        _quote_pattern,
         evidence.plain_numbers,
         polarity._negated,
         polarity._negated_clause,
@@ -317,6 +343,9 @@ def clear_caches() -> None:
         wording._name_runs,
         wording.shown,
         polarity.all_lemmas,
+        polarity.modals,
+        polarity.per_item_count,
+        order._steps,
         evidence.index_evidence,
         swap.sentence_tokens,
         swap.window_tokens,
