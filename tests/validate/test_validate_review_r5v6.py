@@ -471,3 +471,54 @@ RED_TEAM_GAPS = {
 def test_red_team_verdict(evidence: str, question: str, answer: str, expect: str) -> None:
     verdict, message = _verdict(evidence, question, answer.rstrip(".") + " [C0].")
     assert verdict == expect, (answer, message)
+
+
+def test_latinate_derivations_need_a_stem_of_their_own() -> None:
+    from citebound.validate.evidence import derived_base
+
+    assert [derived_base(w) for w in ("inspection", "connection", "replacement")] == [
+        "inspect",
+        "connect",
+        "replace",
+    ]
+    assert [derived_base(w) for w in ("portion", "mission", "station", "tension")] == [""] * 4
+
+
+def test_modals_leave_the_noun_can_aside() -> None:
+    from citebound.validate.polarity import modals
+
+    assert modals("The paint can be stored in a sealed can.") == {"can"}
+    assert modals("Store the paint in a sealed can.") == frozenset()
+    assert modals("The oil can must be refilled.") == {"must"}
+    assert modals("The operator may restart the pump in May.") == {"may"}
+
+
+def test_a_count_per_item_needs_a_distributive_word() -> None:
+    from citebound.validate.polarity import per_item_count
+
+    assert per_item_count("Each pump has four impellers.")
+    assert per_item_count("The kit holds 12 bolts for each flange.")
+    assert not per_item_count("Each of the four bolts is tightened to 40 Nm.")
+    assert not per_item_count("Change the oil every 500 hours.")
+    assert not per_item_count("The plant has two pumps.")
+
+
+def test_unit_swaps_trade_units_between_numbers() -> None:
+    from citebound.validate.evidence import index_evidence
+    from citebound.validate.swap import unit_swaps
+
+    index = index_evidence("The pump runs at 2950 rpm and is driven by a 55 kW motor.", 6)
+    assert unit_swaps("It runs at 55 rpm.", index) == ("55 rpm>55 kw",)
+    assert unit_swaps("It runs at 2950 rpm with a 55 kW motor.", index) == ()
+    litres = index_evidence("Fill 18 litres of oil.", 6)
+    assert unit_swaps("Fill 18 l of oil.", litres) == ()
+    assert unit_swaps("Fill 18 kg of oil.", litres) != ()
+
+
+def test_quotations_stop_at_evidence_sentence_ends() -> None:
+    from citebound.validate.support import is_quotation
+
+    assert not is_quotation("Directed by Ron Howard: Son of Flubber", FILMS)
+    assert is_quotation("directed by Ron Howard", FILMS)
+    assert is_quotation("Close the valve; open the vent.", "Close the valve; open the vent.")
+    assert is_quotation("Pump: on; off", "| Pump | on | off |")

@@ -260,15 +260,14 @@ _SET_SIZE = re.compile(r"\b(?:of|the|these|those|its|their)\s+$")
 
 @lru_cache(maxsize=4096)
 def per_item_count(sentence: str) -> bool:
-    """`sentence` puts a count after a distributive quantifier whose item is not a unit of
-    time or measure ("Each pump has four impellers"; not "each year 40 pumps", "each of the
-    four bolts", "each bolt to 40 Nm")."""
+    """`sentence` has a count and a distributive quantifier whose item is not a unit of time
+    or measure ("Each pump has four impellers", "12 bolts for each flange"; not "each year 40
+    pumps", "every 500 hours", "each of the four bolts", "each bolt to 40 Nm")."""
     text = fold(sentence)
     for q in re.finditer(r"\b(?:each|every|per|apiece)\b(?:\s+(?:of\s+the\s+)?([a-z]+))?", text):
-        item = q.group(1) or ""
-        if item in UNITS:
+        if (q.group(1) or "") in UNITS:
             continue  # "every 500 hours", "per day": a rate, not a count per item
-        for m in _COUNT.finditer(text, q.end()):
+        for m in _COUNT.finditer(text):
             if m.group(1) in UNITS or _SET_SIZE.search(text, 0, m.start()):
                 continue
             return True

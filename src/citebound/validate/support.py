@@ -159,12 +159,21 @@ def _word_sequence(text: str) -> str:
 
 
 @lru_cache(maxsize=4096)
-def _quote_pattern(sentence: str) -> re.Pattern[str] | None:
-    """The sentence's words in order; where the sentence ends a clause with a terminator
-    (`a; b`), the evidence may end a sentence there too, or not (a table row rendered
-    `ID: cell; cell`)."""
-    pieces = _pieces(sentence)
-    return re.compile(" " + f" (?:\\{_BOUNDARY} )?".join(pieces) + " ") if pieces else None
+def _sentence_pieces(sentence: str) -> tuple[str, ...]:
+    return tuple(_pieces(sentence))
+
+
+def _follows(pieces: tuple[str, ...], hay: str, at: int) -> bool:
+    """`pieces` occur in `hay` from `at` on, one after the other, each pair separated by a
+    space or by a sentence end (`a; b` quoting "a; b" or a table row's "a b")."""
+    for piece in pieces:
+        if hay.startswith(f" {_BOUNDARY} {piece} ", at):
+            at += len(piece) + 3
+        elif hay.startswith(f" {piece} ", at):
+            at += len(piece) + 1
+        else:
+            return False
+    return True
 
 
 def is_quotation(sentence: str, evidence: str) -> bool:
@@ -174,8 +183,17 @@ def is_quotation(sentence: str, evidence: str) -> bool:
     a terminator too (`a; b` quoting "a; b"). Punctuation is gone, but a sentence end is not:
     "Directed by Ron Howard: Son of Flubber" is no quotation of "... directed by Ron Howard.
     Son of Flubber is ..." (r5-v6): it relates two sentences the evidence keeps apart."""
-    pattern = _quote_pattern(sentence)
-    return pattern is not None and pattern.search(_word_sequence(evidence)) is not None
+    pieces = _sentence_pieces(sentence)
+    if not pieces:
+        return False
+    hay = _word_sequence(evidence)
+    first = f" {pieces[0]} "
+    at = hay.find(first)
+    while at >= 0:  # usually one piece: the first find decides
+        if _follows(pieces[1:], hay, at + len(first) - 1):
+            return True
+        at = hay.find(first, at + 1)
+    return False
 
 
 def support_features(
@@ -335,7 +353,7 @@ def clear_caches() -> None:
 
     for cached in (
         _word_sequence,
-        _quote_pattern,
+        _sentence_pieces,
         evidence.plain_numbers,
         polarity._negated,
         polarity._negated_clause,

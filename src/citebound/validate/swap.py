@@ -245,7 +245,7 @@ def slot_swaps(
 # Spellings of one unit: a measurement keeps its unit whatever the spelling ("28 litres" /
 # "28 l", "2 hours" / "2 h").
 _UNIT_CLASSES = (
-    "l liter litre liters litres",
+    "liter litre liters litres l",
     "h hr hrs hour hours",
     "min minute minutes",
     "s sec second seconds",
@@ -259,7 +259,13 @@ _UNIT_CLASSES = (
     "v volt volts",
     "w watt watts",
 )
-_UNIT_CLASS = {u: c.split()[0] for c in _UNIT_CLASSES for u in c.split()}
+# Keyed by lemma, as `_word` keys a unit ("litres" -> "litr").
+_UNIT_CLASS = {
+    content_lemma(u): content_lemma(c.split()[0])
+    for c in _UNIT_CLASSES
+    for u in c.split()
+    if content_lemma(u)
+}
 
 
 def _unit_class(key: str) -> str:
