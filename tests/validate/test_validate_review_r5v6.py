@@ -522,3 +522,19 @@ def test_quotations_stop_at_evidence_sentence_ends() -> None:
     assert is_quotation("directed by Ron Howard", FILMS)
     assert is_quotation("Close the valve; open the vent.", "Close the valve; open the vent.")
     assert is_quotation("Pump: on; off", "| Pump | on | off |")
+
+
+def test_plural_gerund_nouns_meet_their_singular() -> None:
+    from citebound.validate.evidence import lemma
+
+    for singular in ("bearing", "shooting", "spring", "ceiling", "thing", "ring"):
+        assert lemma(singular + "s") == lemma(singular), singular
+
+
+def test_a_decade_matches_its_other_spelling_not_a_year_of_it() -> None:
+    from citebound.validate.checks import present_in
+
+    assert present_in("40s", "a dancer in the 1930s and 1940s")
+    assert present_in("1950s", "the suburban boom of the '50s")
+    assert not present_in("1970s", "In 1970, he began broadcasting")
+    assert not present_in("50s", "the 1960s")

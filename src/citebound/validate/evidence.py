@@ -101,6 +101,10 @@ SPAN_END = re.compile(r"[.!?…;]+[\"'”’)\]]*(?=\s|$)(?!\s+\d)|\n[ \t]*\n|[�
 # lemma, so "fitted" / "fit" and "added" / "add" meet at one key ("fit", "ad"). Only on 3+
 # letters (`_MIN_UNDOUBLE`): a 2-letter stem has no doubled ending to undo. Chosen, not fitted;
 # unrelated words that then share a key ("butt" / "but") are rare and both must still appear.
+# A plural gerund noun ("bearings", "shootings") is stemmed as its singular; `checks.stem`
+# (shared with the extractive provider) strips only the "s" and left "bearings" / "bearing"
+# apart. 7+ letters: "things", "rings" already meet their singular.
+_MIN_PLURAL_GERUND = 7
 _DOUBLED = ("bb", "dd", "gg", "mm", "nn", "pp", "rr", "tt")
 _MIN_UNDOUBLE = 3
 
@@ -113,7 +117,10 @@ def lemma(word: str) -> str:
     >>> [lemma(w) for w in ("said", "says", "found", "finds", "valves", "fitted", "fit")]
     ['say', 'say', 'find', 'find', 'valv', 'fit', 'fit']
     """
-    base = stem(IRREGULAR.get(word, word))
+    word = IRREGULAR.get(word, word)
+    if word.endswith("ings") and len(word) >= _MIN_PLURAL_GERUND:
+        word = word[:-1]  # "bearings" is the plural of "bearing": both reach "bear" (r5-v6)
+    base = stem(word)
     return base[:-1] if len(base) >= _MIN_UNDOUBLE and base.endswith(_DOUBLED) else base
 
 
