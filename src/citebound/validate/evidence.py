@@ -105,6 +105,9 @@ SPAN_END = re.compile(r"[.!?…;]+[\"'”’)\]]*(?=\s|$)(?!\s+\d)|\n[ \t]*\n|[�
 # (shared with the extractive provider) strips only the "s" and left "bearings" / "bearing"
 # apart. 7+ letters: "things", "rings" already meet their singular.
 _MIN_PLURAL_GERUND = 7
+# A form in "-ied" / "-ies" is its word in "-y" ("tried" / "tries" / "try", "applied" /
+# "apply"); `stem` left "tried" and "tries" at "tri". 5+ letters: "died", "ties" are others.
+_MIN_IED = 5
 _DOUBLED = ("bb", "dd", "gg", "mm", "nn", "pp", "rr", "tt")
 _MIN_UNDOUBLE = 3
 
@@ -120,6 +123,8 @@ def lemma(word: str) -> str:
     word = IRREGULAR.get(word, word)
     if word.endswith("ings") and len(word) >= _MIN_PLURAL_GERUND:
         word = word[:-1]  # "bearings" is the plural of "bearing": both reach "bear" (r5-v6)
+    elif word.endswith(("ied", "ies")) and len(word) >= _MIN_IED:
+        word = word[:-3] + "y"  # "tried" / "tries" / "try", "applied" / "apply" (r5-v6)
     base = stem(word)
     return base[:-1] if len(base) >= _MIN_UNDOUBLE and base.endswith(_DOUBLED) else base
 
