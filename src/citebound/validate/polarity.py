@@ -211,13 +211,13 @@ def _prefix_antonym(
     """The best window's word that is a sentence word with a negative prefix added or taken
     away ("asynchronous" for "synchronous"), the sentence word absent from the evidence."""
     candidates: list[tuple[str, str]] = []
-    for w in sorted(words - index.all_words):
+    for w in sorted(words - index.words):  # content lemmas: "unable", "asynchronous"
         for prefix, least in _NEGATIVE_PREFIXES.items():
             if w.startswith(prefix) and len(w) - len(prefix) >= least:
                 candidates.append((w, w[len(prefix) :]))
             if len(w) >= least:
                 candidates.append((w, prefix + w))
-    candidates = [(w, other) for w, other in candidates if other in index.all_words]
+    candidates = [(w, other) for w, other in candidates if other in index.words]
     if not candidates:
         return ""
     window = window_all if window_all is not None else all_lemmas(index.window_text(start, size))
@@ -359,7 +359,7 @@ def polarity_flip(
         for _, other in swapped:
             if other in window_all:
                 return f"antonym: evidence says {other!r}"
-    prefixed = _prefix_antonym(sentence_lemmas - known, index, window_all, start, size)
+    prefixed = _prefix_antonym(words - known, index, window_all, start, size)
     if prefixed:
         return f"antonym: evidence says {prefixed!r}"
     if not sentence_lemmas.isdisjoint(_DISTRIBUTIVE):

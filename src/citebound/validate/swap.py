@@ -288,7 +288,10 @@ def unit_swaps(sentence: str, index: EvidenceIndex) -> tuple[str, ...]:
         return ()
     units: dict[str, set[str]] = {}  # evidence number -> classes of the units right after it
     bare: set[str] = set()  # evidence numbers with no unit after them somewhere
+    numbers = {number for number, _ in pairs}
     for span in index.spans:
+        if not any(number in span for number in numbers):
+            continue  # most spans: tokenised only when they hold one of the numbers
         tokens = span_tokens(span)
         for i, (key, kind) in enumerate(tokens):
             if kind != "number":
