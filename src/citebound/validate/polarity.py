@@ -1,5 +1,7 @@
 """Polarity: does a sentence flip what its cited evidence says (a negation the evidence lacks,
-a negated evidence span restated plainly, an antonym whose partner the evidence has)?
+a negated evidence span restated plainly, an antonym or negative-prefix form whose partner the
+evidence has, a modal of the other strength; r5-v6: a count per item the evidence gives as a
+total, a comparison the evidence does not make, two numbered steps in the other order)?
 
 Step 1 of the support check (`validate.support`): a flip scores the sentence 0.0 there.
 """
@@ -234,7 +236,8 @@ _COMPARING_TEXT = """than above below over under exceed beyond more less fewer h
     greater smaller larger bigger longer shorter faster slower compared versus"""
 _COMPARING = frozenset(map(lemma, _COMPARING_TEXT.split()))
 _COMPARISON = re.compile(
-    r"(?<!rather )(?<!other )\bthan\s+(?!\d|one\b|two\b|three\b|a\s+\w+\s+of\b)"
+    r"(?<!rather )(?<!other )\bthan\s+(?!\d|(?:one|two|three|four|five|six|seven|eight|nine|ten"
+    r"|a dozen|a hundred|a thousand)\b)"
 )
 
 
@@ -254,6 +257,7 @@ _UNIVERSAL = frozenset(map(lemma, ("all", "both", "respectively", "individually"
 # the quantifier ranges over ("each of the four bolts").
 _COUNT = re.compile(
     r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozen)\s+([a-z]+)"
+    r"(?:\s+([a-z]+))?"
 )
 _SET_SIZE = re.compile(r"\b(?:of|the|these|those|its|their)\s+$")
 
@@ -262,13 +266,13 @@ _SET_SIZE = re.compile(r"\b(?:of|the|these|those|its|their)\s+$")
 def per_item_count(sentence: str) -> bool:
     """`sentence` has a count and a distributive quantifier whose item is not a unit of time
     or measure ("Each pump has four impellers", "12 bolts for each flange"; not "each year 40
-    pumps", "every 500 hours", "each of the four bolts", "each bolt to 40 Nm")."""
+    pumps", "every 2000 operating hours", "each of the four bolts", "each bolt to 40 Nm")."""
     text = fold(sentence)
     for q in re.finditer(r"\b(?:each|every|per|apiece)\b(?:\s+(?:of\s+the\s+)?([a-z]+))?", text):
         if (q.group(1) or "") in UNITS:
             continue  # "every 500 hours", "per day": a rate, not a count per item
         for m in _COUNT.finditer(text):
-            if m.group(1) in UNITS or _SET_SIZE.search(text, 0, m.start()):
+            if UNITS & {m.group(1), m.group(2)} or _SET_SIZE.search(text, 0, m.start()):
                 continue
             return True
     return False

@@ -4,12 +4,15 @@ For one answer sentence (markers removed) and the text of the anchors it cites
 (`validate.evidence` indexes that text into spans and lemmas):
 
 0. **Quotation**: a sentence whose words occur contiguously, in order, in the cited evidence
-   (verbatim or with markup, punctuation and line wraps stripped) scores 1.0.
+   (verbatim or with markup, punctuation and line wraps stripped, but not across an evidence
+   sentence end the sentence does not have) scores 1.0.
 1. **Polarity flip** scores 0.0: a negation (`not`, `never`, `no`, `n't`, `without`, ...) in
    the sentence that no negated evidence span about the same thing (sharing half its supported
    lemmas) carries; a plain sentence repeating at least `negation_span_cover` of a negated
-   evidence span; an antonym (`increase`/`decrease`, ...) absent from the evidence whose
-   partner is in the best window (`validate.polarity`).
+   evidence span; an antonym (`increase`/`decrease`, `synchronous`/`asynchronous`, ...)
+   absent from the evidence whose partner is in the best window; a modal of the other
+   strength; a count per item, a comparison or an order of numbered steps the evidence does
+   not state (`validate.polarity`, `validate.order`).
 2. Otherwise a logistic rule over signals that survive paraphrase,
    `score = sigmoid(intercept + Σ weight × feature)` with the weights of
    `[validation] support_weights` (fitted, see the preset comment):
@@ -42,6 +45,8 @@ For one answer sentence (markers removed) and the text of the anchors it cites
    - `slot_swap`: sentence words that took the place of a number, code, unit or name of the
      best window, its neighbours kept ("uses ammonia refrigerant" where the evidence says
      "uses R-134a refrigerant"; `validate.swap`): a one-word swap covers everything else;
+     also numbers moved into another number's slot, multi-word names swapped
+     (`validate.wording`) and units traded between numbers (`swap.unit_swaps`);
    - `word_swap`: the same in the place of another content word ("propane" refrigerant,
      "ball" valve), neither a plain adjective nor a general verb (`full` / `high` speed,
      `uses` / `relies on` are paraphrases).
