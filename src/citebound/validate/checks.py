@@ -199,6 +199,8 @@ def present_in(identifier: str, text: str) -> bool:
         return True
     if _initialism(identifier, text):
         return True
+    if any(_present_whole(other, text) for other in _decade_spellings(identifier)):
+        return True
     spelled = _SPELLED.get(identifier.casefold())
     if spelled is not None and spelled.search(_canon(text)):
         return True
@@ -206,6 +208,20 @@ def present_in(identifier: str, text: str) -> bool:
     needed = [p for p in parts if not (p.isalpha() and p.islower())]
     # Only a number-and-word compound: a code (`XJ-220`) or a date stays one token.
     return 0 < len(needed) < len(parts) and all(present_in(p, text) for p in needed)
+
+
+_DECADE = re.compile(r"(?:(19|20)(\d0)|(\d0))s")
+
+
+def _decade_spellings(identifier: str) -> tuple[str, ...]:
+    """The other spellings of a decade: "1940s" for "40s" ("the '40s") and the other way
+    round. Not a year of it: "in 1940" does not say "in the 1940s"."""
+    m = _DECADE.fullmatch(identifier)
+    if m is None:
+        return ()
+    if m.group(3):
+        return (f"19{m.group(3)}s", f"20{m.group(3)}s")
+    return (f"{m.group(2)}s",)
 
 
 # Small words an initialism skips: "FBI" for "Federal Bureau of Investigation".

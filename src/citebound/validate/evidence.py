@@ -65,7 +65,7 @@ _CLAIM_TEXT = """all any both either neither few more most less least no nor not
     between further own off out up down very yes some many several various from during
     through within per he she"""
 _EXTRA_FUNCTION_TEXT = """via since onto toward towards across along around unto whereby
-    whether thereby hence"""
+    whether thereby hence done"""
 # Light verbs, whose meaning lies in their object ("each bearing *gets* 15 g of grease",
 # "blades *come* as weight-matched pairs"): phrasing as the auxiliaries are. They still count
 # towards coverage as content words; only as words absent from the evidence they do not
@@ -94,13 +94,20 @@ _NO_NUMBER = re.compile(r"\bno\b(?!\.\s*\d)")
 # A span ends after a run of terminators (and closing quotes/brackets) followed by whitespace or
 # the end but not by a number ("No. 1", "Fig. 3"), at a blank line, and after a full-width
 # terminator. The pattern starts only at those characters: scanning long evidence stays cheap.
-_SPAN_END = re.compile(r"[.!?…;]+[\"'”’)\]]*(?=\s|$)(?!\s+\d)|\n[ \t]*\n|[。！？]+")
+SPAN_END = re.compile(r"[.!?…;]+[\"'”’)\]]*(?=\s|$)(?!\s+\d)|\n[ \t]*\n|[。！？]+")
 
 
 # A doubled final consonant that inflection adds ("fitted", "stopping"): undone on every
 # lemma, so "fitted" / "fit" and "added" / "add" meet at one key ("fit", "ad"). Only on 3+
 # letters (`_MIN_UNDOUBLE`): a 2-letter stem has no doubled ending to undo. Chosen, not fitted;
 # unrelated words that then share a key ("butt" / "but") are rare and both must still appear.
+# A plural gerund noun ("bearings", "shootings") is stemmed as its singular; `checks.stem`
+# (shared with the extractive provider) strips only the "s" and left "bearings" / "bearing"
+# apart. 7+ letters: "things", "rings" already meet their singular.
+_MIN_PLURAL_GERUND = 7
+# A form in "-ied" / "-ies" is its word in "-y" ("tried" / "tries" / "try", "applied" /
+# "apply"); `stem` left "tried" and "tries" at "tri". 5+ letters: "died", "ties" are others.
+_MIN_IED = 5
 _DOUBLED = ("bb", "dd", "gg", "mm", "nn", "pp", "rr", "tt")
 _MIN_UNDOUBLE = 3
 
@@ -113,7 +120,12 @@ def lemma(word: str) -> str:
     >>> [lemma(w) for w in ("said", "says", "found", "finds", "valves", "fitted", "fit")]
     ['say', 'say', 'find', 'find', 'valv', 'fit', 'fit']
     """
-    base = stem(IRREGULAR.get(word, word))
+    word = IRREGULAR.get(word, word)
+    if word.endswith("ings") and len(word) >= _MIN_PLURAL_GERUND:
+        word = word[:-1]  # "bearings" is the plural of "bearing": both reach "bear" (r5-v6)
+    elif word.endswith(("ied", "ies")) and len(word) >= _MIN_IED:
+        word = word[:-3] + "y"  # "tried" / "tries" / "try", "applied" / "apply" (r5-v6)
+    base = stem(word)
     return base[:-1] if len(base) >= _MIN_UNDOUBLE and base.endswith(_DOUBLED) else base
 
 
@@ -136,19 +148,26 @@ _DERIVATIONAL = ("wards", "ward", "ments", "ment", "ions", "ion", "ness", "ity",
 # A base must be a word of its own: 4+ letters, its lemma too, and no function word, so
 # "tension" is not "ten(s)", "forward" not "for", "fitness" not "fit" (r5-v5, from the review's
 # collisions; the derivations the rule exists for, "inspection", "replacement", "afterwards",
-# keep theirs). Length cannot tell "portion" / "port" from "inspection" / "inspect": the
+# keep theirs). The Latinate endings (`-ion`, `-ity`) attach to Latinate stems of two
+# syllables or more ("inspect", "connect", "select", "discuss", "secure"), never to a
+# one-syllable English word: a 4-letter base before them is a prefix collision, not a
+# derivation ("portion" / "port", "mission" / "miss", "station" / "stat", "million" /
+# "mill", "edition" / "edit"; r5-v6), so they need 5+ letters (`_MIN_LATINATE_BASE`). The
 # caller (`wording.absent`) matches the base by exact lemma only, never by prefix, and not
 # when the sentence has the base word itself ("depart ... department").
 _MIN_BASE = 4
+_MIN_LATINATE_BASE = 5
+_LATINATE = ("ions", "ion", "ity")
 
 
 def derived_base(word: str) -> str:
     """`word` without a derivational ending, "" when it has none or what is left is no word
-    of its own (`_MIN_BASE`)."""
+    of its own (`_MIN_BASE`, `_MIN_LATINATE_BASE`)."""
     for ending in _DERIVATIONAL:
         if word.endswith(ending):
             base = word[: -len(ending)]
-            own = len(base) >= _MIN_BASE and len(lemma(base)) >= _MIN_BASE
+            least = _MIN_LATINATE_BASE if ending in _LATINATE else _MIN_BASE
+            own = len(base) >= least and len(lemma(base)) >= _MIN_BASE
             return base if own and base not in FUNCTION_WORDS else ""
     return ""
 
@@ -235,7 +254,7 @@ def _cut(evidence: str) -> tuple[list[str], list[int], list[int]]:
     starts: list[int] = []
     ends: list[int] = []
     start = 0
-    for end in [*(m.end() for m in _SPAN_END.finditer(evidence)), len(evidence)]:
+    for end in [*(m.end() for m in SPAN_END.finditer(evidence)), len(evidence)]:
         piece = evidence[start:end].strip()
         if piece:
             spans.append(piece)

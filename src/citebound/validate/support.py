@@ -4,12 +4,15 @@ For one answer sentence (markers removed) and the text of the anchors it cites
 (`validate.evidence` indexes that text into spans and lemmas):
 
 0. **Quotation**: a sentence whose words occur contiguously, in order, in the cited evidence
-   (verbatim or with markup, punctuation and line wraps stripped) scores 1.0.
+   (verbatim or with markup, punctuation and line wraps stripped, but not across an evidence
+   sentence end the sentence does not have) scores 1.0.
 1. **Polarity flip** scores 0.0: a negation (`not`, `never`, `no`, `n't`, `without`, ...) in
    the sentence that no negated evidence span about the same thing (sharing half its supported
    lemmas) carries; a plain sentence repeating at least `negation_span_cover` of a negated
-   evidence span; an antonym (`increase`/`decrease`, ...) absent from the evidence whose
-   partner is in the best window (`validate.polarity`).
+   evidence span; an antonym (`increase`/`decrease`, `synchronous`/`asynchronous`, ...)
+   absent from the evidence whose partner is in the best window; a modal of the other
+   strength; a count per item, a comparison or an order of numbered steps the evidence does
+   not state (`validate.polarity`, `validate.order`).
 2. Otherwise a logistic rule over signals that survive paraphrase,
    `score = sigmoid(intercept + Σ weight × feature)` with the weights of
    `[validation] support_weights` (fitted, see the preset comment):
@@ -42,6 +45,8 @@ For one answer sentence (markers removed) and the text of the anchors it cites
    - `slot_swap`: sentence words that took the place of a number, code, unit or name of the
      best window, its neighbours kept ("uses ammonia refrigerant" where the evidence says
      "uses R-134a refrigerant"; `validate.swap`): a one-word swap covers everything else;
+     also numbers moved into another number's slot, multi-word names swapped
+     (`validate.wording`) and units traded between numbers (`swap.unit_swaps`);
    - `word_swap`: the same in the place of another content word ("propane" refrigerant,
      "ball" valve), neither a plain adjective nor a general verb (`full` / `high` speed,
      `uses` / `relies on` are paraphrases).
@@ -63,6 +68,7 @@ from functools import lru_cache
 from citebound.policy import SupportWeights
 from citebound.validate.checks import ALL_WORDS, identifiers, present_in
 from citebound.validate.evidence import (
+    SPAN_END,
     content_lemma,
     covered,
     fold,
@@ -72,7 +78,7 @@ from citebound.validate.evidence import (
     spelled_compound,
 )
 from citebound.validate.polarity import INTERJECTION, polarity_flip
-from citebound.validate.swap import slot_swaps
+from citebound.validate.swap import slot_swaps, unit_swaps
 from citebound.validate.wording import (
     absent_words,
     in_context,
@@ -140,18 +146,59 @@ class SentenceSupport:
 _LINK_TARGET = re.compile(r"\]\([^)\s]*\)")
 
 
+# Where one evidence sentence ends and the next begins, in a word sequence.
+_BOUNDARY = "|"
+
+
+def _pieces(text: str) -> list[str]:
+    """The lowercase words of each sentence of `text` (`evidence.SPAN_END`), joined by single
+    spaces: markup, link targets and punctuation gone."""
+    pieces = SPAN_END.split(_LINK_TARGET.sub("]", text).casefold())
+    return [seq for seq in (" ".join(ALL_WORDS.findall(p)) for p in pieces if p) if seq]
+
+
 @lru_cache(maxsize=4096)
 def _word_sequence(text: str) -> str:
-    """Lowercase words joined by single spaces, padded: markup, link targets and punctuation
-    gone."""
-    return " " + " ".join(ALL_WORDS.findall(_LINK_TARGET.sub("]", text).casefold())) + " "
+    """The words of `text`, each sentence end kept as `|`, padded (`_pieces`)."""
+    return " " + f" {_BOUNDARY} ".join(_pieces(text)) + " "
+
+
+@lru_cache(maxsize=4096)
+def _sentence_pieces(sentence: str) -> tuple[str, ...]:
+    return tuple(_pieces(sentence))
+
+
+def _follows(pieces: tuple[str, ...], hay: str, at: int) -> bool:
+    """`pieces` occur in `hay` from `at` on, one after the other, each pair separated by a
+    space or by a sentence end (`a; b` quoting "a; b" or a table row's "a b")."""
+    for piece in pieces:
+        if hay.startswith(f" {_BOUNDARY} {piece} ", at):
+            at += len(piece) + 3
+        elif hay.startswith(f" {piece} ", at):
+            at += len(piece) + 1
+        else:
+            return False
+    return True
 
 
 def is_quotation(sentence: str, evidence: str) -> bool:
     """The sentence's words appear in the evidence in the same order, contiguously (a verbatim
-    or markup-stripped quote: `**Needed**`, `` `Svc::ComQueue` ``, table pipes, line wraps)."""
-    words = _word_sequence(sentence)
-    return words.strip() != "" and words in _word_sequence(evidence)
+    or markup-stripped quote: `**Needed**`, `` `Svc::ComQueue` ``, table pipes, line wraps),
+    and the quote crosses an evidence sentence end only where the sentence ends a clause with
+    a terminator too (`a; b` quoting "a; b"). Punctuation is gone, but a sentence end is not:
+    "Directed by Ron Howard: Son of Flubber" is no quotation of "... directed by Ron Howard.
+    Son of Flubber is ..." (r5-v6): it relates two sentences the evidence keeps apart."""
+    pieces = _sentence_pieces(sentence)
+    if not pieces:
+        return False
+    hay = _word_sequence(evidence)
+    first = f" {pieces[0]} "
+    at = hay.find(first)
+    while at >= 0:  # usually one piece: the first find decides
+        if _follows(pieces[1:], hay, at + len(first) - 1):
+            return True
+        at = hay.find(first, at + 1)
+    return False
 
 
 def support_features(
@@ -219,6 +266,7 @@ def support_features(
     moved = moved_numbers(sentence, index, prefix, ctx.lemmas)
     swaps += tuple(x for x in moved if x not in swaps)
     swaps += tuple(x for x in name_swaps(sentence, index) if x not in swaps)
+    swaps += tuple(x for x in unit_swaps(sentence, index) if x not in swaps)
     if context:  # a word the source line shows is not a swap ("HP-220" from the heading)
         swaps = tuple(x for x in swaps if not in_context(x, ctx))
         word_swaps = tuple(x for x in word_swaps if not in_context(x, ctx))
@@ -306,10 +354,11 @@ def sentence_support(
 def clear_caches() -> None:
     """Forget every memoized evidence text (benchmarks measure first-time validation with
     it); the word-lemma memo stays, as it does in any process after a few requests."""
-    from citebound.validate import checks, evidence, polarity, swap, wording
+    from citebound.validate import checks, evidence, order, polarity, swap, wording
 
     for cached in (
         _word_sequence,
+        _sentence_pieces,
         evidence.plain_numbers,
         polarity._negated,
         polarity._negated_clause,
@@ -317,6 +366,9 @@ def clear_caches() -> None:
         wording._name_runs,
         wording.shown,
         polarity.all_lemmas,
+        polarity.modals,
+        polarity.per_item_count,
+        order._steps,
         evidence.index_evidence,
         swap.sentence_tokens,
         swap.window_tokens,

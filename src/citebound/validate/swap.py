@@ -62,7 +62,8 @@ _GENERAL_VERB_TEXT = """use used uses using rely relies make made do does get go
     create produce build form leave left stay remain change follow"""
 PLAIN = frozenset(content_lemma(w) for w in (_PLAIN_TEXT + " " + _GENERAL_VERB_TEXT).split()) - {""}
 # Units: a measurement slot (`45 bar` -> `45 psi`) is as specific as a number.
-_UNIT_TEXT = """bar mbar psi kpa mpa pa nm kg g mg lb lbs mm cm m km in ft inch inches mph kph
+_UNIT_TEXT = """bar mbar psi kpa mpa pa nm kn lbf kg g mg lb lbs mm cm m km in ft inch inches
+    mph kph
     rpm hz khz mhz ghz kw w mw kwh v kv mv ma amp amps ohm db dba c f k celsius fahrenheit
     kelvin l ml gal gallon gallons s sec ms min hr hrs hour hours minute minutes second
     seconds day days week weeks month months year years percent degree degrees liter litre
@@ -239,3 +240,69 @@ def slot_swaps(
                 (plain if kind == "word" else specific).append(swap)
                 break
     return tuple(specific), tuple(plain)
+
+
+# Spellings of one unit: a measurement keeps its unit whatever the spelling ("28 litres" /
+# "28 l", "2 hours" / "2 h").
+_UNIT_CLASSES = (
+    "liter litre liters litres l",
+    "h hr hrs hour hours",
+    "min minute minutes",
+    "s sec second seconds",
+    "kg kilogram kilograms",
+    "g gram grams",
+    "lb lbs pound pounds",
+    "in inch inches",
+    "ft foot feet",
+    "m meter metre meters metres",
+    "degree degrees celsius",
+    "v volt volts",
+    "w watt watts",
+)
+# Keyed by lemma, as `_word` keys a unit ("litres" -> "litr").
+_UNIT_CLASS = {
+    content_lemma(u): content_lemma(c.split()[0])
+    for c in _UNIT_CLASSES
+    for u in c.split()
+    if content_lemma(u)
+}
+
+
+def _unit_class(key: str) -> str:
+    return _UNIT_CLASS.get(key, key)
+
+
+def unit_swaps(sentence: str, index: EvidenceIndex) -> tuple[str, ...]:
+    """`number unit>number unit` for each measurement of the sentence whose number the cited
+    evidence states only with another unit: "runs at 55 rpm" over "runs at 2950 rpm and is
+    driven by a 55 kW motor" (r5-v6: two parts' values traded, every number and unit still
+    present). A number the evidence writes without a unit after it, or with this unit
+    anywhere, is not one."""
+    sent = sentence_tokens(sentence)
+    pairs = [
+        (sent[i][0], _unit_class(sent[i + 1][0]))
+        for i in range(len(sent) - 1)
+        if sent[i][1] == "number" and sent[i + 1][1] == "unit"
+    ]
+    if not pairs:
+        return ()
+    units: dict[str, set[str]] = {}  # evidence number -> classes of the units right after it
+    bare: set[str] = set()  # evidence numbers with no unit after them somewhere
+    numbers = {number for number, _ in pairs}
+    for span in index.spans:
+        if not any(number in span for number in numbers):
+            continue  # most spans: tokenised only when they hold one of the numbers
+        tokens = span_tokens(span)
+        for i, (key, kind) in enumerate(tokens):
+            if kind != "number":
+                continue
+            if i + 1 < len(tokens) and tokens[i + 1][1] == "unit":
+                units.setdefault(key, set()).add(_unit_class(tokens[i + 1][0]))
+            else:
+                bare.add(key)
+    out = [
+        f"{number} {unit}>{number} {sorted(units[number])[0]}"
+        for number, unit in pairs
+        if number in units and number not in bare and unit not in units[number]
+    ]
+    return tuple(dict.fromkeys(out))

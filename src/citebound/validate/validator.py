@@ -34,7 +34,7 @@ from citebound.policy import Policy
 from citebound.validate.analysis import Analysis, analyse
 from citebound.validate.view import EvidenceView
 
-VALIDATOR_VERSION = "r5-v5"
+VALIDATOR_VERSION = "r5-v6"
 
 # failure_reason is the first code of this list that was found.
 PRIORITY: tuple[ReasonCode, ...] = (

@@ -170,7 +170,29 @@ def absent_words(
 # Where a sentence's clauses meet: a reply merging two evidence sentences ("A new wear ring
 # has a clearance of 0.35 mm, and the ring is replaced at 0.70 mm") states each clause from one.
 _REPLY_CLAUSE_WORDS = """and or when where whereas though until then if who whose that"""
-_CLAUSE_BREAK = clause_break((*CLAUSE_WORDS, *_REPLY_CLAUSE_WORDS.split()), comma=True)
+_CLAUSE_BREAK = clause_break((*CLAUSE_WORDS, *_REPLY_CLAUSE_WORDS.split()), comma=True, colon=False)
+# A colon ends a clause only when a clause follows it, one with a verb of its own ("The root
+# cause was the torque: the bolts had been tightened to 30 Nm"). Otherwise its two sides are
+# one claim, a label and its value ("Directed by Ron Howard: Son of Flubber", "Made of steel:
+# the inlet valve"; r5-v6), and one evidence sentence must relate them.
+_COLON = re.compile(r":(?!:)")
+_FINITE_TEXT = """is are was were be been has have had do does did must shall should will
+    would may might can could cannot"""
+_FINITE = frozenset(_FINITE_TEXT.split())
+
+
+def clauses(sentence: str) -> list[str]:
+    """The clauses of a reply sentence (`_CLAUSE_BREAK`, and `_COLON` before a clause)."""
+    out: list[str] = []
+    for clause in _CLAUSE_BREAK.split(sentence):
+        parts = _COLON.split(clause)
+        out.append(parts[0])
+        for part in parts[1:]:
+            if _FINITE.isdisjoint(ALL_WORDS.findall(fold(part))):
+                out[-1] += " " + part  # a label's value: the same claim
+            else:
+                out.append(part)
+    return out
 
 
 # A clause relates words only when it has two of them the evidence has: with one there is no
@@ -192,7 +214,7 @@ def scattered(sentence: str, index: EvidenceIndex, prefix: int, topic: frozenset
     directed by Robert Stevenson") relates them itself. `topic`: lemmas of the source lines,
     what the whole chunk is about ("HP-220" from the manual's title), never scattered."""
     total = 0
-    for clause in _CLAUSE_BREAK.split(sentence):
+    for clause in clauses(sentence):
         words = _clause_words(clause, index, prefix, topic)
         if len(words) >= _RELATED:
             total += len(words) - index.best_window(words, 1, prefix)[1]
@@ -212,7 +234,7 @@ def moved_numbers(
     if not numbers:
         return ()  # most sentences: nothing to move
     out: list[str] = []
-    for clause in _CLAUSE_BREAK.split(sentence):
+    for clause in clauses(sentence):
         tokens = sentence_tokens(clause)
         if not any(kind == "number" for _, kind in tokens):
             continue
