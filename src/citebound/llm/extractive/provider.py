@@ -42,6 +42,8 @@ from .scoring import (
     continues,
     defines_subject,
     definition_subject,
+    entry,
+    names,
     names_subject,
     pairs,
     redundant,
@@ -51,10 +53,12 @@ from .scoring import (
     weights,
 )
 
-# v8: a block goes only with the sentence ending in ":" that introduces it; no lead that only
+# v9: a list intro joins only with its items (never as a neighbour or a padding next line);
+# a reference list's next entry is not a step; a question whose names no evidence states is
+# refused; v8: a block goes only with the sentence ending in ":" that introduces it; no lead that only
 # announces a block not quoted (commands.py); v7: blockquote markers (`> `) are layout, not
 # quoted (text/markup.py); v6: command blocks.
-EXTRACTIVE_MODEL = "extractive-v8"
+EXTRACTIVE_MODEL = "extractive-v9"
 
 
 class ExtractiveProvider:
@@ -67,7 +71,7 @@ class ExtractiveProvider:
     Example:
         >>> p = ExtractiveProvider(floor=0.25)
         >>> (p.name, p.model, p.settings.floor)
-        ('extractive', 'extractive-v8', 0.25)
+        ('extractive', 'extractive-v9', 0.25)
     """
 
     def __init__(self, settings: AnswererPolicy | None = None, **overrides: object) -> None:
@@ -153,6 +157,13 @@ class ExtractiveProvider:
         own = terms(bundle.user_question)
         question = own | terms(extra_terms)
         if not question:
+            return [], []
+        asked = names(bundle.user_question)
+        if asked and not stated(bundle, asked):
+            # The question names what it asks about ("What is the default port of a PostgreSQL
+            # server?") and no evidence states any of its names: whatever matches the other
+            # words is about something else. One name found is enough (a misspelt or
+            # inflected one, "Hatmanis and Stearn's", "Western Europe", must not refuse).
             return [], []
         qtype = question_type(bundle.user_question)
         named = names_subject(qtype, bundle.user_question, p.max_subject_terms)
@@ -267,11 +278,18 @@ class ExtractiveProvider:
         # after the lead announces the list that answers, so it and its items come along;
         # ... or it opens the next line ("... will return a status of that send." / "These
         # responses are ... described in the following table:" + rows).
+        # An open question ("What gas does the boiler plant emit?") takes the next line's
+        # intro only when it names something asked that the lead does not: "The permit sets
+        # the following emission limits:" under "The plant emits CO2." would pad the answer.
         intro = (
             after
             if after is not None
             and after.intro
-            and (after.line == lead.line or qtype in ("procedure", "list", "other"))
+            and (
+                after.line == lead.line
+                or qtype in ("procedure", "list")
+                or (qtype == "other" and bool(after.shared - lead.shared))
+            )
             else None
         )
         listed = steps(intro, cands, p.max_steps) if intro is not None else []
@@ -315,6 +333,15 @@ class ExtractiveProvider:
                     and all(follower(x, cands) != c for x in chosen)
                 ):
                     continue  # leans on a sentence not quoted, or announces what is not asked
+                if c.intro:
+                    # A list intro joins with the items it announces, or not at all: alone
+                    # it promises an answer it does not give ("... has the following values:").
+                    items = steps(c, cands, p.max_steps)
+                    if not items or qtype not in ("procedure", "list"):
+                        continue
+                    chosen.extend([c, *items])
+                    covered |= c.shared.union(*(x.shared for x in items))
+                    continue
                 if redundant(c, chosen, p.redundant_share):
                     # It says again what is quoted; its question terms are as good as covered,
                     # so a weaker sentence does not join for them instead.
@@ -325,6 +352,28 @@ class ExtractiveProvider:
         # The lead's evidence first (its sentences in reading order), then the others by rank.
         chosen.sort(key=lambda c: (c.ev != lead.ev, c.ev, c.line, c.pos))
         return chosen
+
+
+# A name is stated by a word it begins or that begins it ("Raouliii" / "Raoulii", "Europe" /
+# "European"): a typo or an inflection at the end. Shorter stems match only exactly (set by
+# hand: 5 letters keep "post" from matching "PostgreSQL").
+_NAME_PREFIX = 5
+
+
+def stated(bundle: AnswerBundle, asked: frozenset[str]) -> bool:
+    """Whether an evidence text, its document title or heading path states one of the
+    `asked` name terms (`names`)."""
+    said: set[str] = set()
+    for e in bundle.selected_evidence:
+        where = [e.source.document, *e.source.heading_path] if e.source else []
+        said |= terms(" ".join([e.sanitized_text, *where]))
+    if asked & said:
+        return True
+    return any(
+        min(len(a), len(t)) >= _NAME_PREFIX and (a.startswith(t) or t.startswith(a))
+        for a in sorted(asked)
+        for t in sorted(said)
+    )
 
 
 def steps(lead: Candidate, cands: list[Candidate], max_steps: int) -> list[Candidate]:
@@ -349,6 +398,10 @@ def steps(lead: Candidate, cands: list[Candidate], max_steps: int) -> list[Candi
             expected_line = c.line
             continue
         if c.kind == "prose" and not (lead.intro or lead.kind != "prose"):
+            break
+        if not lead.intro and c.kind == "item" and entry(c):
+            # A reference list's next entry ("`coverage`: Similar to check ...") is about
+            # another term, not the next step of the lead's.
             break
         if c.kind == "prose" and (out or lead.kind != "prose") and not c.first:
             continue
@@ -382,8 +435,8 @@ def neighbours(
         )
     out: list[Candidate] = []
     for c in near:
-        if c is None or len(out) + 1 >= p.max_sentences:
-            continue
+        if c is None or c.intro or len(out) + 1 >= p.max_sentences:
+            continue  # an intro without its items only announces
         new = {t for t in c.shared - lead.shared if len(t) > 1 or t.isdigit()}
         if new and not redundant(c, [lead, *out], p.redundant_share):
             out.append(c)

@@ -1,0 +1,104 @@
+"""extractive-v9 rules: no padding from a list intro, intros only with their items, reference
+entries are not steps, a named subject the evidence never states is refused, and Markdown's
+escaped numbering, single-mark emphasis and two-column bare tables read as a reader sees them."""
+
+from __future__ import annotations
+
+from llm_helpers import fast_policy, make_bundle
+
+from citebound.cli.demo import padded_sentences
+from citebound.llm import ExtractiveProvider
+from citebound.llm.extractive.scoring import names
+from citebound.text.markup import render_units
+
+REFUSAL = fast_policy().refusal.model_text
+
+BOILER = (
+    "The boiler plant emits carbon dioxide from its two gas-fired burners.\n"
+    "The permit sets the following limits:\n"
+    "- Nitrogen oxides: 30 mg per cubic metre.\n"
+    "- Dust: 5 mg per cubic metre."
+)
+
+
+def test_a_next_line_intro_does_not_pad_an_open_question() -> None:
+    question = "What gas does the boiler plant emit?"
+    answer = ExtractiveProvider().answer(make_bundle([BOILER], question), REFUSAL)
+    assert answer == (
+        "The boiler plant emits carbon dioxide from its two gas-fired burners. [C0]"
+    )
+    assert padded_sentences(question, answer) == []
+
+
+def test_an_intro_without_its_items_is_no_neighbour() -> None:
+    # "limits" makes a quantity question: the intro holds the asked term, but alone it only
+    # announces (the items are not quoted for this type), so it is not added as a neighbour.
+    question = "What limits does the boiler plant permit set?"
+    answer = ExtractiveProvider().answer(make_bundle([BOILER], question), REFUSAL)
+    assert "following limits" not in answer
+
+
+def test_a_list_intro_joins_only_with_its_items() -> None:
+    texts = [
+        "The get port passes a status telling whether the value is valid.",
+        "The get port has the following return values:\n\n"
+        "Value | Description\n----- | -----\n"
+        "VALID | The value was read from storage.\n"
+        "INVALID | The value could not be read from storage.",
+    ]
+    answer = ExtractiveProvider().answer(
+        make_bundle(texts, "What status values can the get port return?"), REFUSAL
+    )
+    assert "VALID: The value was read from storage. [C1]" in answer
+    assert "INVALID: The value could not be read from storage. [C1]" in answer
+    # Without its rows the intro only announces: it never joins alone.
+    bare = ["The get port passes a status telling whether the value is valid.", texts[1][:47]]
+    alone = ExtractiveProvider().answer(
+        make_bundle(bare, "What status values can the get port return?"), REFUSAL
+    )
+    assert "following return values" not in alone
+
+
+def test_reference_entries_after_the_lead_are_not_its_steps() -> None:
+    texts = [
+        "- `check`: Builds, then runs unit tests. The `--all` flag runs all unit tests.\n"
+        "- `coverage`: Similar to check, but generates coverage reports.\n"
+        "- `new`: Creates a new component."
+    ]
+    answer = ExtractiveProvider().answer(
+        make_bundle(texts, "How do I run all unit tests?"), REFUSAL
+    )
+    assert "coverage" not in answer and "Creates a new component" not in answer
+
+
+def test_a_named_subject_no_evidence_states_is_refused() -> None:
+    texts = ["0.0.0.0:50000: The default communication interface port of the ground system."]
+    provider = ExtractiveProvider()
+    ooc = "What is the default port of a PostgreSQL server?"
+    assert names(ooc) == {"postgresql"}
+    assert provider.answer(make_bundle(texts, ooc), REFUSAL) == REFUSAL
+    # The same words without the foreign name are answered ...
+    asked = "What is the default port of the ground system?"
+    assert provider.answer(make_bundle(texts, asked), REFUSAL) != REFUSAL
+    # ... and so is a name the evidence states with a typo'd or inflected ending.
+    texts = ["The origins of the Raoulii family lie in Normandy."]
+    typo = "What were the origins of the Raouliii family?"
+    assert provider.answer(make_bundle(texts, typo), REFUSAL) != REFUSAL
+    assert names("What is F´?") == frozenset()  # one letter is not a name
+
+
+def test_markdown_numbering_emphasis_and_bare_tables_render_as_text() -> None:
+    units = render_units(
+        [
+            "1\\. Instantiate an instance of the `TlmPacket` class.",
+            "*TesterBase* is the base class of _C_; `*args*`, snake_case_name and 2 * 3 * 4 stay.",
+            "Value | Description",
+            "----- | -----",
+            "PARAM_VALID | Parameter was retrieved",
+        ]
+    )
+    assert [(u.kind, u.text) for u in units] == [
+        ("item", "Instantiate an instance of the `TlmPacket` class."),
+        ("prose", "TesterBase is the base class of C; `*args*`, snake_case_name and 2 * 3 * 4 stay."),
+        ("row", "PARAM_VALID: Parameter was retrieved"),
+    ]
