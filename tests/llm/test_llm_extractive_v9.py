@@ -102,3 +102,40 @@ def test_markdown_numbering_emphasis_and_bare_tables_render_as_text() -> None:
         ("prose", "TesterBase is the base class of C; `*args*`, snake_case_name and 2 * 3 * 4 stay."),
         ("row", "PARAM_VALID: Parameter was retrieved"),
     ]
+
+
+def test_a_comparison_takes_the_lead_paragraphs_description_of_each_side() -> None:
+    texts = [
+        "Times can be specified in an absolute or relative time format. An absolute time starts "
+        "with an A and specifies a calendar time. A relative time starts with an R and runs "
+        "relative to the previous command.",
+        "The header holds an absolute time and a relative time flag.",
+    ]
+    question = "What is the difference between absolute and relative times in a sequence?"
+    answer = ExtractiveProvider().answer(make_bundle(texts, question), REFUSAL)
+    assert "specifies a calendar time. [C0]" in answer
+    assert "relative to the previous command. [C0]" in answer
+    assert "[C1]" not in answer
+
+
+def test_a_drawback_question_is_not_answered_by_an_advantage() -> None:
+    texts = [
+        "Passive rate groups have the advantage that a slow cycle makes the rate group slip.",
+        "Active rate groups run on a thread, so there is some jitter before the rate group runs.",
+    ]
+    question = "What is the disadvantage of active rate groups?"
+    answer = ExtractiveProvider().answer(make_bundle(texts, question), REFUSAL)
+    assert "advantage" not in answer and "jitter" in answer
+
+
+def test_the_next_sentence_naming_the_same_thing_goes_on_with_the_lead() -> None:
+    texts = [
+        "The logger component processes events from other components. The events are put in "
+        "packets and sent to the ground interface. Filtering is done by severity."
+    ]
+    question = "What does the logger component do with events?"
+    answer = ExtractiveProvider().answer(make_bundle(texts, question), REFUSAL)
+    assert answer.startswith(
+        "The logger component processes events from other components. [C0] The events are put "
+        "in packets and sent to the ground interface. [C0]"
+    )

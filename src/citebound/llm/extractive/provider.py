@@ -44,6 +44,8 @@ from .scoring import (
     definition_subject,
     entry,
     names,
+    names_again,
+    opposite_side,
     names_subject,
     pairs,
     redundant,
@@ -183,6 +185,8 @@ class ExtractiveProvider:
         needed = min(p.min_matches, max(1, len(bar) - 1))
         scored: list[tuple[float, Candidate]] = []
         for c in cands:
+            if opposite_side(bundle.user_question, c):
+                continue
             # The sentence introducing a command block ("... the `raspberrypi` platform can be
             # used:" + "$ fprime-util generate raspberrypi") is quoted with it, so the block's
             # question terms count as its own; no other sentence of its line (commands.py).
@@ -303,8 +307,12 @@ class ExtractiveProvider:
         # A one-line definition ("`BufferManager` is a passive ISF component.") names the
         # kind; the sentence right after it that goes on about the subject ("It allocates a
         # set of fixed-sized buffers ...") says what it does.
-        if len(chosen) == 1 and defined and after is not None and continues(after):
+        if len(chosen) == 1 and (defined or named) and after is not None and continues(after, lead):
             chosen.append(after)
+        # Any other lead: the next sentence that names again what it spoke of ("... processes
+        # events from other components." / "The events are put in packets ...") goes on with
+        # it; near-ties are still weighed after it (`again`).
+        again = len(chosen) == 1 and after is not None and names_again(after, lead)
         if (
             len(chosen) == 1
             and p.manner_follower
@@ -313,14 +321,32 @@ class ExtractiveProvider:
             and asks_manner(bundle.user_question)
         ):
             chosen.append(after)
+        if len(chosen) == 1 and qtype == "comparison":
+            # A comparison's lead names both sides; the sentences after it in its paragraph
+            # that speak of them describe each ("An absolute time starts with an `A` ... A
+            # relative command ... runs relative to the previous command").
+            chosen.extend(
+                [
+                    c
+                    for c in cands
+                    if c.ev == lead.ev and c.line == lead.line and c.pos > lead.pos and c.shared
+                ][: p.max_sentences - 1]
+            )
         single = len(chosen) == 1
-        if single and p.neighbours != "none":
+        if single and again and after is not None:
+            chosen.append(after)
+        elif single and p.neighbours != "none":
             chosen.extend(neighbours(lead, after, cands, p))
         if single:
             covered = set().union(*(c.shared for c in chosen))
             # Near-ties: the lexical score cannot tell which of them answers, unless the lead
             # already has what the question type asks for (a number, a defining phrase).
             ties = not answers_type(qtype, lead)
+            if qtype == "comparison":
+                # The lead's own document goes on to describe each side it compares ("An
+                # absolute time starts with an A ... A relative command ... runs relative to
+                # the previous command"): its sentences are taken before other documents'.
+                scored = sorted(scored, key=lambda sc: sc[1].ev != lead.ev)
             for score, c in scored:
                 if len(chosen) >= p.max_sentences or score < p.relative_floor * lead_score:
                     break
