@@ -24,9 +24,7 @@ BOILER = (
 def test_a_next_line_intro_does_not_pad_an_open_question() -> None:
     question = "What gas does the boiler plant emit?"
     answer = ExtractiveProvider().answer(make_bundle([BOILER], question), REFUSAL)
-    assert answer == (
-        "The boiler plant emits carbon dioxide from its two gas-fired burners. [C0]"
-    )
+    assert answer == ("The boiler plant emits carbon dioxide from its two gas-fired burners. [C0]")
     assert padded_sentences(question, answer) == []
 
 
@@ -99,7 +97,10 @@ def test_markdown_numbering_emphasis_and_bare_tables_render_as_text() -> None:
     )
     assert [(u.kind, u.text) for u in units] == [
         ("item", "Instantiate an instance of the `TlmPacket` class."),
-        ("prose", "TesterBase is the base class of C; `*args*`, snake_case_name and 2 * 3 * 4 stay."),
+        (
+            "prose",
+            "TesterBase is the base class of C; `*args*`, snake_case_name and 2 * 3 * 4 stay.",
+        ),
         ("row", "PARAM_VALID: Parameter was retrieved"),
     ]
 

@@ -25,8 +25,8 @@ or code, so the validator's fact checks see nothing new.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -149,8 +149,10 @@ _REF_LINK = re.compile(r"\[([^\]\[]+)\]\[[^\]\[]*\]")
 _EMPHASIS = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 # Single-mark emphasis (`*TesterBase*`, `_C_`): a whole word or phrase between marks that no
 # word character touches, so `a*b*c`, `snake_case_name` and `2 * 3 * 4` stay as written.
-_SINGLE_EMPHASIS = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])"
-                              r"|(?<![\w_])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?![\w_])")
+_SINGLE_EMPHASIS = re.compile(
+    r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])"
+    r"|(?<![\w_])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?![\w_])"
+)
 _CODE_SPAN = re.compile(r"(`+)[^`]*?\1")
 _INLINE_TAG = re.compile(r"</?(?:br|b|i|em|strong|sup|sub|span|a|code|kbd|u)\b[^>]*>", re.I)
 _ANY_TAG = re.compile(r"</?[a-zA-Z][^>]*>")

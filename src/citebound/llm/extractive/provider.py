@@ -45,8 +45,8 @@ from .scoring import (
     entry,
     names,
     names_again,
-    opposite_side,
     names_subject,
+    opposite_side,
     pairs,
     redundant,
     says_how,
@@ -57,7 +57,9 @@ from .scoring import (
 
 # v9: a list intro joins only with its items (never as a neighbour or a padding next line);
 # a reference list's next entry is not a step; a question whose names no evidence states is
-# refused; v8: a block goes only with the sentence ending in ":" that introduces it; no lead that only
+# refused; comparisons take the lead paragraph's sides; a drawback question skips advantages;
+# the follower naming again what the lead introduced joins (#15).
+# v8: a block goes only with the sentence ending in ":" that introduces it; no lead that only
 # announces a block not quoted (commands.py); v7: blockquote markers (`> `) are layout, not
 # quoted (text/markup.py); v6: command blocks.
 EXTRACTIVE_MODEL = "extractive-v9"

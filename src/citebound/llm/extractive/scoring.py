@@ -155,9 +155,7 @@ _DEFINITE = re.compile(r"^(the|these|those)\s+(\w+)\b", re.I)
 
 def continues(c: Candidate, before: Candidate | None = None) -> bool:
     """Whether the sentence carries on about the previous sentence's (`before`) subject."""
-    return _CONTINUES.match(c.text) is not None or (
-        before is not None and names_again(c, before)
-    )
+    return _CONTINUES.match(c.text) is not None or (before is not None and names_again(c, before))
 
 
 def names_again(c: Candidate, before: Candidate) -> bool:
