@@ -140,3 +140,15 @@ def test_the_next_sentence_naming_the_same_thing_goes_on_with_the_lead() -> None
         "The logger component processes events from other components. [C0] The events are put "
         "in packets and sent to the ground interface. [C0]"
     )
+
+
+def test_an_it_sentence_that_holds_a_question_term_goes_on_with_the_lead() -> None:
+    texts = [
+        "The rate group is a passive component that drives a set of member components. It "
+        "contains a synchronous cycle port that drives all the operations. It tracks time."
+    ]
+    answer = ExtractiveProvider().answer(make_bundle(texts, "What drives the rate group?"), REFUSAL)
+    assert answer == (
+        "The rate group is a passive component that drives a set of member components. [C0] It "
+        "contains a synchronous cycle port that drives all the operations. [C0]"
+    )

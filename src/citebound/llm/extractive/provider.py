@@ -314,7 +314,11 @@ class ExtractiveProvider:
         # Any other lead: the next sentence that names again what it spoke of ("... processes
         # events from other components." / "The events are put in packets ...") goes on with
         # it; near-ties are still weighed after it (`again`).
-        again = len(chosen) == 1 and after is not None and names_again(after, lead)
+        again = (
+            len(chosen) == 1
+            and after is not None
+            and (names_again(after, lead) or (continues(after) and bool(after.shared)))
+        )
         if (
             len(chosen) == 1
             and p.manner_follower
