@@ -8,7 +8,7 @@ from llm_helpers import fast_policy, make_bundle
 
 from citebound.cli.demo import padded_sentences
 from citebound.llm import ExtractiveProvider
-from citebound.llm.extractive.scoring import names
+from citebound.llm.extractive.names import names
 from citebound.text.markup import render_units
 
 REFUSAL = fast_policy().refusal.model_text
@@ -152,3 +152,18 @@ def test_an_it_sentence_that_holds_a_question_term_goes_on_with_the_lead() -> No
         "The rate group is a passive component that drives a set of member components. [C0] It "
         "contains a synchronous cycle port that drives all the operations. [C0]"
     )
+
+
+def test_an_acronym_is_stated_by_its_spelled_out_words_and_a_leading_name_counts() -> None:
+    provider = ExtractiveProvider()
+    texts = ["The American Automobile Association said 20 percent of gas stations ran dry."]
+    question = "According to the AAA, what percent of gas stations ran dry?"
+    assert provider.answer(make_bundle(texts, question), REFUSAL) != REFUSAL
+    assert provider.answer(make_bundle(texts, "What does the ACLU say about gas?"), REFUSAL) == (
+        REFUSAL
+    )
+    # A capitalised first word is a sentence start alone, part of a name with another one.
+    assert names("Describe the pump.") == frozenset()
+    texts = ["Harold Wilson supported Israel during the six day war."]
+    question = "Harold WInston supported which country during the six day war?"
+    assert provider.answer(make_bundle(texts, question), REFUSAL) != REFUSAL

@@ -36,6 +36,7 @@ from citebound.text.terms import terms
 from . import commands
 from .candidates import Candidate, candidates
 from .joining import citation_marker, count_tokens, join, marker_pattern
+from .names import stated
 from .scoring import (
     answers_type,
     asks_manner,
@@ -43,7 +44,6 @@ from .scoring import (
     defines_subject,
     definition_subject,
     entry,
-    names,
     names_again,
     names_subject,
     opposite_side,
@@ -162,12 +162,10 @@ class ExtractiveProvider:
         question = own | terms(extra_terms)
         if not question:
             return [], []
-        asked = names(bundle.user_question)
-        if asked and not stated(bundle, asked):
+        if not stated(bundle, bundle.user_question):
             # The question names what it asks about ("What is the default port of a PostgreSQL
             # server?") and no evidence states any of its names: whatever matches the other
-            # words is about something else. One name found is enough (a misspelt or
-            # inflected one, "Hatmanis and Stearn's", "Western Europe", must not refuse).
+            # words is about something else (names.py).
             return [], []
         qtype = question_type(bundle.user_question)
         named = names_subject(qtype, bundle.user_question, p.max_subject_terms)
@@ -309,7 +307,13 @@ class ExtractiveProvider:
         # A one-line definition ("`BufferManager` is a passive ISF component.") names the
         # kind; the sentence right after it that goes on about the subject ("It allocates a
         # set of fixed-sized buffers ...") says what it does.
-        if len(chosen) == 1 and (defined or named) and after is not None and continues(after, lead):
+        if (
+            len(chosen) == 1
+            and defined
+            and after is not None
+            and not after.intro  # "It does the following:" only announces
+            and continues(after, lead)
+        ):
             chosen.append(after)
         # Any other lead: the next sentence that names again what it spoke of ("... processes
         # events from other components." / "The events are put in packets ...") goes on with
@@ -384,28 +388,6 @@ class ExtractiveProvider:
         # The lead's evidence first (its sentences in reading order), then the others by rank.
         chosen.sort(key=lambda c: (c.ev != lead.ev, c.ev, c.line, c.pos))
         return chosen
-
-
-# A name is stated by a word it begins or that begins it ("Raouliii" / "Raoulii", "Europe" /
-# "European"): a typo or an inflection at the end. Shorter stems match only exactly (set by
-# hand: 5 letters keep "post" from matching "PostgreSQL").
-_NAME_PREFIX = 5
-
-
-def stated(bundle: AnswerBundle, asked: frozenset[str]) -> bool:
-    """Whether an evidence text, its document title or heading path states one of the
-    `asked` name terms (`names`)."""
-    said: set[str] = set()
-    for e in bundle.selected_evidence:
-        where = [e.source.document, *e.source.heading_path] if e.source else []
-        said |= terms(" ".join([e.sanitized_text, *where]))
-    if asked & said:
-        return True
-    return any(
-        min(len(a), len(t)) >= _NAME_PREFIX and (a.startswith(t) or t.startswith(a))
-        for a in sorted(asked)
-        for t in sorted(said)
-    )
 
 
 def steps(lead: Candidate, cands: list[Candidate], max_steps: int) -> list[Candidate]:

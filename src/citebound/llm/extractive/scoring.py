@@ -26,7 +26,7 @@ _DEFINING = re.compile(
     re.IGNORECASE,
 )
 # A reference-list entry: a term, a colon, what it is ("`check`: Builds, ...").
-_ENTRY = re.compile(r"^[\w`´' -]{1,40}:\s+\S")
+_ENTRY = re.compile(r"^(`[^`]{1,40}`|[\w´' -]{1,40}):\s+\S")
 _WORDS = re.compile(r"\w+")
 _DIGIT = re.compile(r"\d")
 _REASONING = re.compile(
@@ -47,16 +47,6 @@ def is_step(qtype: QuestionType, c: Candidate) -> bool:
     if c.intro or c.kind != "prose":
         return True
     return qtype == "procedure" and (_IMPERATIVE.match(c.text) is not None or "`" in c.text)
-
-
-def names(question: str) -> frozenset[str]:
-    """Content terms of the names the question asks about: its words, after the first (which
-    is capitalised as a sentence start), that hold a capital letter ("PostgreSQL", "TlmChan",
-    "GDS"); one-letter words ("I", the "F" of "F´") are not names."""
-    words = _WORDS.findall(question)[1:]
-    return frozenset().union(
-        *(terms(w) for w in words if len(w) > 1 and any(ch.isupper() for ch in w))
-    )
 
 
 def entry(c: Candidate) -> bool:
