@@ -167,3 +167,19 @@ def test_an_acronym_is_stated_by_its_spelled_out_words_and_a_leading_name_counts
     texts = ["Harold Wilson supported Israel during the six day war."]
     question = "Harold WInston supported which country during the six day war?"
     assert provider.answer(make_bundle(texts, question), REFUSAL) != REFUSAL
+
+
+def test_shell_comments_in_a_block_annotate_its_commands() -> None:
+    lines = [
+        "Upload the software to the board with:",
+        "```sh",
+        "# For ARM 64-bit hardware",
+        "scp -r build-artifacts/aarch64-linux/app user@board:deployment",
+        "# For ARM 32-bit hardware",
+        "scp -r build-artifacts/arm-hf-linux/app user@board:deployment",
+        "```",
+    ]
+    code = [u for u in render_units(lines, max_code_lines=2) if u.kind == "code"]
+    assert len(code) == 1 and "`# For ARM 64-bit hardware`" in code[0].text
+    # Counted in commands: two commands are over a one-command budget.
+    assert [u for u in render_units(lines, max_code_lines=1) if u.kind == "code"] == []

@@ -282,6 +282,9 @@ _CODE_MARKUP = re.compile(
 )
 
 
+_SHELL_COMMENT = re.compile(r"^#\s+\S")
+
+
 def _looks_markup(line: str) -> bool:
     return _CODE_MARKUP.search(line) is not None
 
@@ -293,7 +296,15 @@ def _code_unit(
     it is too long, empty, holds a backtick or a line that reads as markup, or no prose line /
     list item introduces it."""
     body = [x.strip() for x in lines[opened + 1 : closed] if x.strip()]
-    if not body or len(body) > max_lines or any("`" in x or _looks_markup(x) for x in body):
+    # A shell comment ("# For ARM 64-bit hardware") annotates the command under it: inside a
+    # fence it is never a heading, and a block's length is counted in commands.
+    commands = [x for x in body if not _SHELL_COMMENT.match(x)]
+    if (
+        not commands
+        or len(commands) > max_lines
+        or any("`" in x or _looks_markup(x) for x in commands)
+        or any("`" in x or _looks_markup(x[1:]) for x in body if x not in commands)
+    ):
         return None
     before = opened - 1
     while before >= 0 and not lines[before].strip():
