@@ -183,3 +183,22 @@ def test_shell_comments_in_a_block_annotate_its_commands() -> None:
     assert len(code) == 1 and "`# For ARM 64-bit hardware`" in code[0].text
     # Counted in commands: two commands are over a one-command budget.
     assert [u for u in render_units(lines, max_code_lines=1) if u.kind == "code"] == []
+
+
+def test_a_list_items_later_sentences_are_about_what_its_first_names() -> None:
+    texts = [
+        "The build tool takes these flags:\n"
+        "- `-j JOBS`: set the number of parallel jobs while compiling. Defaults to 1, but more "
+        "is faster.\n"
+        "`tool build -j 10` will compile a project with 10 simultaneous jobs.\n"
+        "- `-v`: print verbose output."
+    ]
+    question = "How many parallel compile jobs does the build tool use by default?"
+    answer = ExtractiveProvider().answer(make_bundle(texts, question), REFUSAL)
+    # The default is stated in the item's second sentence (it qualifies with the terms of the
+    # item's first, as context); the first comes along to say what it is about.
+    assert answer == (
+        "`-j JOBS`: set the number of parallel jobs while compiling. [C0] Defaults to 1, but "
+        "more is faster. [C0] `tool build -j 10` will compile a project with 10 simultaneous "
+        "jobs. [C0]"
+    )

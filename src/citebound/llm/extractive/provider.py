@@ -385,6 +385,14 @@ class ExtractiveProvider:
                     continue
                 chosen.append(c)
                 covered |= c.shared
+        # A later sentence of a list item leans on the item's first sentence, which names what
+        # the item is about ("`-j JOBS`: set the number of parallel jobs ..." / "Defaults to 1,
+        # ..."): it comes along, when it speaks of the question.
+        firsts = {(c.ev, c.line): c for c in cands if c.kind == "item" and c.pos == 0}
+        for c in list(chosen):
+            head = firsts.get((c.ev, c.line)) if c.kind == "item" and c.pos else None
+            if head is not None and head.shared and head not in chosen:
+                chosen.append(head)
         # The lead's evidence first (its sentences in reading order), then the others by rank.
         chosen.sort(key=lambda c: (c.ev != lead.ev, c.ev, c.line, c.pos))
         return chosen
