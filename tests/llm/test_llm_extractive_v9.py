@@ -202,3 +202,10 @@ def test_a_list_items_later_sentences_are_about_what_its_first_names() -> None:
         "more is faster. [C0] `tool build -j 10` will compile a project with 10 simultaneous "
         "jobs. [C0]"
     )
+
+
+def test_the_names_rule_is_a_policy_switch() -> None:
+    texts = ["0.0.0.0:50000: The default communication interface port of the ground system."]
+    bundle = make_bundle(texts, "What is the default port of a PostgreSQL server?")
+    assert ExtractiveProvider().answer(bundle, REFUSAL) == REFUSAL
+    assert ExtractiveProvider(names_stated=False).answer(bundle, REFUSAL) != REFUSAL
