@@ -61,7 +61,7 @@ def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     max_code_lines, #15 code blocks; [retrieval] promote_definitions, #15)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:4a1dad5078570f533640f94422de154bcd9def4549047bd4d07c7a5ff6e01fd0"
+        "sha256:bc191be91972ed8a6cb5bc36e03bfdc013220756c188fceec143f0eb42d48463"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint

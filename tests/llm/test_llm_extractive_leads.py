@@ -98,13 +98,13 @@ def test_a_definition_from_the_introduction_leads() -> None:
 def test_how_does_x_work_keeps_the_sentence_that_says_how() -> None:
     texts = [
         "The Health component monitors the execution health of the software. It does so by "
-        "pinging active components and checking for a response. It also has commands."
+        "pinging active tasks and checking for a response. It also has commands."
     ]
     question = "How does the Health component monitor the software?"
     bundle = make_bundle(texts, question)
     assert ExtractiveProvider().answer(bundle, REFUSAL) == (
         "The Health component monitors the execution health of the software. [C0] It does so "
-        "by pinging active components and checking for a response. [C0]"
+        "by pinging active tasks and checking for a response. [C0]"
     )
     assert ExtractiveProvider(manner_follower=False).answer(bundle, REFUSAL) == (
         "The Health component monitors the execution health of the software. [C0]"

@@ -50,7 +50,8 @@ from citebound.store.base import IngestStore
 from citebound.store.sqlite import check_collection_name
 
 # Bump when a loader or the chunker changes its output, so stores re-chunk unchanged files.
-INGEST_VERSION = "ingest-v3"  # v3: wrapped lines joined, metadata blocks dropped (#15)
+INGEST_VERSION = "ingest-v4"  # v4: two-column rows without a leading pipe; v3: wrapped lines
+# joined, metadata blocks dropped (#15)
 
 
 def settings_fingerprint(config: ChunkerConfig, sidecar: bytes) -> str:

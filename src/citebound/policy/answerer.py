@@ -157,6 +157,11 @@ class AnswererPolicy(Contract):
         description="'How does X <verb> ...?': the sentence after a one-sentence lead joins "
         "when it goes on about the same subject and says how ('It does so by ...').",
     )
+    names_stated: bool = Field(
+        default=True,
+        description="Refuse a question none of whose names (capitalised words) "
+        "any evidence states ('... a PostgreSQL server?'; llm/extractive/names.py).",
+    )
     neighbours: Literal["none", "next", "both"] = Field(
         default="next",
         description="A sentence right next to the lead in its evidence ('next': the one after, "

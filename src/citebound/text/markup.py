@@ -26,6 +26,7 @@ or code, so the validator's fact checks see nothing new.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -135,13 +136,24 @@ _HTML_LINE = re.compile(r"^<(!--|/?[a-zA-Z][\w-]*[\s/>]|/?[a-zA-Z][\w-]*$)")
 _TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 # A Markdown blockquote (`> **Note:** ...`, nested `> > ...`): layout, the text inside is prose.
 _QUOTE_MARKER = re.compile(r"^(?:>\s?)+")
-_LIST_MARKER = re.compile(r"^(?:[-*+\u2013\u2022\u2023\u25e6\u25aa]|\d{1,3}[.)])\s+")
-# A pipe-table row written without the leading pipe (`REQ-1 | text | Test`).
-_BARE_ROW = re.compile(r"^[^|`]+\|[^|]*\|")
+# An ordered item may escape its stop ("1\\. Instantiate ...": Markdown writers do so to keep
+# their own numbering); it is still an item, and its number is not text.
+_LIST_MARKER = re.compile(r"^(?:[-*+\u2013\u2022\u2023\u25e6\u25aa]|\d{1,3}\\?[.)])\s+")
+# A pipe-table row written without the leading pipe (`REQ-1 | text | Test`), two-column
+# ones included (`PARAM_VALID | Parameter was successfully retrieved`: a spaced pipe, which
+# prose does not write outside code).
+_BARE_ROW = re.compile(r"^[^|`]+\|[^|]*\||^[^|`]*\S\s\|\s+\S")
 _LINK = re.compile(r"!?\[([^\]\[]*)\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
 _IMAGE = re.compile(r"!\[[^\]\[]*\]\([^)]*\)")
 _REF_LINK = re.compile(r"\[([^\]\[]+)\]\[[^\]\[]*\]")
 _EMPHASIS = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+# Single-mark emphasis (`*TesterBase*`, `_C_`): a whole word or phrase between marks that no
+# word character touches, so `a*b*c`, `snake_case_name` and `2 * 3 * 4` stay as written.
+_SINGLE_EMPHASIS = re.compile(
+    r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])"
+    r"|(?<![\w_])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?![\w_])"
+)
+_CODE_SPAN = re.compile(r"(`+)[^`]*?\1")
 _INLINE_TAG = re.compile(r"</?(?:br|b|i|em|strong|sup|sub|span|a|code|kbd|u)\b[^>]*>", re.I)
 _ANY_TAG = re.compile(r"</?[a-zA-Z][^>]*>")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
@@ -154,8 +166,19 @@ def _inline(text: str) -> str:
     text = _LINK.sub(lambda m: m.group(1), text)
     text = _REF_LINK.sub(lambda m: m.group(1), text)
     text = _EMPHASIS.sub(lambda m: m.group(2), text)
+    text = _outside_code(text, lambda t: _SINGLE_EMPHASIS.sub(lambda m: m[1] or m[2], t))
     text = _INLINE_TAG.sub(" ", text)
     return " ".join(text.split())
+
+
+def _outside_code(text: str, edit: Callable[[str], str]) -> str:
+    """`edit` applied to the text between code spans (`` `*args*` `` is code, kept)."""
+    out: list[str] = []
+    at = 0
+    for m in _CODE_SPAN.finditer(text):
+        out += [edit(text[at : m.start()]), m[0]]
+        at = m.end()
+    return "".join([*out, edit(text[at:])])
 
 
 def _cells(line: str) -> list[str]:
@@ -259,6 +282,9 @@ _CODE_MARKUP = re.compile(
 )
 
 
+_SHELL_COMMENT = re.compile(r"^#\s+\S")
+
+
 def _looks_markup(line: str) -> bool:
     return _CODE_MARKUP.search(line) is not None
 
@@ -270,7 +296,15 @@ def _code_unit(
     it is too long, empty, holds a backtick or a line that reads as markup, or no prose line /
     list item introduces it."""
     body = [x.strip() for x in lines[opened + 1 : closed] if x.strip()]
-    if not body or len(body) > max_lines or any("`" in x or _looks_markup(x) for x in body):
+    # A shell comment ("# For ARM 64-bit hardware") annotates the command under it: inside a
+    # fence it is never a heading, and a block's length is counted in commands.
+    commands = [x for x in body if not _SHELL_COMMENT.match(x)]
+    if (
+        not commands
+        or len(commands) > max_lines
+        or any("`" in x or _looks_markup(x) for x in commands)
+        or any("`" in x or _looks_markup(x[1:]) for x in body if x not in commands)
+    ):
         return None
     before = opened - 1
     while before >= 0 and not lines[before].strip():
@@ -291,7 +325,7 @@ def _code_unit(
 
 # A line that starts a block of its own: list item, heading, table row, quote, fence, markup.
 _BLOCK_START = re.compile(
-    r"\s*(?:[-*+\u2013\u2022\u2023\u25e6\u25aa]\s|\d{1,3}[.)]\s|#{1,6}(?:\s|$)|[|><]|```|~~~|[\\@]\w)"
+    r"\s*(?:[-*+\u2013\u2022\u2023\u25e6\u25aa]\s|\d{1,3}\\?[.)]\s|#{1,6}(?:\s|$)|[|><]|```|~~~|[\\@]\w)"
 )
 
 

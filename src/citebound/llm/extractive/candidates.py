@@ -122,6 +122,10 @@ def candidates(
             in_item = unit.kind == "item" or nested
             loose = unit.kind == "item" and unit.line > 0 and not lines[unit.line - 1].strip()
             sentences = split_sentences(without_editorial_notes(unit.text))
+            # A list item is about what its first sentence names ("`-j JOBS`: set the number
+            # of parallel jobs while compiling. Defaults to 1, ..."): its later sentences take
+            # those terms as context, as a section's sentences take its heading's.
+            entry = question & terms(sentences[0]) if unit.kind == "item" and sentences else None
             for pos, sentence in enumerate(sentences):
                 folded = _folded(sentence)
                 if (
@@ -147,7 +151,8 @@ def candidates(
                         unit.intro and pos == len(sentences) - 1,
                         pos == 0,
                         question & terms(sentence),
-                        about - terms(sentence),
+                        (about | (entry if entry is not None and pos else frozenset()))
+                        - terms(sentence),
                         nested,
                         overview,
                         loose,

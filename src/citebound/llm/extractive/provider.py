@@ -35,14 +35,18 @@ from citebound.text.terms import terms
 
 from . import commands
 from .candidates import Candidate, candidates
+from .following import follower, neighbours, steps
 from .joining import citation_marker, count_tokens, join, marker_pattern
+from .names import stated
 from .scoring import (
     answers_type,
     asks_manner,
     continues,
     defines_subject,
     definition_subject,
+    names_again,
     names_subject,
+    opposite_side,
     pairs,
     redundant,
     says_how,
@@ -51,10 +55,14 @@ from .scoring import (
     weights,
 )
 
+# v9: a list intro joins only with its items (never as a neighbour or a padding next line);
+# a reference list's next entry is not a step; a question whose names no evidence states is
+# refused; comparisons take the lead paragraph's sides; a drawback question skips advantages;
+# the follower naming again what the lead introduced joins (#15).
 # v8: a block goes only with the sentence ending in ":" that introduces it; no lead that only
 # announces a block not quoted (commands.py); v7: blockquote markers (`> `) are layout, not
 # quoted (text/markup.py); v6: command blocks.
-EXTRACTIVE_MODEL = "extractive-v8"
+EXTRACTIVE_MODEL = "extractive-v9"
 
 
 class ExtractiveProvider:
@@ -67,7 +75,7 @@ class ExtractiveProvider:
     Example:
         >>> p = ExtractiveProvider(floor=0.25)
         >>> (p.name, p.model, p.settings.floor)
-        ('extractive', 'extractive-v8', 0.25)
+        ('extractive', 'extractive-v9', 0.25)
     """
 
     def __init__(self, settings: AnswererPolicy | None = None, **overrides: object) -> None:
@@ -154,6 +162,11 @@ class ExtractiveProvider:
         question = own | terms(extra_terms)
         if not question:
             return [], []
+        if p.names_stated and not stated(bundle, bundle.user_question):
+            # The question names what it asks about ("What is the default port of a PostgreSQL
+            # server?") and no evidence states any of its names: whatever matches the other
+            # words is about something else (names.py).
+            return [], []
         qtype = question_type(bundle.user_question)
         named = names_subject(qtype, bundle.user_question, p.max_subject_terms)
         phrases = pairs(bundle.user_question)
@@ -172,6 +185,8 @@ class ExtractiveProvider:
         needed = min(p.min_matches, max(1, len(bar) - 1))
         scored: list[tuple[float, Candidate]] = []
         for c in cands:
+            if opposite_side(bundle.user_question, c):
+                continue
             # The sentence introducing a command block ("... the `raspberrypi` platform can be
             # used:" + "$ fprime-util generate raspberrypi") is quoted with it, so the block's
             # question terms count as its own; no other sentence of its line (commands.py).
@@ -267,11 +282,18 @@ class ExtractiveProvider:
         # after the lead announces the list that answers, so it and its items come along;
         # ... or it opens the next line ("... will return a status of that send." / "These
         # responses are ... described in the following table:" + rows).
+        # An open question ("What gas does the boiler plant emit?") takes the next line's
+        # intro only when it names something asked that the lead does not: "The permit sets
+        # the following emission limits:" under "The plant emits CO2." would pad the answer.
         intro = (
             after
             if after is not None
             and after.intro
-            and (after.line == lead.line or qtype in ("procedure", "list", "other"))
+            and (
+                after.line == lead.line
+                or qtype in ("procedure", "list")
+                or (qtype == "other" and bool(after.shared - lead.shared))
+            )
             else None
         )
         listed = steps(intro, cands, p.max_steps) if intro is not None else []
@@ -285,8 +307,22 @@ class ExtractiveProvider:
         # A one-line definition ("`BufferManager` is a passive ISF component.") names the
         # kind; the sentence right after it that goes on about the subject ("It allocates a
         # set of fixed-sized buffers ...") says what it does.
-        if len(chosen) == 1 and defined and after is not None and continues(after):
+        if (
+            len(chosen) == 1
+            and defined
+            and after is not None
+            and not after.intro  # "It does the following:" only announces
+            and continues(after, lead)
+        ):
             chosen.append(after)
+        # Any other lead: the next sentence that names again what it spoke of ("... processes
+        # events from other components." / "The events are put in packets ...") goes on with
+        # it; near-ties are still weighed after it (`again`).
+        again = (
+            len(chosen) == 1
+            and after is not None
+            and (names_again(after, lead) or (continues(after) and bool(after.shared)))
+        )
         if (
             len(chosen) == 1
             and p.manner_follower
@@ -295,14 +331,32 @@ class ExtractiveProvider:
             and asks_manner(bundle.user_question)
         ):
             chosen.append(after)
+        if len(chosen) == 1 and qtype == "comparison":
+            # A comparison's lead names both sides; the sentences after it in its paragraph
+            # that speak of them describe each ("An absolute time starts with an `A` ... A
+            # relative command ... runs relative to the previous command").
+            chosen.extend(
+                [
+                    c
+                    for c in cands
+                    if c.ev == lead.ev and c.line == lead.line and c.pos > lead.pos and c.shared
+                ][: p.max_sentences - 1]
+            )
         single = len(chosen) == 1
-        if single and p.neighbours != "none":
+        if single and again and after is not None:
+            chosen.append(after)
+        elif single and p.neighbours != "none":
             chosen.extend(neighbours(lead, after, cands, p))
         if single:
             covered = set().union(*(c.shared for c in chosen))
             # Near-ties: the lexical score cannot tell which of them answers, unless the lead
             # already has what the question type asks for (a number, a defining phrase).
             ties = not answers_type(qtype, lead)
+            if qtype == "comparison":
+                # The lead's own document goes on to describe each side it compares ("An
+                # absolute time starts with an A ... A relative command ... runs relative to
+                # the previous command"): its sentences are taken before other documents'.
+                scored = sorted(scored, key=lambda sc: sc[1].ev != lead.ev)
             for score, c in scored:
                 if len(chosen) >= p.max_sentences or score < p.relative_floor * lead_score:
                     break
@@ -315,6 +369,15 @@ class ExtractiveProvider:
                     and all(follower(x, cands) != c for x in chosen)
                 ):
                     continue  # leans on a sentence not quoted, or announces what is not asked
+                if c.intro:
+                    # A list intro joins with the items it announces, or not at all: alone
+                    # it promises an answer it does not give ("... has the following values:").
+                    items = steps(c, cands, p.max_steps)
+                    if not items or qtype not in ("procedure", "list"):
+                        continue
+                    chosen.extend([c, *items])
+                    covered |= c.shared.union(*(x.shared for x in items))
+                    continue
                 if redundant(c, chosen, p.redundant_share):
                     # It says again what is quoted; its question terms are as good as covered,
                     # so a weaker sentence does not join for them instead.
@@ -322,79 +385,14 @@ class ExtractiveProvider:
                     continue
                 chosen.append(c)
                 covered |= c.shared
+        # A later sentence of a list item leans on the item's first sentence, which names what
+        # the item is about ("`-j JOBS`: set the number of parallel jobs ..." / "Defaults to 1,
+        # ..."): it comes along, when it speaks of the question.
+        firsts = {(c.ev, c.line): c for c in cands if c.kind == "item" and c.pos == 0}
+        for c in list(chosen):
+            head = firsts.get((c.ev, c.line)) if c.kind == "item" and c.pos else None
+            if head is not None and head.shared and head not in chosen:
+                chosen.append(head)
         # The lead's evidence first (its sentences in reading order), then the others by rank.
         chosen.sort(key=lambda c: (c.ev != lead.ev, c.ev, c.line, c.pos))
         return chosen
-
-
-def steps(lead: Candidate, cands: list[Candidate], max_steps: int) -> list[Candidate]:
-    """The list items / table rows / steps that follow `lead` in its evidence, in order."""
-    after = [c for c in cands if c.ev == lead.ev and (c.line, c.pos) > (lead.line, lead.pos)]
-    out: list[Candidate] = []
-    expected_line = lead.line
-    for c in after:
-        if len(out) >= max_steps:
-            break
-        if c.line == lead.line and not lead.intro:
-            continue  # rest of the lead's own line: only steps on their own lines follow
-        # A gap (dropped markup or another block) ends the list; one blank line before the
-        # next item of a list whose items we are taking does not ("1. Poll: ..." / "" /
-        # "2. Push: ..."): Markdown's loose list, so 2 lines, not a fitted value.
-        gap = 2 if c.loose and out and out[-1].kind == "item" else 1
-        if c.line > expected_line + gap and out:
-            break
-        if c.nested and out and c.line == expected_line + 1:
-            # An indented line right under an item goes on with that item ("1. Poll: ..."
-            # then "   In this configuration, ..."): not a step, and not the list's end.
-            expected_line = c.line
-            continue
-        if c.kind == "prose" and not (lead.intro or lead.kind != "prose"):
-            break
-        if c.kind == "prose" and (out or lead.kind != "prose") and not c.first:
-            continue
-        if c.kind == "prose" and lead.intro and c.line > lead.line + 1:
-            break
-        if not c.first:
-            continue  # one sentence per step keeps a step list short
-        out.append(c)
-        expected_line = c.line
-    return out
-
-
-def neighbours(
-    lead: Candidate, after: Candidate | None, cands: list[Candidate], p: AnswererPolicy
-) -> list[Candidate]:
-    """Sentences next to the lead that hold a question term it lacks: the lead matched the
-    question's words, its neighbour often finishes the answer ("... Ethelred fled to Normandy
-    in 1013. He was forced out by Sweyn Forkbeard."). `after`: the lead's `follower`."""
-    near = [after]
-    if p.neighbours == "both":
-        near.insert(
-            0,
-            next(
-                (
-                    c
-                    for c in cands
-                    if c.ev == lead.ev and c.line == lead.line and c.pos == lead.pos - 1
-                ),
-                None,
-            ),
-        )
-    out: list[Candidate] = []
-    for c in near:
-        if c is None or len(out) + 1 >= p.max_sentences:
-            continue
-        new = {t for t in c.shared - lead.shared if len(t) > 1 or t.isdigit()}
-        if new and not redundant(c, [lead, *out], p.redundant_share):
-            out.append(c)
-    return out
-
-
-def follower(lead: Candidate, cands: list[Candidate]) -> Candidate | None:
-    """The candidate right after `lead` in its evidence (same unit, or the next unit's first)."""
-    for c in cands:
-        if c.ev != lead.ev:
-            continue
-        if (c.line == lead.line and c.pos == lead.pos + 1) or (c.line == lead.line + 1 and c.first):
-            return c
-    return None

@@ -25,6 +25,8 @@ _DEFINING = re.compile(
     r"\brefers? to\b|\brepresents?\b|\bprovides?\b|\bdefines?\b|\bconsists? of\b",
     re.IGNORECASE,
 )
+# A reference-list entry: a term, a colon, what it is ("`check`: Builds, ...").
+_ENTRY = re.compile(r"^(`[^`]{1,40}`|[\w´' -]{1,40}):\s+\S")
 _WORDS = re.compile(r"\w+")
 _DIGIT = re.compile(r"\d")
 _REASONING = re.compile(
@@ -45,6 +47,11 @@ def is_step(qtype: QuestionType, c: Candidate) -> bool:
     if c.intro or c.kind != "prose":
         return True
     return qtype == "procedure" and (_IMPERATIVE.match(c.text) is not None or "`" in c.text)
+
+
+def entry(c: Candidate) -> bool:
+    """Whether the sentence opens a reference-list entry ("`term`: what it is")."""
+    return _ENTRY.match(c.text) is not None
 
 
 def weights(question: frozenset[str], cands: list[Candidate]) -> dict[str, float]:
@@ -131,9 +138,44 @@ def defines_subject(subject: frozenset[str], c: Candidate, qualifiers: int) -> b
 _CONTINUES = re.compile(r"^(it|its|they|their|this (component|class|module|port|service))\b", re.I)
 
 
-def continues(c: Candidate) -> bool:
-    """Whether the sentence carries on about the previous sentence's subject."""
-    return _CONTINUES.match(c.text) is not None
+# ... or names again, with a definite article, a thing the previous sentence spoke of ("...
+# processes events from other components." / "The events are put in packets ...").
+_DEFINITE = re.compile(r"^(the|these|those)\s+(\w+)\b", re.I)
+
+
+def continues(c: Candidate, before: Candidate | None = None) -> bool:
+    """Whether the sentence carries on about the previous sentence's (`before`) subject."""
+    return _CONTINUES.match(c.text) is not None or (before is not None and names_again(c, before))
+
+
+def names_again(c: Candidate, before: Candidate) -> bool:
+    """Whether the sentence opens by naming again, with a definite article, a question term
+    that `before` introduced after its own subject ("The logger processes events ..." / "The
+    events are put in packets ..."): it goes on about what `before` brought in. One that names
+    `before`'s subject again ("The pump seal kit is part 77." / "The pump seal kit ships
+    boxed.") is another fact about the same thing, weighed like any other sentence."""
+    named = _DEFINITE.match(c.text)
+    if named is None:
+        return False
+    words = [stem(w) for w in _WORDS.findall(before.text.casefold()) if w not in STOPWORDS]
+    return bool(terms(named[2]) & c.shared & (set(words[1:]) - set(words[:1])))
+
+
+# "What is the disadvantage of X?" is not answered by "This has the advantage that ...": the
+# sentence speaks of the opposite side (and the other way round).
+_SIDES = (
+    re.compile(r"\b(disadvantages?|drawbacks?|downsides?)\b", re.I),
+    re.compile(r"\b(advantages?|benefits?|upsides?)\b", re.I),
+)
+
+
+def opposite_side(question: str, c: Candidate) -> bool:
+    """Whether the question asks for one side (drawbacks / advantages) and the sentence names
+    only the other."""
+    for asked, other in (_SIDES, _SIDES[::-1]):
+        if asked.search(question) and other.search(c.text) and not asked.search(c.text):
+            return True
+    return False
 
 
 # "How does the Health component monitor the software?" asks for the mechanism; the sentence

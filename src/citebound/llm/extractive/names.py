@@ -1,0 +1,84 @@
+"""The names a question asks about, and whether the evidence states any of them.
+
+"What is the default port of a PostgreSQL server?" shares "default" and "port" with F´'s
+"0.0.0.0:50000: The default communication interface port.", but it asks about PostgreSQL,
+which no evidence names: the words that match are about something else, so the extractive
+answerer refuses (provider.py `rank`). One name stated is enough, and a name counts as stated
+when the evidence writes it with another ending (a typo, an inflection) or spells out an
+acronym: users misspell ("Raouliii", "Hatmanis") and abbreviate ("AAA").
+"""
+
+from __future__ import annotations
+
+import re
+
+from citebound.contracts.assembly import AnswerBundle
+from citebound.contracts.retrieval import SourceRef
+from citebound.text.terms import terms
+
+__all__ = ["names", "stated"]
+
+_WORDS = re.compile(r"\w+")
+# A name is stated by a word it begins or that begins it ("Raouliii" / "Raoulii", "Europe" /
+# "European"). Shorter stems match only exactly (set by hand: 5 letters keep "post" from
+# matching "PostgreSQL").
+_NAME_PREFIX = 5
+# An acronym: 2-6 capitals ("AAA", "GDS", "TFEU").
+_ACRONYM = re.compile(r"^[A-Z]{2,6}$")
+# A run of capitalised words, with the short function words names keep inside them
+# ("American Automobile Association", "Treaty on the Functioning of the European Union").
+_CAPITALISED_RUN = re.compile(
+    r"\b[A-Z][\w'-]*(?:\s+(?:(?:of|the|and|for|on|in|de|du|la)\s+)*[A-Z][\w'-]*)+"
+)
+
+
+def _name_words(question: str) -> list[str]:
+    """The question's words that hold a capital letter, one-letter words ("I", the "F" of
+    "F´") left out. The first word is capitalised as a sentence start: it counts only when
+    another word is a name too ("Harold Winston's ..."), never alone ("Describe the pump")."""
+    words = [w for w in _WORDS.findall(question) if len(w) > 1 and any(c.isupper() for c in w)]
+    first = _WORDS.findall(question)[:1]
+    if words[:1] == first and len(words) == 1:
+        return []
+    return words
+
+
+def names(question: str) -> frozenset[str]:
+    """Content terms of the names the question asks about (see `_name_words`)."""
+    return frozenset().union(*(terms(w) for w in _name_words(question)))
+
+
+def _where(source: SourceRef | None) -> list[str]:
+    return [source.document, *source.heading_path] if source is not None else []
+
+
+def stated(bundle: AnswerBundle, question: str) -> bool:
+    """Whether the question names nothing, or an evidence text (its document title or heading
+    path included) states one of its names: the same term, the same beginning of at least
+    `_NAME_PREFIX` letters, or an acronym's spelled-out words."""
+    words = _name_words(question)
+    asked = frozenset().union(*(terms(w) for w in words))
+    if not asked:
+        return True
+    texts = [
+        " ".join(
+            [e.sanitized_text, *([e.source.document, *e.source.heading_path] if e.source else [])]
+        )
+        for e in bundle.selected_evidence
+    ]
+    said = frozenset().union(*(terms(t) for t in texts))
+    if asked & said or any(
+        min(len(a), len(t)) >= _NAME_PREFIX and (a.startswith(t) or t.startswith(a))
+        for a in sorted(asked)
+        for t in sorted(said)
+    ):
+        return True
+    acronyms = [w for w in words if _ACRONYM.match(w)]
+    if not acronyms:
+        return False
+    initials = [
+        "".join(w[0] for w in run.split() if w[0].isupper())
+        for t in texts
+        for run in _CAPITALISED_RUN.findall(t)
+    ]
+    return any(a in i for a in acronyms for i in initials)
