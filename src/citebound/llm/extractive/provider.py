@@ -32,6 +32,7 @@ from citebound.errors import ConfigError, ProviderError
 from citebound.policy import AnswererPolicy
 from citebound.text.markup import question_type
 from citebound.text.terms import terms
+from citebound.validate.analysis import is_factual
 
 from . import commands
 from .candidates import Candidate, candidates
@@ -136,6 +137,10 @@ class ExtractiveProvider:
         out while the answer is longer (one sentence is never cut: the caller sees the length).
         """
         chosen = self.choose(bundle, refusal_text, extra_terms=extra_terms)
+        if not any(is_factual(c.text) for c in chosen):
+            # Only labels ("Returns:", "Run some commands:") whose items could not be quoted:
+            # such an answer states nothing, and the validator fails it as EMPTY_ANSWER.
+            chosen = []
         pieces = [f"{c.text} {citation_marker(c.anchor)}" for c in chosen]
         # A quoted command goes on a line of its own, under the sentence introducing it.
         breaks = frozenset(i for i, c in enumerate(chosen) if c.kind == "code")
