@@ -58,10 +58,11 @@ def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     left out while at their defaults, so strict-v1's fingerprint moves only with its own values
     (last: the refit support rule of [validation] with echo_scattered, #14, and [answerer]
     weak_lead, anaphora_penalty, prefer_overview, max_subject_terms, manner_follower, #15;
-    max_code_lines, #15 code blocks; [retrieval] promote_definitions, #15)."""
+    max_code_lines, #15 code blocks; [retrieval] promote_definitions, #15; [gate]
+    found_min_score, found_min_terms, unfound_name_coverage, #15)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:4a1dad5078570f533640f94422de154bcd9def4549047bd4d07c7a5ff6e01fd0"
+        "sha256:86b340c980a17849bd0da3b88126abfb1d32b33dd19994a4155bc32801e04a58"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint
