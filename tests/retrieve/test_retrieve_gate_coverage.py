@@ -124,6 +124,10 @@ def test_top_coverage_counts_names_no_ranked_row_holds() -> None:
     # Both names are in some row (not the best one): none is missing.
     assert top_coverage("When was the Maastricht treaty signed in 1957?", rows)[2] == 0
     assert top_coverage("When was the Lisbon treaty signed in 2007?", rows)[2] == 2
+    # A number is the same name with or without thousands separators.
+    engines = [row(0, 0.8, "By 1900, engines of 10,000 horsepower were available.")]
+    assert top_coverage("As of what year were 10000 horsepower engines available?", engines)[2] == 0
+    assert top_coverage("Were 10,000 horsepower engines built?", engines)[2] == 0
 
 
 NAMED = GATE.model_copy(

@@ -18,9 +18,11 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Protocol
 
+# THOUSANDS: "10,000" and "10000" are one number to the names check, as to the validator.
 # The validator's suffix stripper (plural, -ed/-ing, final e): "classified" ~ "classifying",
 # "ruled" ~ "rules", so a question and the sentence that answers it match as the support check
 # will see them (SQuAD tune split: answerer refusals 10 -> 8 of 293).
+from citebound.validate.checks import THOUSANDS
 from citebound.validate.checks import stem as stem
 
 # Words that say what kind of question it is, not what it is about.
@@ -74,8 +76,10 @@ def names(question: str) -> frozenset[str]:
     ['1992', 'maastricht']
     >>> names("What Is The Treaty?")
     frozenset()
+    >>> sorted(names("Were 10,000 horsepower engines built?"))
+    ['10000']
     """
-    words = _WORD.findall(question)[1:]
+    words = _WORD.findall(THOUSANDS.sub("", question))[1:]  # "10,000" is one number
     capital = [w for w in words if w[0].isupper()]
     if 2 * len(capital) > len(words):  # "What Is The Treaty?": capitals mark no names here
         capital = []
@@ -127,5 +131,5 @@ def top_coverage(question: str | None, rows: Sequence[_Row]) -> tuple[float | No
     best = min(rows, key=lambda r: (-r.similarity, r.rank, r.chunk_id))
     marked = names(question)
     if marked:
-        marked = marked.difference(*(terms(row_text(r)) for r in rows))
+        marked = marked.difference(*(terms(THOUSANDS.sub("", row_text(r))) for r in rows))
     return len(asked & terms(row_text(best))) / len(asked), len(asked), len(marked)
