@@ -80,13 +80,6 @@ class GatePolicy(Contract):
         "(`text.terms.names`) is in a ranked row; None turns it off.",
     )
     found_min_terms: int = Field(default=2, ge=1, description="Key terms for found_min_score.")
-    unfound_name_coverage: float = Field(
-        default=0.0,
-        ge=0,
-        le=1,
-        description="A name or number of the question that no ranked row holds refuses it "
-        "(GATE_NAME_NOT_FOUND) unless the best row holds this share of its key terms; 0: off.",
-    )
 
     @model_validator(mode="after")
     def _covered_below_min(self) -> GatePolicy:
@@ -134,7 +127,7 @@ class GatePolicy(Contract):
     ) -> str | None:
         """Why a top similarity `top` with best-row `coverage` of the question's `key_terms`
         (`names_unfound` of its names in no ranked row) is insufficient, or None
-        (`similarity_suffices`, then the `min_coverage` floor, then `unfound_name_coverage`).
+        (`similarity_suffices`, then the `min_coverage` floor).
 
         >>> g = GatePolicy(min_score=0.76, min_chunks=1, min_coverage=0.25,
         ...                covered_min_score=0.55, covered_share=0.6)
@@ -147,8 +140,6 @@ class GatePolicy(Contract):
             return "GATE_BELOW_MIN_SCORE"
         if coverage is not None and coverage < self.min_coverage:
             return "GATE_LOW_COVERAGE"
-        if names_unfound and coverage is not None and coverage < self.unfound_name_coverage:
-            return "GATE_NAME_NOT_FOUND"
         return None
 
     def lowest_score(self, min_score: float) -> float:

@@ -59,10 +59,10 @@ def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     (last: the refit support rule of [validation] with echo_scattered, #14, and [answerer]
     weak_lead, anaphora_penalty, prefer_overview, max_subject_terms, manner_follower, #15;
     max_code_lines, #15 code blocks; [retrieval] promote_definitions, #15; [gate]
-    found_min_score, found_min_terms, unfound_name_coverage, #15)."""
+    found_min_score, found_min_terms, #15)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:86b340c980a17849bd0da3b88126abfb1d32b33dd19994a4155bc32801e04a58"
+        "sha256:a4a6754558bcec0c42156e2cc8abbdb258120f4914787eb0d61af325af85a2ab"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint

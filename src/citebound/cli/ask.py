@@ -335,12 +335,6 @@ def _why_not_answered(state: RequestState) -> str:
                 f"chunk holds {gate.coverage or 0:.0%} of the question's key words; rephrase "
                 "with the terms your documents use)"
             )
-        if gate.reason_code == "GATE_NAME_NOT_FOUND":
-            return (
-                f"{gate.reason_code}: the retrieval gate refused before any LLM call "
-                f"({gate.names_unfound} name(s) or number(s) of the question appear in none of "
-                "the retrieved chunks; check the spelling or ask about what your documents name)"
-            )
         return (
             f"{gate.reason_code}: the retrieval gate refused before any LLM call (top "
             f"similarity {top}, min_score {gate.min_score}; {gate.chunks_above_min_score} of "

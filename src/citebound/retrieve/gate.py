@@ -9,11 +9,10 @@ question's key terms it holds, `citebound.text.terms.coverage`): below `gate.min
 question is refused whatever the similarity (GATE_LOW_COVERAGE: "Who painted the Mona Lisa?"
 against a paint manual), and at `gate.covered_share` or more a top similarity from
 `gate.covered_min_score` suffices (a question that reads well only next to its paragraph).
-A name or number of the question that none of the ranked rows holds (`text.terms.names`:
+With every name and number of the question found in the ranked rows (`text.terms.names`:
 "Who conquered the Canary Islands in the 14th century?" against articles that never say
-"Canary") refuses it unless the best row holds `gate.unfound_name_coverage` of its key terms
-(GATE_NAME_NOT_FOUND); with every name found and `gate.found_min_terms` key terms in the best
-row, a top similarity from `gate.found_min_score` suffices.
+"Canary" has one missing) and `gate.found_min_terms` key terms in the best row, a top
+similarity from `gate.found_min_score` suffices.
 `GatePolicy.refusal` holds the rule; assembly applies the same one (assemble/selection.py).
 """
 
