@@ -6,8 +6,8 @@ answerer and the support check see the same words.
 
 `coverage` is the share of a question's content terms that a text holds: the retrieval gate's
 second signal next to the calibrated similarity (docs/answers.md "The gate"). `names` are the
-key terms the question writes as a name or a number ("Maastricht", "CJEU", "V8", "1974"); one
-found in none of the ranked rows is the gate's third signal.
+key terms the question writes as a name or a number ("Maastricht", "CJEU", "V8", "1974"): the
+gate's found pass needs each of them in a ranked row.
 """
 
 from __future__ import annotations
@@ -70,7 +70,8 @@ def coverage(question: str, text: str) -> float | None:
 
 def names(question: str) -> frozenset[str]:
     """Key terms of the words the question capitalises (after its first word) or writes with a
-    digit: what it is specifically about. A question in title case or capitals marks none.
+    digit: what it is specifically about. A question in title case or capitals marks only its
+    numbers.
 
     >>> sorted(names("When was the Maastricht treaty signed in 1992?"))
     ['1992', 'maastricht']
