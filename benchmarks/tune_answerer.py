@@ -48,6 +48,7 @@ from citebound.eval.squad import contains_gold
 from citebound.llm.extractive import ExtractiveProvider
 from citebound.policy import load_policy
 from citebound.testing.bundles import make_llm_result
+from citebound.text.terms import row_text
 from citebound.validate import validate_answer
 
 TUNE = {1, 2, 5, 6}
@@ -88,11 +89,20 @@ def capture(
                 "answer": st.response.answer if st.response else "",
                 "attempts": st.llm_result.attempts if st.llm_result else 0,
                 "sims": gate_similarities(st, ctx.policy.retrieval.top_k),
+                "rows": gate_rows(st, ctx.policy.retrieval.top_k),
                 "bundle": json.loads(bundle.model_dump_json()) if bundle is not None else None,
             }
             fh.write(json.dumps(record) + "\n")
     ctx.close()
     print(f"wrote {out}")
+
+
+def gate_rows(state: Any, top_k: int) -> list[dict[str, Any]]:
+    """The rows the A3 gate decided on (reranked view cut to `top_k`): similarity and the text
+    the gate's term signals read (`row_text`: document, headings, chunk)."""
+    by_id = state.rows_by_id()
+    top = state.views_by_stage.get("reranked", [])[:top_k]
+    return [{"sim": by_id[i].similarity, "text": row_text(by_id[i])} for i in top]
 
 
 def _split(record: dict[str, Any], swapped: bool) -> str:

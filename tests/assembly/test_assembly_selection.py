@@ -237,3 +237,25 @@ def test_the_retrieval_gates_measured_coverage_is_what_assembly_uses() -> None:
     }
     out = assemble(make_bundle([row], gate=gate), POLICY)
     assert out.assembly_status is AssemblyStatus.OK
+
+
+@pytest.mark.parametrize(
+    ("unfound", "status"), [(0, AssemblyStatus.OK), (1, AssemblyStatus.NO_EVIDENCE)]
+)
+def test_assembly_applies_the_gates_found_pass_with_its_measured_names(
+    unfound: int, status: AssemblyStatus
+) -> None:
+    # 0.72 < 0.76 and 2 of 5 key terms (< covered_share): only the found pass (strict-v1
+    # found_min_score 0.70) lets it through, and only when every name of the question was found.
+    row = make_row(0, "Pump P0 runs at 40 bar.", similarity=0.72)
+    gate = {
+        "passed": True,
+        "max_similarity": 0.72,
+        "min_score": 0.76,
+        "min_chunks": 1,
+        "chunks_above_min_score": 0,
+        "coverage": 0.4,
+        "key_terms": 5,
+        "names_unfound": unfound,
+    }
+    assert assemble(make_bundle([row], gate=gate), POLICY).assembly_status is status

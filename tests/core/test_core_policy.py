@@ -58,10 +58,11 @@ def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     left out while at their defaults, so strict-v1's fingerprint moves only with its own values
     (last: the refit support rule of [validation] with echo_scattered, #14, and [answerer]
     weak_lead, anaphora_penalty, prefer_overview, max_subject_terms, manner_follower, #15;
-    max_code_lines, #15 code blocks; [retrieval] promote_definitions, #15)."""
+    max_code_lines, #15 code blocks; [retrieval] promote_definitions, #15; [gate]
+    found_min_score, found_min_terms, #15)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:bc191be91972ed8a6cb5bc36e03bfdc013220756c188fceec143f0eb42d48463"
+        "sha256:f2bb1a7189f5a6bdd8c11c48cff8299dbe33a8db567dcac8b1217ce333c344bd"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint

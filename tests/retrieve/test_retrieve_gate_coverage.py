@@ -9,7 +9,7 @@ from retrieve_helpers import row
 from citebound.contracts import ReasonCode
 from citebound.policy import GatePolicy, load_policy
 from citebound.retrieve.gate import apply_gate
-from citebound.text.terms import coverage, key_terms, terms, top_coverage
+from citebound.text.terms import coverage, key_terms, names, terms, top_coverage
 
 GATE = GatePolicy(
     min_score=0.76,
@@ -84,9 +84,9 @@ def test_covered_min_score_above_min_score_is_rejected() -> None:
 
 def test_top_coverage_reads_the_highest_similarity_row() -> None:
     rows = [row(0, 0.7, "Nothing relevant."), row(1, 0.9, "Rollo ruled Normandy.")]
-    assert top_coverage("Who ruled Normandy?", rows) == (1.0, 2)
-    assert top_coverage("Who ruled Normandy?", rows[:1]) == (0.0, 2)
-    assert top_coverage("", rows) == (None, 0) == top_coverage("Who ruled Normandy?", [])
+    assert top_coverage("Who ruled Normandy?", rows) == (1.0, 2, 0)
+    assert top_coverage("Who ruled Normandy?", rows[:1]) == (0.0, 2, 1)  # Normandy: no row
+    assert top_coverage("", rows) == (None, 0, 0) == top_coverage("Who ruled Normandy?", [])
 
 
 def test_strict_v1_states_the_fitted_coverage_gate_and_keeps_seed_001s_076() -> None:
@@ -95,5 +95,73 @@ def test_strict_v1_states_the_fitted_coverage_gate_and_keeps_seed_001s_076() -> 
     gate = p.gate
     assert (gate.min_coverage, gate.covered_min_score, gate.covered_share) == (0.25, 0.55, 0.6)
     assert gate.covered_min_terms == 3
+    assert (gate.found_min_score, gate.found_min_terms) == (0.7, 2)
     # Rows of a covered pass must survive the per-row floor.
     assert p.min_similarity_floor <= p.gate.lowest_score(p.gate.min_score)
+
+
+def test_names_are_the_capitalised_or_numbered_words_after_the_first() -> None:
+    assert names("When was the Maastricht treaty signed in 1992?") == {"maastricht", "1992"}
+    assert names("Who conquered the Canary Islands in the 14th century?") == {
+        "canary",
+        "island",
+        "14th",
+    }
+    assert names("What cars had V8 engines?") == {"v8"}
+    assert names("Normandy is where?") == frozenset()  # the first word is capitalised anyway
+    assert names("How do I run the GDS without a UI?") == {"gds", "ui"}
+    # Title case or capitals mark no word as a name by its capital; a number still counts.
+    assert names("What Is The Torque Of The HP-220?") == {"220"}
+    assert names("WHAT IS THE TORQUE?") == frozenset()
+    assert names("What is it?") == frozenset()
+
+
+def test_top_coverage_counts_names_no_ranked_row_holds() -> None:
+    rows = [
+        row(0, 0.9, "The Treaty of Rome was signed in 1957."),
+        row(1, 0.7, "Maastricht is a city in the Netherlands."),
+    ]
+    # Both names are in some row (not the best one): none is missing.
+    assert top_coverage("When was the Maastricht treaty signed in 1957?", rows)[2] == 0
+    assert top_coverage("When was the Lisbon treaty signed in 2007?", rows)[2] == 2
+    # A number is the same name with or without thousands separators.
+    engines = [row(0, 0.8, "By 1900, engines of 10,000 horsepower were available.")]
+    assert top_coverage("As of what year were 10000 horsepower engines available?", engines)[2] == 0
+    assert top_coverage("Were 10,000 horsepower engines built?", engines)[2] == 0
+
+
+NAMED = GATE.model_copy(update={"found_min_score": 0.70, "found_min_terms": 2})
+
+
+@pytest.mark.parametrize(
+    ("top", "cover", "n_terms", "unfound", "reason"),
+    [
+        (0.72, 0.4, 5, 0, None),  # 2 of 5 key terms in the best row, every name found
+        (0.72, 0.2, 5, 0, ReasonCode.GATE_BELOW_MIN_SCORE),  # 1 key term: not enough
+        (0.72, 0.4, 5, 1, ReasonCode.GATE_BELOW_MIN_SCORE),  # a name in no row: no found pass
+        (0.69, 0.4, 5, 0, ReasonCode.GATE_BELOW_MIN_SCORE),  # below found_min_score
+        (0.70, 0.4, 5, 0, None),  # inclusive
+        (0.80, 0.4, 5, 1, None),  # above min_score a missing name does not matter
+        (0.60, 0.6, 5, 1, None),  # nor on the covered pass
+        (0.72, 0.2, 5, 1, ReasonCode.GATE_BELOW_MIN_SCORE),
+    ],
+)
+def test_the_found_pass_needs_every_name_and_two_key_terms(
+    top: float, cover: float, n_terms: int, unfound: int, reason: ReasonCode | None
+) -> None:
+    trace = apply_gate([top], NAMED, cover, n_terms, unfound)
+    assert trace.reason_code == (reason.value if reason else None)
+    assert trace.passed is (reason is None)
+    assert trace.names_unfound == unfound
+    # Without found_min_score the names change nothing.
+    assert GATE.refusal(top, cover, 0.76, n_terms, unfound) == GATE.refusal(
+        top, cover, 0.76, n_terms
+    )
+
+
+def test_found_min_score_above_min_score_is_rejected_and_lowers_the_lowest_score() -> None:
+    with pytest.raises(ValidationError, match="found_min_score"):
+        GatePolicy(min_score=0.5, min_chunks=1, found_min_score=0.6)
+    only_found = GatePolicy(min_score=0.76, min_chunks=1, found_min_score=0.7)
+    assert only_found.lowest_score(0.76) == 0.7
+    assert NAMED.lowest_score(0.76) == 0.55

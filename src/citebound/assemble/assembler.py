@@ -182,7 +182,7 @@ def assemble(
     tok = get_tokenizer(policy.tokenizer)
     gate = bundle.gate
     measured = (
-        (gate.coverage, gate.key_terms or 0)
+        (gate.coverage, gate.key_terms or 0, gate.names_unfound or 0)
         if gate is not None and gate.coverage is not None
         else None
     )

@@ -147,13 +147,14 @@ def select(
     policy: Policy,
     tok: Tokenizer,
     question: str | None = None,
-    measured: tuple[float | None, int] | None = None,
+    measured: tuple[float | None, int, int] | None = None,
 ) -> Selection:
     """Select evidence rows deterministically; see the module docstring for the order.
 
-    The best row's coverage of the question's key terms (`measured` by the retrieval gate,
-    else computed from `question` over the top admissible row) lets a top similarity from
-    `gate.covered_min_score` pass, as the gate does.
+    The best row's coverage of the question's key terms and the question's names no row holds
+    (`measured` by the retrieval gate, else computed from `question` over the admissible rows)
+    let a top similarity from `gate.covered_min_score` / `gate.found_min_score` pass, as the
+    gate does.
     """
     ordered = sorted(rows, key=lambda r: (r.rank, r.chunk_id))
     sel = Selection()
@@ -166,10 +167,10 @@ def select(
             admissible.append(row)
     if admissible:
         sel.top_similarity = max(r.similarity for r in admissible)
-        coverage, n_terms = measured or top_coverage(question, admissible)
+        coverage, n_terms, unfound = measured or top_coverage(question, admissible)
         gate = policy.gate
         if not gate.similarity_suffices(
-            sel.top_similarity, coverage, policy.min_top_similarity, n_terms
+            sel.top_similarity, coverage, policy.min_top_similarity, n_terms, unfound
         ):
             sel.gate_failed = True
             detail = (

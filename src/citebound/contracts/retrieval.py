@@ -80,6 +80,11 @@ class GateTrace(Contract):
     key_terms: int | None = Field(
         default=None, description="How many key terms the question has (None: not measured)."
     )
+    names_unfound: int | None = Field(
+        default=None,
+        description="How many of the question's names and numbers no ranked row holds "
+        "(None: not measured).",
+    )
 
 
 class RetrievalRow(Contract):

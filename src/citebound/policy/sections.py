@@ -57,20 +57,37 @@ class GatePolicy(Contract):
         description="covered_min_score applies only to questions with at least this many key "
         "terms (two words such as 'litres' and 'hold' are found too easily).",
     )
+    found_min_score: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="A top similarity below min_score still passes from this value when the best "
+        "row holds `found_min_terms` key terms and every name or number of the question "
+        "(`text.terms.names`) is in a ranked row; None turns it off.",
+    )
+    found_min_terms: int = Field(default=2, ge=1, description="Key terms for found_min_score.")
 
     @model_validator(mode="after")
     def _covered_below_min(self) -> GatePolicy:
         if self.covered_min_score is not None and self.covered_min_score > self.min_score:
             raise ValueError("covered_min_score must not exceed min_score")
+        if self.found_min_score is not None and self.found_min_score > self.min_score:
+            raise ValueError("found_min_score must not exceed min_score")
         return self
 
     def similarity_suffices(
-        self, top: float, coverage: float | None, min_score: float, key_terms: int = 0
+        self,
+        top: float,
+        coverage: float | None,
+        min_score: float,
+        key_terms: int = 0,
+        names_unfound: int = 0,
     ) -> bool:
         """`top` reaches `min_score` (the similarity that suffices alone: the gate's
         `min_score`, or the assembly's `min_top_similarity`), or `covered_min_score` when the
-        best row holds `covered_share` of at least `covered_min_terms` key terms. Both stages
-        apply this rule."""
+        best row holds `covered_share` of at least `covered_min_terms` key terms, or
+        `found_min_score` when it holds `found_min_terms` key terms and no name of the question
+        is missing from the rows. Both stages apply this rule."""
         if top >= min_score:
             return True
         covered = (
@@ -79,20 +96,33 @@ class GatePolicy(Contract):
             and key_terms >= self.covered_min_terms
         )
         low = self.covered_min_score
-        return covered and low is not None and top >= low
+        if covered and low is not None and top >= low:
+            return True
+        held = 0 if coverage is None else round(coverage * key_terms)  # key terms in the row
+        found = self.found_min_score
+        named = not names_unfound and held >= self.found_min_terms
+        return found is not None and top >= found and named
 
     def refusal(
-        self, top: float | None, coverage: float | None, min_score: float, key_terms: int = 0
+        self,
+        top: float | None,
+        coverage: float | None,
+        min_score: float,
+        key_terms: int = 0,
+        names_unfound: int = 0,
     ) -> str | None:
         """Why a top similarity `top` with best-row `coverage` of the question's `key_terms`
-        is insufficient, or None (`similarity_suffices`, then the `min_coverage` floor).
+        (`names_unfound` of its names in no ranked row) is insufficient, or None
+        (`similarity_suffices`, then the `min_coverage` floor).
 
         >>> g = GatePolicy(min_score=0.76, min_chunks=1, min_coverage=0.25,
         ...                covered_min_score=0.55, covered_share=0.6)
         >>> [g.refusal(*x, 0.76, 3) for x in [(0.8, 0.5), (0.8, 0.2), (0.6, 0.6), (0.6, 0.5)]]
         [None, 'GATE_LOW_COVERAGE', None, 'GATE_BELOW_MIN_SCORE']
         """
-        if top is None or not self.similarity_suffices(top, coverage, min_score, key_terms):
+        if top is None or not self.similarity_suffices(
+            top, coverage, min_score, key_terms, names_unfound
+        ):
             return "GATE_BELOW_MIN_SCORE"
         if coverage is not None and coverage < self.min_coverage:
             return "GATE_LOW_COVERAGE"
@@ -100,7 +130,8 @@ class GatePolicy(Contract):
 
     def lowest_score(self, min_score: float) -> float:
         """The lowest top similarity that can pass (with enough coverage)."""
-        return min_score if self.covered_min_score is None else self.covered_min_score
+        passes = (self.covered_min_score, self.found_min_score)
+        return min([min_score, *(s for s in passes if s is not None)])
 
 
 class RetrievalPolicy(Contract):

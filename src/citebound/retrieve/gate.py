@@ -9,6 +9,10 @@ question's key terms it holds, `citebound.text.terms.coverage`): below `gate.min
 question is refused whatever the similarity (GATE_LOW_COVERAGE: "Who painted the Mona Lisa?"
 against a paint manual), and at `gate.covered_share` or more a top similarity from
 `gate.covered_min_score` suffices (a question that reads well only next to its paragraph).
+With every name and number of the question found in the ranked rows (`text.terms.names`:
+"Who conquered the Canary Islands in the 14th century?" against articles that never say
+"Canary" has one missing) and `gate.found_min_terms` key terms in the best row, a top
+similarity from `gate.found_min_score` suffices.
 `GatePolicy.refusal` holds the rule; assembly applies the same one (assemble/selection.py).
 """
 
@@ -26,11 +30,13 @@ def apply_gate(
     gate: GatePolicy,
     coverage: float | None = None,
     key_terms: int = 0,
+    names_unfound: int = 0,
 ) -> GateTrace:
     """Decide on the ranked rows' similarities (and the top row's coverage of the question's
-    `key_terms`, when measured); the trace records the numbers behind it."""
+    `key_terms`, and how many of its names no row holds, when measured); the trace records
+    the numbers behind it."""
     top = max(similarities) if similarities else None
-    reason = gate.refusal(top, coverage, gate.min_score, key_terms)
+    reason = gate.refusal(top, coverage, gate.min_score, key_terms, names_unfound)
     # The rows that count toward min_chunks: those at or above the lowest passing similarity.
     bar = (
         gate.min_score
@@ -50,4 +56,5 @@ def apply_gate(
         chunks_above_min_score=above,
         coverage=coverage,
         key_terms=key_terms if coverage is not None else None,
+        names_unfound=names_unfound if coverage is not None else None,
     )

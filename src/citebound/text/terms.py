@@ -5,7 +5,9 @@ suffix stripper (plural, -ed/-ing, final e: "classified" ~ "classifying"), so th
 answerer and the support check see the same words.
 
 `coverage` is the share of a question's content terms that a text holds: the retrieval gate's
-second signal next to the calibrated similarity (docs/answers.md "The gate").
+second signal next to the calibrated similarity (docs/answers.md "The gate"). `names` are the
+key terms the question writes as a name or a number ("Maastricht", "CJEU", "V8", "1974"): the
+gate's found pass needs each of them in a ranked row.
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Protocol
 
+# THOUSANDS: "10,000" and "10000" are one number to the names check, as to the validator.
 # The validator's suffix stripper (plural, -ed/-ing, final e): "classified" ~ "classifying",
 # "ruled" ~ "rules", so a question and the sentence that answers it match as the support check
 # will see them (SQuAD tune split: answerer refusals 10 -> 8 of 293).
+from citebound.validate.checks import THOUSANDS
 from citebound.validate.checks import stem as stem
 
 # Words that say what kind of question it is, not what it is about.
@@ -64,6 +68,26 @@ def coverage(question: str, text: str) -> float | None:
     return len(asked & terms(text)) / len(asked)
 
 
+def names(question: str) -> frozenset[str]:
+    """Key terms of the words the question capitalises (after its first word) or writes with a
+    digit: what it is specifically about. A question in title case or capitals marks only its
+    numbers.
+
+    >>> sorted(names("When was the Maastricht treaty signed in 1992?"))
+    ['1992', 'maastricht']
+    >>> names("What Is The Treaty?")
+    frozenset()
+    >>> sorted(names("Were 10,000 horsepower engines built?"))
+    ['10000']
+    """
+    words = _WORD.findall(THOUSANDS.sub("", question))[1:]  # "10,000" is one number
+    capital = [w for w in words if w[0].isupper()]
+    if 2 * len(capital) > len(words):  # "What Is The Treaty?": capitals mark no names here
+        capital = []
+    marked = {w for w in words if any(c.isdigit() for c in w)}.union(capital)
+    return frozenset(t for w in marked for t in terms(w) if len(t) > 1 or t.isdigit())
+
+
 class _Row(Protocol):
     @property
     def similarity(self) -> float: ...
@@ -94,15 +118,19 @@ def row_text(row: _Row) -> str:
     return "\n".join((src.document, *src.heading_path, row.chunk_text))
 
 
-def top_coverage(question: str | None, rows: Sequence[_Row]) -> tuple[float | None, int]:
-    """`coverage` of the highest-similarity row (the first in rank order among equals; its
-    `row_text`, so headings count), and
-    how many key terms the question has: what the retrieval gate and assembly's
-    top-similarity check both weigh."""
+def top_coverage(question: str | None, rows: Sequence[_Row]) -> tuple[float | None, int, int]:
+    """What the retrieval gate and assembly's top-similarity check both weigh: `coverage` of
+    the highest-similarity row (the first in rank order among equals; its `row_text`, so
+    headings count), how many key terms the question has, and how many of its `names` no row
+    holds (a name the collection does not use: "Who conquered the Canary Islands?" against
+    articles that never say "Canary")."""
     if not question or not rows:
-        return None, 0
+        return None, 0, 0
     asked = key_terms(question)
     if not asked:
-        return None, 0
+        return None, 0, 0
     best = min(rows, key=lambda r: (-r.similarity, r.rank, r.chunk_id))
-    return len(asked & terms(row_text(best))) / len(asked), len(asked)
+    marked = names(question)
+    if marked:
+        marked = marked.difference(*(terms(THOUSANDS.sub("", row_text(r))) for r in rows))
+    return len(asked & terms(row_text(best))) / len(asked), len(asked), len(marked)
