@@ -121,3 +121,23 @@ def test_the_lease_is_released_at_the_end(tmp_path: Path) -> None:
         pass
     with run_lock(staging):
         pass
+
+
+def test_a_lease_left_unrenewed_past_its_expiry_is_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Renewals that keep failing (the store unreachable from this driver) let the lease
+    expire: another driver may take it over, so the next commit must be refused even though
+    this driver never saw the other's lease."""
+    staging = Staging(table_location(tmp_path), "unrenewed")
+    with run_lock(staging, lease=True, lease_seconds=0.3) as lock:
+        lock.check()
+
+        def unreachable(name: str, data: dict[str, Any]) -> None:
+            raise OSError("store unreachable")
+
+        monkeypatch.setattr(staging, "write_object", unreachable)
+        time.sleep(0.6)  # twice the lease: expired, never renewed
+        with pytest.raises(RunLocked, match="expired"):
+            lock.check()
+        monkeypatch.undo()
