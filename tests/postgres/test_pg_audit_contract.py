@@ -337,3 +337,41 @@ def test_negative_zero_keeps_its_sign_in_jsonb(pg_url: str) -> None:
             assert back.evidence[1].similarity_score == -0.05
             assert back.evidence[0].knowledge_id == "kb:-0.0,"
             assert back.hash_ok() and canonical_json(back) == canonical_json(r)
+
+
+def test_a_replica_waits_for_another_replicas_long_migration(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Migration 9 rewrites the whole audit table, which takes minutes on a large one, past
+    the statement timeout. A replica starting meanwhile waits on the migration lock; that wait
+    was cancelled by its statement timeout and the replica failed to start ("cannot reach the
+    audit database"). Here the statement timeout is made short and the lock held past it."""
+    import hashlib
+    import threading
+
+    import psycopg
+
+    import citebound.store.pg_connect as pg_connect
+
+    monkeypatch.setattr(pg_connect, "STATEMENT_TIMEOUT_MS", 200)
+    key = int.from_bytes(
+        hashlib.sha256(b"citebound-audit-migrations").digest()[:8], "big", signed=True
+    )
+    held, release = threading.Event(), threading.Event()
+
+    def long_migration() -> None:
+        with psycopg.connect(pg_url) as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (key,))
+            held.set()
+            release.wait(30)
+
+    other = threading.Thread(target=long_migration)
+    other.start()
+    try:
+        assert held.wait(30)
+        threading.Timer(1.0, release.set).start()  # five statement timeouts later
+        with PostgresAuditSink(pg_url) as sink:
+            assert sink.schema_version() == 9
+    finally:
+        release.set()
+        other.join()
