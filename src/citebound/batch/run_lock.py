@@ -18,8 +18,9 @@ anything of the run until they return, and a second driver fails closed at once 
   compare-and-swap through delta-rs' store, so the writer reads its lease back after writing it;
   two drivers starting within the same moment could still both pass, which is why the local
   lock is the OS lock. The heartbeat also reads the lease back: a driver whose lease was taken
-  over stops before its next commit (`RunLock.check`), and so does one whose renewals failed
-  until its lease expired (another driver may have taken it over unseen).
+  over stops before its next commit (`RunLock.check`, also run before each group of a large
+  commit), and so does one whose renewals failed until its lease expired (another driver may
+  have taken it over unseen).
 """
 
 from __future__ import annotations
