@@ -121,3 +121,66 @@ def test_the_lease_is_released_at_the_end(tmp_path: Path) -> None:
         pass
     with run_lock(staging):
         pass
+
+
+def test_a_lease_left_unrenewed_past_its_expiry_is_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Renewals that keep failing (the store unreachable from this driver) let the lease
+    expire: another driver may take it over, so the next commit must be refused even though
+    this driver never saw the other's lease."""
+    staging = Staging(table_location(tmp_path), "unrenewed")
+    with run_lock(staging, lease=True, lease_seconds=0.3) as lock:
+        lock.check()
+
+        def unreachable(name: str, data: dict[str, Any]) -> None:
+            raise OSError("store unreachable")
+
+        monkeypatch.setattr(staging, "write_object", unreachable)
+        time.sleep(0.6)  # twice the lease: expired, never renewed
+        with pytest.raises(RunLocked, match="expired"):
+            lock.check()
+        monkeypatch.undo()
+
+
+def test_a_commit_stops_at_the_next_group_once_the_lock_is_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large run commits in groups (COMMIT_ROWS), one Delta commit each, and can take long
+    enough for its lease to be lost meanwhile; Delta appends are blind, so a driver that went
+    on would write the records its successor writes too. The commit checks the lock before
+    each group and stops, leaving the rest staged for the driver that holds the run now."""
+    sys.path.insert(0, str(Path(__file__).parents[1] / "audit"))
+    from audit_samples import record_for
+
+    from citebound.audit.delta import DeltaAuditSink
+    from citebound.batch import commit
+    from citebound.batch.staging import slice_key
+    from citebound.contracts.public import PublicResponse
+
+    out = table_location(tmp_path)
+    staging = Staging(out, "big")
+    key = slice_key("big", "a")
+    for rid in ("a", "b", "c"):  # three staged files, one group each below
+        response = PublicResponse.model_validate(
+            {"request_id": rid, "status": "NO_EVIDENCE", "answer": "Not in the documents.",
+             "token_usage": {"prompt": 0, "completion": 0, "total": 0}, "latency_ms": 1.0}
+        )  # fmt: skip
+        record = record_for("refusal", request_id=rid, run_id="big")
+        staging.write_part(key, [(rid, response.model_dump_json(), record.model_dump_json())])
+    audit_at, answers_at = out.child("audit"), out.child("answers")
+    DeltaAuditSink(audit_at)
+    monkeypatch.setattr(commit, "COMMIT_ROWS", 1)
+    checks: list[int] = []
+
+    def check() -> None:
+        checks.append(1)
+        if len(checks) > 1:  # the lease was taken over while the first group was written
+            raise RunLocked("BATCH_RUN_LOCKED: lost")
+
+    with pytest.raises(RunLocked):
+        commit.commit_staged(staging, {"a", "b", "c"}, audit_at, answers_at, check=check)
+    assert len(commit.run_request_ids(audit_at, "big")) == 1  # the first group only
+    assert len(staging.part_files()) == 2  # left for the driver that holds the run now
+    done = commit.commit_staged(staging, {"a", "b", "c"}, audit_at, answers_at)
+    assert done.audit_appended == 2 and len(DeltaAuditSink(audit_at).records()) == 3

@@ -15,6 +15,7 @@ from audit_samples import record_for, with_conversation
 from audit_sink_contract import AuditSinkContract
 
 from citebound.audit import FeedbackRecord, utc_now
+from citebound.audit.columns import COLUMN_NAMES
 from citebound.audit.postgres import AUDIT_ROLE, PostgresAuditSink
 from citebound.contracts.base import canonical_json
 from citebound.errors import AuditError
@@ -282,3 +283,95 @@ def test_a_version_8_database_gets_jsonb_columns_and_its_rows_still_verify(pg_ur
         new = record_for("ok", request_id="new")
         sink.append(new)
         assert sink.find("new") == [new] and sink.count() == 4
+
+
+def _negative_zero_record(request_id: str) -> Any:
+    """A record holding -0.0 (a rounded tiny negative score) in a jsonb column and a real
+    column, next to a text that spells -0.0 and a -0.05 that must stay a number."""
+    base = record_for("ok", request_id=request_id)
+    evidence = [
+        e.model_copy(
+            update={
+                "similarity_score": -0.0 if i == 0 else -0.05,
+                "knowledge_id": "kb:-0.0," if i == 0 else e.knowledge_id,
+            }
+        )
+        for i, e in enumerate(base.evidence)
+    ]
+    odd = base.model_copy(update={"evidence": evidence, "min_support": -0.0})
+    return odd.model_copy(update={"record_hash": odd.compute_hash()})
+
+
+def test_negative_zero_keeps_its_sign_in_jsonb(pg_url: str) -> None:
+    """jsonb stores numbers as numeric, which has no -0: a -0.0 appended (or converted by
+    migration 9) came back as 0.0 and the honest record failed its hash check."""
+    import json
+    import math
+
+    import psycopg
+
+    from citebound.audit.columns import to_row
+    from citebound.audit.postgres import AUDIT_MIGRATIONS, AUDIT_MIGRATIONS_TABLE
+    from citebound.store.pg_connect import migrate_url
+
+    migrate_url(
+        pg_url,
+        what="audit",
+        table=AUDIT_MIGRATIONS_TABLE,
+        lock_key="citebound-audit-migrations",
+        migrations=AUDIT_MIGRATIONS[:8],
+    )
+    old = _negative_zero_record("old")
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # written before migration 9
+        conn.execute(
+            f"INSERT INTO audit_records ({', '.join(COLUMN_NAMES)}) SELECT "
+            f"{', '.join(COLUMN_NAMES)} FROM json_populate_record(NULL::audit_records, %s::json)",
+            (json.dumps(to_row(old, lists_as_json=True)),),
+        )
+    new = _negative_zero_record("new")
+    with PostgresAuditSink(pg_url) as sink:
+        sink.append(new)
+        for r in (old, new):
+            (back,) = sink.find(r.request_id)
+            assert math.copysign(1.0, back.evidence[0].similarity_score) == -1.0
+            assert back.evidence[1].similarity_score == -0.05
+            assert back.evidence[0].knowledge_id == "kb:-0.0,"
+            assert back.hash_ok() and canonical_json(back) == canonical_json(r)
+
+
+def test_a_replica_waits_for_another_replicas_long_migration(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Migration 9 rewrites the whole audit table, which takes minutes on a large one, past
+    the statement timeout. A replica starting meanwhile waits on the migration lock; that wait
+    was cancelled by its statement timeout and the replica failed to start ("cannot reach the
+    audit database"). Here the statement timeout is made short and the lock held past it."""
+    import hashlib
+    import threading
+
+    import psycopg
+
+    import citebound.store.pg_connect as pg_connect
+
+    monkeypatch.setattr(pg_connect, "STATEMENT_TIMEOUT_MS", 200)
+    key = int.from_bytes(
+        hashlib.sha256(b"citebound-audit-migrations").digest()[:8], "big", signed=True
+    )
+    held, release = threading.Event(), threading.Event()
+
+    def long_migration() -> None:
+        with psycopg.connect(pg_url) as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (key,))
+            held.set()
+            release.wait(30)
+
+    other = threading.Thread(target=long_migration)
+    other.start()
+    try:
+        assert held.wait(30)
+        threading.Timer(1.0, release.set).start()  # five statement timeouts later
+        with PostgresAuditSink(pg_url) as sink:
+            assert sink.schema_version() == 9
+    finally:
+        release.set()
+        other.join()

@@ -108,17 +108,26 @@ def _real_word(value: float) -> str:
     return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
 
 
-def json_safe(value: Any) -> Any:
+# jsonb stores numbers as PostgreSQL numeric, which has no negative zero: a -0.0 (a rounded
+# tiny negative score) would read back as 0.0 and its record fail its hash. In jsonb data it
+# is written as this string, which the contract's float fields read back as -0.0.
+NEGATIVE_ZERO = "-0.0"
+
+
+def json_safe(value: Any, *, negative_zero: bool = False) -> Any:
     """`value` (JSON-mode data of a contract) with every non-finite float written as its word
     (`REAL_WORDS`), so strict JSON parsers (JavaScript's, PostgreSQL's jsonb) take it. Only
     number fields of the audit contracts can hold such a float, so the string is unambiguous:
-    validating with the contract turns it back into the float (docs/audit.md)."""
+    validating with the contract turns it back into the float (docs/audit.md).
+    `negative_zero` (jsonb) also writes -0.0 as the string `NEGATIVE_ZERO`."""
     if isinstance(value, float) and not math.isfinite(value):
         return _real_word(value)
+    if negative_zero and isinstance(value, float) and value == 0.0 and math.copysign(1, value) < 0:
+        return NEGATIVE_ZERO
     if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
+        return {k: json_safe(v, negative_zero=negative_zero) for k, v in value.items()}
     if isinstance(value, list):
-        return [json_safe(v) for v in value]
+        return [json_safe(v, negative_zero=negative_zero) for v in value]
     return value
 
 
@@ -144,7 +153,7 @@ def to_row(
     for col in COLUMNS:
         value = data[col.name]
         if nested_json and (col.kind == "json" or col.kind == "text_list"):
-            value = json_safe(value)
+            value = json_safe(value, negative_zero=True)
         elif col.kind == "json" or (
             col.kind == "text_list" and lists_as_json and value is not None
         ):

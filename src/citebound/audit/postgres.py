@@ -69,7 +69,9 @@ END $$"""
 # written before are converted in place; their canonical text may hold the bare tokens NaN,
 # Infinity, -Infinity, which jsonb refuses, so those (outside JSON strings only: the text is
 # cut into string literals and the rest) become the strings "NaN", ... as `json_safe` writes
-# them, and read back as the same floats. A row keeps its values, so its hash still verifies.
+# them, and read back as the same floats. So does -0.0, which jsonb's numeric would turn into
+# 0 (`columns.NEGATIVE_ZERO`; Python writes it only as `-0.0`, and `-0.05` is left alone). A
+# row keeps its values, so its hash still verifies.
 JSONB_COLUMNS = tuple(c.name for c in COLUMNS if c.kind in ("json", "text_list"))
 _TEXT_TO_JSONB = r"""CREATE FUNCTION citebound_audit_jsonb(t text) RETURNS jsonb
 LANGUAGE plpgsql IMMUTABLE AS $$
@@ -81,14 +83,18 @@ BEGIN
     IF t IS NULL THEN
         RETURN NULL;
     END IF;
-    BEGIN
-        RETURN t::jsonb;
-    EXCEPTION WHEN invalid_text_representation THEN
-        NULL;  -- a bare non-finite token: rewritten below, outside string literals only
-    END;
+    IF position('-0.0' in t) = 0 THEN  -- no negative zero to keep: the plain cast if valid
+        BEGIN
+            RETURN t::jsonb;
+        EXCEPTION WHEN invalid_text_representation THEN
+            NULL;  -- a bare non-finite token: rewritten below, outside string literals only
+        END;
+    END IF;
     SELECT string_agg(
         CASE WHEN left(p.m[1], 1) = '"' THEN p.m[1]
-             ELSE regexp_replace(p.m[1], '(-?Infinity|NaN)', '"\1"', 'g') END,
+             ELSE regexp_replace(
+                 regexp_replace(p.m[1], '(-?Infinity|NaN)', '"\1"', 'g'),
+                 '-0\.0(?![0-9eE])', '"-0.0"', 'g') END,
         '' ORDER BY p.n)
     INTO safe
     FROM regexp_matches(t, pieces, 'g') WITH ORDINALITY AS p(m, n);

@@ -195,7 +195,7 @@ def answer_batch(
         _start_or_resume(staging, run_manifest(questions, config, run), audit_at, answers_at)
         expected = {rid for rid, _ in questions}
         lock.check()
-        resumed = commit_staged(staging, expected, audit_at, answers_at)
+        resumed = commit_staged(staging, expected, audit_at, answers_at, check=lock.check)
         audited = run_request_ids(audit_at, run)
         todo = [q for q in questions if q[0] not in audited]
         job_started = time.perf_counter()
@@ -221,7 +221,7 @@ def answer_batch(
                 raise AuditError(f"{len(wanted - seen)} questions came back without an answer")
         commit_started = time.perf_counter()
         lock.check()
-        now = commit_staged(staging, expected, audit_at, answers_at)
+        now = commit_staged(staging, expected, audit_at, answers_at, check=lock.check)
         audited = run_request_ids(audit_at, run)
         answered = run_request_ids(answers_at, run)
         if audited != expected or answered != expected:

@@ -13,6 +13,7 @@ the first in file-name order, so the choice does not depend on timing; the count
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,8 +58,13 @@ def commit_staged(
     expected: set[str],
     audit_at: TableLocation,
     answers_at: TableLocation,
+    *,
+    check: Callable[[], None] | None = None,
 ) -> CommitResult:
-    """Append every staged row not yet in the tables; delete the staged files afterwards."""
+    """Append every staged row not yet in the tables; delete the staged files afterwards.
+    `check` (the driver's `RunLock.check`) runs before each group's Delta commits: a large
+    commit outlasting the driver's lock stops at the next group instead of appending, blind,
+    what the driver now holding the run appends too."""
     names = staging.part_files()
     result = CommitResult(files=len(names))
     if not names:
@@ -72,6 +78,8 @@ def commit_staged(
     answers: list[dict[str, Any]] = []
 
     def flush() -> None:
+        if check is not None and (records or answers):
+            check()
         _append(audit_at, answers_at, records, answers, staging.run_id)
         result.audit_appended += len(records)
         result.answers_appended += len(answers)

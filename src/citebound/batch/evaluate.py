@@ -235,7 +235,8 @@ def eval_batch(
     with run_lock(staging) as lock:  # one driver per run id (batch/run_lock.py)
         expected = {rid for rid, _ in questions}
         lock.check()
-        commit_staged(staging, expected, audit_at, answers_at)  # what an attempt that died staged
+        # What an attempt that died staged.
+        commit_staged(staging, expected, audit_at, answers_at, check=lock.check)
         known = known_results(audit_at, answers_at, run)
         n = max(1, min(partitions or spark.sparkContext.defaultParallelism, len(questions)))
         frame = spark.createDataFrame(
@@ -250,7 +251,7 @@ def eval_batch(
         if len(rows) != len(questions):
             raise ConfigError(f"{len(questions) - len(rows)} questions came back without a result")
         lock.check()
-        commit_staged(staging, expected, audit_at, answers_at)
+        commit_staged(staging, expected, audit_at, answers_at, check=lock.check)
         audited = run_request_ids(audit_at, run)
         if audited != expected:
             raise AuditError(

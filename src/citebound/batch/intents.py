@@ -5,14 +5,16 @@ The standard: every request that reached a model is audited exactly once. A `bat
 returns (`worker.RowStager`), but a job that dies while a call is in flight used to leave that
 call without any record, and the resumed run asked the model again.
 
-So the executors' provider is wrapped in a `CallJournal`: before a request's first call (and
-before each call with new prompt bytes, a regeneration) it writes an *intent* to the run's
-staging area (`OUT/_staging/<run>/calls/<hash>.json`: request id, prompt sha256s, provider,
-model, time), and only then sends. When the row is staged the intent is cleared. An intent
-still there when a task (a resumed run, or Spark's retry of the task) reaches its request
-means the call was sent, or about to be, and its answer was lost: the request is not asked
-again; it is staged with an audit record of status FAILED, `llm_failure_reason`
-LLM_INTERRUPTED and one `model_calls` entry per journaled prompt (stage `interrupted`).
+So the executors' provider is wrapped in a `CallJournal`: before each call of a request (its
+first, a regeneration's new prompt bytes, and a transient retry of the same bytes, which the
+model may receive twice) it writes an *intent* to the run's staging area
+(`OUT/_staging/<run>/calls/<hash>.json`: request id, prompt sha256s and the calls sent with
+each, provider, model, time), and only then sends. When the row is staged the intent is
+cleared. An intent still there when a task (a resumed run, or Spark's retry of the task)
+reaches its request means the call was sent, or about to be, and its answer was lost: the
+request is not asked again; it is staged with an audit record of status FAILED,
+`llm_failure_reason` LLM_INTERRUPTED and one `model_calls` entry per journaled prompt (stage
+`interrupted`, its `attempts` the calls journaled with those bytes).
 The intent is written before the call, so a crash between the write and the send records a
 call that may never have left: the record says "sent or about to be", never less.
 
@@ -51,7 +53,8 @@ class CallJournal:
         self.inner = inner
         self.staging: Staging | None = None
         self.run_id: str | None = None
-        self._prompts: dict[str, list[str]] = {}  # request id -> prompt sha256s journaled
+        # request id -> prompt sha256 -> calls journaled with those bytes (in first-sent order)
+        self._prompts: dict[str, dict[str, int]] = {}
 
     @property
     def name(self) -> str:
@@ -73,19 +76,22 @@ class CallJournal:
 
     def complete(self, request: ProviderRequest) -> ProviderReply:
         if self.staging is not None:
-            seen = self._prompts.setdefault(request.request_id, [])
-            if request.prompt_sha256 not in seen:  # retries of the same bytes: journaled
-                seen.append(request.prompt_sha256)
-                self._journal(request.request_id, seen)
+            # Every call, retries of the same bytes included (the model may have received the
+            # attempt that timed out): counted only once the journal holds it.
+            sent = dict(self._prompts.get(request.request_id, {}))
+            sent[request.prompt_sha256] = sent.get(request.prompt_sha256, 0) + 1
+            self._journal(request.request_id, sent)
+            self._prompts[request.request_id] = sent
         return self.inner.complete(request)
 
-    def _journal(self, request_id: str, prompts: list[str]) -> None:
+    def _journal(self, request_id: str, prompts: dict[str, int]) -> None:
         from citebound.audit import utc_now
 
         assert self.staging is not None
         intent = {
             "run_id": self.run_id,
             "prompt_sha256": list(prompts),
+            "attempts": list(prompts.values()),
             "provider": self.inner.name,
             "model_name": self.inner.model,
             "sent_utc": utc_now(),
@@ -126,6 +132,13 @@ def interrupted_row(
     provider = str(intent.get("provider") or "")
     model = str(intent.get("model_name") or "")
     prompts = [str(p) for p in intent.get("prompt_sha256") or []]
+    counts = intent.get("attempts")
+    if not (
+        isinstance(counts, list)
+        and len(counts) == len(prompts)
+        and all(isinstance(n, int) and n >= 1 for n in counts)
+    ):
+        counts = [1] * len(prompts)  # an intent without counts: one call per prompt
     calls = [
         ModelCallRecord(
             stage=INTERRUPTED_STAGE,
@@ -134,10 +147,10 @@ def interrupted_row(
             model_name=model,
             generation_status=GenerationStatus.FAILED,
             failure_reason=ReasonCode.LLM_INTERRUPTED.value,
-            attempts=1,
+            attempts=n,
             llm_latency_ms=0.0,
         )
-        for sha in prompts
+        for sha, n in zip(prompts, counts, strict=True)
     ]
     failed = ReasonCode.GENERATION_FAILED.value
     response = PublicResponse(
@@ -164,7 +177,7 @@ def interrupted_row(
         model_calls=calls,
         policy_version=policy.policy_version,
         policy_fingerprint=policy.fingerprint,
-        attempts=len(calls),
+        attempts=sum(c.attempts for c in calls),
         latency_ms=0.0,
         question=question,
     )

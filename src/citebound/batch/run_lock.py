@@ -18,7 +18,9 @@ anything of the run until they return, and a second driver fails closed at once 
   compare-and-swap through delta-rs' store, so the writer reads its lease back after writing it;
   two drivers starting within the same moment could still both pass, which is why the local
   lock is the OS lock. The heartbeat also reads the lease back: a driver whose lease was taken
-  over stops before its next commit (`RunLock.check`).
+  over stops before its next commit (`RunLock.check`, also run before each group of a large
+  commit), and so does one whose renewals failed until its lease expired (another driver may
+  have taken it over unseen).
 """
 
 from __future__ import annotations
@@ -81,11 +83,23 @@ class RunLock:
     def __init__(self, staging: Staging) -> None:
         self.staging = staging
         self.lost = False
+        # A lease's end (time.monotonic), pushed on by each renewal that reached the store;
+        # None for the OS lock, which cannot expire.
+        self.valid_until: float | None = None
 
     def check(self) -> None:
-        """Raise RunLocked when the lock was taken over since it was acquired."""
+        """Raise RunLocked when the lock was taken over since it was acquired, or when a
+        lease went unrenewed (store errors) until its expiry: another driver may hold it now
+        without this one having seen its lease."""
         if self.lost:
             raise _locked(self.staging.run_id, None, self.staging.location.uri)
+        if self.valid_until is not None and time.monotonic() >= self.valid_until:
+            raise RunLocked(
+                f"{ReasonCode.BATCH_RUN_LOCKED.value}: run {self.staging.run_id!r}: this "
+                f"driver's lease ({self.staging.location.uri}/{LEASE_NAME}) expired without "
+                "renewal (the store did not take it), so another driver may hold the run now; "
+                "stopped before committing. Run the same run id again to resume"
+            )
 
 
 @contextlib.contextmanager
@@ -148,11 +162,14 @@ def _lease(staging: Staging, seconds: float) -> Iterator[RunLock]:
     # A lease whose expiry passed is a dead (or stalled) driver's: taken over.
     if held is not None and float(held.get("expires", 0.0)) > time.time():
         raise _locked(staging.run_id, held, f"{staging.location.uri}/{LEASE_NAME}")
+    lock = RunLock(staging)
+    # Counted from before the write: the lease cannot end later than this for any reader.
+    sent = time.monotonic()
     staging.write_object(LEASE_NAME, {**me, "expires": time.time() + seconds})
+    lock.valid_until = sent + seconds
     back = staging.read_object(LEASE_NAME)
     if back is None or back.get("token") != me["token"]:
         raise _locked(staging.run_id, back, f"{staging.location.uri}/{LEASE_NAME}")
-    lock = RunLock(staging)
     stop = threading.Event()
 
     def heartbeat() -> None:
@@ -162,9 +179,11 @@ def _lease(staging: Staging, seconds: float) -> Iterator[RunLock]:
                 if now is None or now.get("token") != me["token"]:
                     lock.lost = True
                     return
+                sent = time.monotonic()
                 staging.write_object(LEASE_NAME, {**me, "expires": time.time() + seconds})
-            except Exception:  # a transient store error: the next beat tries again
-                continue
+                lock.valid_until = sent + seconds
+            except Exception:  # a transient store error: the next beat tries again (and
+                continue  # `check` refuses to commit once the lease ran out unrenewed)
 
     beat = threading.Thread(target=heartbeat, name="citebound-run-lease", daemon=True)
     beat.start()

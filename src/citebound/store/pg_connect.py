@@ -167,7 +167,9 @@ def migrate(
     """Apply pending numbered migrations on `conn`; return the numbers applied here.
 
     Each migration runs in its own transaction holding `pg_advisory_xact_lock(lock_key)`, and
-    re-checks `table` under the lock, so concurrent starters apply each one exactly once.
+    re-checks `table` under the lock, so concurrent starters apply each one exactly once. A
+    starter waits for another's migration however long it runs (the wait is not cut short by
+    the statement timeout).
 
     Raises:
         StoreError: the database is at a migration newer than this citebound knows, or a
@@ -176,15 +178,27 @@ def migrate(
     key = int.from_bytes(hashlib.sha256(lock_key.encode()).digest()[:8], "big", signed=True)
     known = {m[0] for m in migrations}
     applied: list[int] = []
-    with conn.transaction():
+
+    def wait_for_lock() -> None:
+        # Another starter may hold the lock for a migration that rewrites a large table
+        # (audit migration 9: minutes), past the connection's statement timeout: the wait
+        # must not be cancelled by it (the replica would fail to start), so it is lifted for
+        # this statement only and restored for the migration's own statements.
+        row = conn.execute("SELECT current_setting('statement_timeout')").fetchone()
+        timeout = str(row[0]) if row else "0"
+        conn.execute("SET LOCAL statement_timeout = 0")
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (key,))
+        conn.execute("SELECT set_config('statement_timeout', %s, true)", (timeout,))
+
+    with conn.transaction():
+        wait_for_lock()
         conn.execute(
             f"CREATE TABLE IF NOT EXISTS {table} (id INTEGER PRIMARY KEY, name TEXT NOT NULL, "
             "applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
         )
     for number, name, statements in migrations:
         with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (key,))
+            wait_for_lock()
             done = {r[0] for r in conn.execute(f"SELECT id FROM {table}").fetchall()}
             if done - known:
                 raise StoreError(

@@ -1,0 +1,55 @@
+"""The call journal of batch executors (batch/intents.py) without Spark: what an intent
+records, and the FAILED LLM_INTERRUPTED record built from it after a crash."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+from citebound.batch.intents import CallJournal, interrupted_row
+from citebound.policy import load_policy
+
+
+class _Staging:
+    """The one Staging method the journal uses, in memory."""
+
+    def __init__(self) -> None:
+        self.intents: dict[str, dict[str, Any]] = {}
+
+    def write_call(self, request_id: str, intent: dict[str, Any]) -> None:
+        self.intents[request_id] = {**intent, "request_id": request_id}
+
+
+class _Provider:
+    name, model = "openai", "scripted"
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+
+    def complete(self, request: Any) -> str:
+        self.sent.append(request.prompt_sha256)
+        return "reply"
+
+
+def test_a_transient_retry_of_the_same_bytes_is_journaled_as_an_attempt() -> None:
+    """`llm.execute` retries a timed-out call with the same bytes: the model may have received
+    both. A crash during the retry must audit two attempts of that prompt, not one."""
+    provider, staging = _Provider(), _Staging()
+    journal = CallJournal(provider)  # type: ignore[arg-type]
+    journal.bind(staging, "run")  # type: ignore[arg-type]
+    first, retry, regenerated = ("a" * 64, "a" * 64, "b" * 64)
+    for sha in (first, retry, regenerated):
+        journal.complete(SimpleNamespace(request_id="q1", prompt_sha256=sha))  # type: ignore[arg-type]
+    assert provider.sent == [first, retry, regenerated]
+    intent = staging.intents["q1"]
+    _, record = interrupted_row("q1", "Why?", intent, run_id="run", policy=load_policy())
+    calls = record.model_calls or []
+    assert [(c.prompt_sha256, c.attempts) for c in calls] == [(first, 2), (regenerated, 1)]
+    assert record.attempts == len(provider.sent) == 3
+    assert record.hash_ok()
+
+
+def test_an_intent_without_attempt_counts_reads_as_one_attempt_per_prompt() -> None:
+    intent = {"prompt_sha256": ["c" * 64], "provider": "openai", "model_name": "m"}
+    _, record = interrupted_row("q2", "Why?", intent, run_id="run", policy=load_policy())
+    assert [c.attempts for c in record.model_calls or []] == [1] and record.attempts == 1
