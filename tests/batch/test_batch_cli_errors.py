@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from citebound.cli import main
@@ -52,3 +53,19 @@ def test_cli_start_does_not_import_pyspark() -> None:
     code = "import sys; from citebound.cli import main; print('pyspark' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_run_id_is_one_path_segment(tmp_path: Path) -> None:
+    # `--run-id a/../b` would point the run's staging, lock and call journal at another run's
+    # folder; such ids fail before anything is written.
+    from citebound.audit.location import table_location
+    from citebound.batch.staging import Staging
+    from citebound.errors import ConfigError
+
+    out = table_location(tmp_path / "o")
+    for bad in ("a/../b", "../x", "..", "a/b", "", ".hidden", "x" * 129, "a\\b"):
+        with pytest.raises(ConfigError, match="run id"):
+            Staging(out, bad)
+    for good in ("r", "batch-0123456789abcdef", "eval-2026.11.26_a"):
+        assert Staging(out, good).run_id == good
+    assert not (tmp_path / "o").exists()

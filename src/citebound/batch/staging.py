@@ -28,12 +28,15 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import re
 from typing import Any
 
 from citebound.audit.location import TableLocation
 from citebound.errors import ConfigError
 
 STAGING_DIR = "_staging"
+# One path segment: the run's folder under OUT/_staging (default ids are hex digests).
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 PARTS = "parts"
 MANIFEST = "run.json"
 STAGED_COLUMNS = ("request_id", "response_json", "audit_json")
@@ -73,6 +76,13 @@ class Staging:
     """The staging area of one run under `out` (picklable: executors get a copy)."""
 
     def __init__(self, out: TableLocation, run_id: str) -> None:
+        if not RUN_ID.fullmatch(run_id) or ".." in run_id:
+            # `--run-id a/../b` would point this run's staging, lock and journal at another
+            # run's folder (or outside OUT): a run id is one path segment.
+            raise ConfigError(
+                f"run id {run_id!r} is not valid: use 1-128 letters, digits, '.', '_' or '-', "
+                "starting with a letter or digit"
+            )
         self.location = out.child(f"{STAGING_DIR}/{run_id}")
         self.run_id = run_id
         self._store: Any = None
