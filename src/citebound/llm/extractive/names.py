@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 
 from citebound.contracts.assembly import AnswerBundle
-from citebound.contracts.retrieval import SourceRef
 from citebound.text.terms import terms
 
 __all__ = ["names", "stated"]
@@ -46,10 +45,6 @@ def _name_words(question: str) -> list[str]:
 def names(question: str) -> frozenset[str]:
     """Content terms of the names the question asks about (see `_name_words`)."""
     return frozenset().union(*(terms(w) for w in _name_words(question)))
-
-
-def _where(source: SourceRef | None) -> list[str]:
-    return [source.document, *source.heading_path] if source is not None else []
 
 
 def stated(bundle: AnswerBundle, question: str) -> bool:
