@@ -118,11 +118,12 @@ def test_a_one_line_definition_keeps_the_sentence_that_goes_on_about_its_subject
 def test_a_penalised_best_sentence_still_leads() -> None:
     # Every candidate scores below 0 (an intro penalty larger than its coverage): the lead
     # filter used to exceed the best score and crash on an empty choice.
-    bundle = make_bundle(["Valve checks follow these rules:"], "Which valve checks?")
+    # (An intro of more than six words: a shorter one is a bare label, which states nothing
+    # and is refused.)
+    intro = "Valve checks on the cooling skid follow these rules:"
+    bundle = make_bundle([intro], "Which valve checks?")
     policy = AnswererPolicy(intro_penalty=1.0, floor=0.0)
-    assert ExtractiveProvider(policy).answer(bundle, REFUSAL) == (
-        "Valve checks follow these rules: [C0]"
-    )
+    assert ExtractiveProvider(policy).answer(bundle, REFUSAL) == f"{intro} [C0]"
 
 
 @pytest.mark.parametrize("style", list(CitationStyle))
