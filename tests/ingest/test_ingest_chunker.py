@@ -6,12 +6,13 @@ import hashlib
 import itertools
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from citebound.contracts.documents import Chunk
 from citebound.contracts.ingest import ChunkerConfig, ParsedDocument
-from citebound.ingest import SourceFile, chunk_document, load_file
+from citebound.ingest import SourceFile, chunk_document, chunker, load_file
 from citebound.text import get_tokenizer
 
 
@@ -229,7 +230,7 @@ def test_command_block_stays_with_the_sentence_introducing_it() -> None:
         + _prose(6, "filler")
         + " Users can install the container by running the following command.\n\n"
         + "```bash\ndocker pull example/image:latest\n```\n\n"
-        + _prose(3, "closing")
+        + _prose(6, "closing")
         + "\n"
     )
     parsed = parse_md(md)
@@ -260,12 +261,17 @@ def test_introduced_list_is_not_cut_from_its_intro() -> None:
     assert all(f"item{i}:" in holder.text for i in range(1, 5))
 
 
-def test_list_without_intro_colon_is_packed_as_before() -> None:
-    # Without ':' nothing introduces the list: packing alone decides (no empty moves).
+def test_list_without_intro_colon_is_packed_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without ':' or a code block nothing introduces anything: rule 4 must not move a cut.
     items = "\n".join(f"- item{i} is one more plain entry of the list." for i in range(12))
     md = "# List\n\n" + _prose(4, "opening") + "\n\n" + items + "\n"
     parsed = parse_md(md)
     config = ChunkerConfig(chunk_tokens=80, overlap_tokens=10)
     chunks = chunk_document(parsed, config)
     check_invariants(parsed, chunks, config)
+    monkeypatch.setattr(chunker, "_joins", lambda text, units: units)
+    plain = chunk_document(parsed, config)
     assert len(chunks) >= 2
+    assert [(c.char_start, c.char_end) for c in chunks] == [
+        (c.char_start, c.char_end) for c in plain
+    ]
