@@ -6,12 +6,13 @@ import hashlib
 import itertools
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from citebound.contracts.documents import Chunk
 from citebound.contracts.ingest import ChunkerConfig, ParsedDocument
-from citebound.ingest import SourceFile, chunk_document, load_file
+from citebound.ingest import SourceFile, chunk_document, chunker, load_file
 from citebound.text import get_tokenizer
 
 
@@ -215,3 +216,62 @@ def test_metadata_blocks_are_not_chunked() -> None:
     joined = "\n".join(c.text for c in chunks)
     assert "\\page" not in joined and "<!--" not in joined and "(#intro)" not in joined
     assert "stores telemetry channel values" in joined
+
+
+def _prose(n: int, word: str) -> str:
+    return " ".join(f"The {word} sentence number {i} says something plain." for i in range(n))
+
+
+def test_command_block_stays_with_the_sentence_introducing_it() -> None:
+    # Issue #15: a cut between "run the following command" and its fenced block loses the
+    # command's meaning; the chunk ends before the intro instead.
+    md = (
+        "# Setup\n\n"
+        + _prose(6, "filler")
+        + " Users can install the container by running the following command.\n\n"
+        + "```bash\ndocker pull example/image:latest\n```\n\n"
+        + _prose(6, "closing")
+        + "\n"
+    )
+    parsed = parse_md(md)
+    config = ChunkerConfig(chunk_tokens=90, overlap_tokens=0)
+    chunks = chunk_document(parsed, config)
+    check_invariants(parsed, chunks, config)
+    (holder,) = [c for c in chunks if "docker pull" in c.text]
+    assert "running the following command" in holder.text
+
+
+def test_introduced_list_is_not_cut_from_its_intro() -> None:
+    items = "\n".join(f"{i}. item{i}: what item {i} means in a few words." for i in range(1, 5))
+    md = (
+        "# Channels\n\n"
+        + _prose(5, "opening")
+        + " Channels are defined with the following properties:\n\n"
+        + items
+        + "\n\n"
+        + _prose(2, "closing")
+        + "\n"
+    )
+    parsed = parse_md(md)
+    config = ChunkerConfig(chunk_tokens=100, overlap_tokens=0)
+    chunks = chunk_document(parsed, config)
+    check_invariants(parsed, chunks, config)
+    (holder,) = [c for c in chunks if "item4:" in c.text]
+    assert "the following properties:" in holder.text
+    assert all(f"item{i}:" in holder.text for i in range(1, 5))
+
+
+def test_list_without_intro_colon_is_packed_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without ':' or a code block nothing introduces anything: rule 4 must not move a cut.
+    items = "\n".join(f"- item{i} is one more plain entry of the list." for i in range(12))
+    md = "# List\n\n" + _prose(4, "opening") + "\n\n" + items + "\n"
+    parsed = parse_md(md)
+    config = ChunkerConfig(chunk_tokens=80, overlap_tokens=10)
+    chunks = chunk_document(parsed, config)
+    check_invariants(parsed, chunks, config)
+    monkeypatch.setattr(chunker, "_joins", lambda text, units: units)
+    plain = chunk_document(parsed, config)
+    assert len(chunks) >= 2
+    assert [(c.char_start, c.char_end) for c in chunks] == [
+        (c.char_start, c.char_end) for c in plain
+    ]

@@ -13,8 +13,14 @@ Rules, in order:
 3. Code blocks and table rows are atomic: never split, even when one alone exceeds
    chunk_tokens (that chunk is then larger than asked, and a short lead-in of at most a
    quarter chunk, such as a heading and "Usage:", stays with it).
-4. Consecutive chunks of one section share up to `overlap_tokens` of whole sentences/rows.
-5. Text blocks that are only metadata (Doxygen `\\page`, HTML comments, a table of contents)
+4. A block is read with the line that introduces it: a code block with the prose sentence
+   right before it, and a list or table with a sentence ending in ':' ("... the following
+   properties:"). When a cut would fall inside such an introduced run, the chunk ends before
+   the introducing sentence instead, so the next chunk starts with the intro and its items
+   (`_joins`); only when the whole run fits in chunk_tokens (a longer list is cut anyway) and
+   the chunk left behind holds more than headings and the previous chunk's overlap.
+5. Consecutive chunks of one section share up to `overlap_tokens` of whole sentences/rows.
+6. Text blocks that are only metadata (Doxygen `\\page`, HTML comments, a table of contents)
    are dropped before sectioning (`citebound.text.markup.is_metadata`).
 
 Every chunk satisfies ``chunk.text == document.text[chunk.char_start:chunk.char_end]``.
@@ -27,6 +33,7 @@ vectors) of chunks elsewhere in the document.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from dataclasses import dataclass
@@ -35,9 +42,10 @@ from citebound.contracts.base import sha256_hex
 from citebound.contracts.documents import Chunk
 from citebound.contracts.ingest import Block, ChunkerConfig, ParsedDocument
 from citebound.text import Tokenizer, get_tokenizer, split_sentences
-from citebound.text.markup import is_metadata, starts_block
+from citebound.text.markup import is_metadata, is_table_row, starts_block
 
 _WORD = re.compile(r"\S+\s*")
+_LIST_ITEM = re.compile(r"\s*(?:[-*+\u2013\u2022]\s|\d{1,3}\\?[.)](?:\s|$))")
 
 
 @dataclass(frozen=True)
@@ -48,6 +56,8 @@ class _Unit:
     page: int | None
     path: tuple[str, ...]
     atomic: bool = False
+    kind: str = "text"
+    joins: bool = False  # read with the unit before it (rule 4): no cut between them
 
 
 def chunk_id(knowledge_id: str, occurrence: int, text: str) -> str:
@@ -149,6 +159,7 @@ def _units(text: str, section: list[Block], tok: Tokenizer, limit: int) -> list[
             b.page,
             b.heading_path,
             b.kind in ("code", "table_row"),
+            b.kind,
         )
         for b in section
     ]
@@ -160,7 +171,35 @@ def _units(text: str, section: list[Block], tok: Tokenizer, limit: int) -> list[
             out.extend(_sentences(text, blk, tok, limit))
         else:
             out.append(unit)  # headings, code and table rows stay whole
+    return _joins(text, out)
+
+
+def _joins(text: str, units: list[_Unit]) -> list[_Unit]:
+    """Mark each unit that is read with the one before it (rule 4).
+
+    A code block joins the text right before it ("run the following command"); a list item
+    or table row joins a prose sentence ending in ':', then each next item (and the next
+    sentence of an item, on the same line) joins the run, so a whole introduced list is one
+    run. Quotes, headings and unintroduced lists join nothing.
+    """
+    out = units[:1]
+    listing = False  # the previous unit is in an introduced list or table
+    for prev, u in itertools.pairwise(units):
+        before = text[prev.start : prev.end]
+        item = u.kind == "table_row" or (u.kind == "text" and _is_item(text[u.start : u.end]))
+        if u.kind == "code":
+            joins, listing = prev.kind == "text", False
+        elif item:
+            intro = prev.kind == "text" and not _is_item(before) and before.rstrip().endswith(":")
+            joins = listing = listing or intro
+        else:
+            joins = listing = listing and u.kind == "text" and "\n" not in text[prev.end : u.start]
+        out.append(_Unit(u.start, u.end, u.tokens, u.page, u.path, u.atomic, u.kind, joins))
     return out
+
+
+def _is_item(span: str) -> bool:
+    return _LIST_ITEM.match(span) is not None or is_table_row(span.split("\n", 1)[0])
 
 
 def _pack(units: list[_Unit], limit: int, overlap: int) -> list[list[_Unit]]:
@@ -177,28 +216,59 @@ def _pack(units: list[_Unit], limit: int, overlap: int) -> list[list[_Unit]]:
     groups: list[list[_Unit]] = []
     current: list[_Unit] = []
     size = 0
-    for u in units:
+    repeated = 0  # units at the start of `current` that the previous chunk already holds
+    whole_run = _run_costs(units)
+    for u, run_cost in zip(units, whole_run, strict=True):
         cost = u.tokens + 1
         full = size + cost > limit or size + cost / 2 > target
         if full and u.atomic and u.tokens >= limit and size <= limit // 4:
             full = False  # keep a short lead-in ("Usage:") with the oversized block it introduces
         if current and full:
-            groups.append(current)
+            # Move only a run that then fits whole: a list longer than a chunk is cut anyway.
+            run = _run_start(current) if u.joins and run_cost <= limit else len(current)
+            kept = current[run:]  # the intro and its items so far move to the next chunk
+            kept_size = sum(k.tokens + 1 for k in kept)
+            left = current[:run]
+            fresh = left[repeated:]  # what `left` adds beyond the previous chunk's overlap
+            if all(k.kind == "heading" for k in fresh) or kept_size + cost > limit:
+                left, kept, kept_size = current, [], 0  # cannot move: cut here as before
+            groups.append(left)
             tail: list[_Unit] = []
             tail_size = 0
-            for prev in reversed(current[1:]):  # never repeat a whole chunk
+            for prev in reversed(left[1:]):  # never repeat a whole chunk
                 if tail_size + prev.tokens + 1 > overlap:
                     break
                 tail.insert(0, prev)
                 tail_size += prev.tokens + 1
-            while tail and tail_size + cost > limit:
+            while tail and tail_size + kept_size + cost > limit:
                 tail_size -= tail.pop(0).tokens + 1
-            current, size = tail, tail_size
+            current, size = tail + kept, tail_size + kept_size
+            repeated = len(tail)
         current.append(u)
         size += cost
     if current:
         groups.append(current)
     return groups
+
+
+def _run_costs(units: list[_Unit]) -> list[int]:
+    """Per unit: the cost of the whole run it belongs to (intro and every joined unit)."""
+    costs: list[int] = []
+    start = 0
+    for i in range(1, len(units) + 1):
+        if i == len(units) or not units[i].joins:  # the run units[start:i] ends here
+            total = sum(v.tokens + 1 for v in units[start:i])
+            costs.extend([total] * (i - start))
+            start = i
+    return costs
+
+
+def _run_start(current: list[_Unit]) -> int:
+    """Index in `current` of the unit that introduces the run its last units belong to."""
+    i = len(current)
+    while i > 0 and current[i - 1].joins:
+        i -= 1
+    return max(0, i - 1)
 
 
 def chunk_document(parsed: ParsedDocument, config: ChunkerConfig | None = None) -> list[Chunk]:
