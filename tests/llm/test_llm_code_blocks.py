@@ -201,3 +201,29 @@ def test_fences_close_only_on_the_same_character_at_least_as_long() -> None:
         ("code", "`reset-ctl --all`", 0),
         ("prose", "Done.", -1),
     ]
+
+
+# F´ ArmLinuxTutorial.md (g17): a blank line inside the fence makes two evidence sentences of
+# the block, so its one-line rendering is no quotation of the evidence; quoted, the validator
+# failed the answer (LOW_SUPPORT) once ingest-v5 kept the block with its intro.
+UPLOAD = """First, in a terminal upload the software to hardware platform. This is done with:
+
+```sh
+# For ARM 64-bit hardware
+scp -r build-artifacts/aarch64-linux/Ref user@board:deployment
+
+# For ARM 32-bit hardware
+scp -r build-artifacts/arm-hf-linux/Ref user@board:deployment
+```
+
+Users must fill in the username and device address above."""
+
+
+def test_a_block_split_by_a_blank_line_is_not_quoted_and_the_answer_passes() -> None:
+    policy = load_policy("strict-v1")
+    question = "How do I upload the built software to a 64-bit ARM Linux board?"
+    bundle = make_bundle([UPLOAD], question)
+    answer = ExtractiveProvider(policy.answerer).answer(bundle, REFUSAL)
+    assert "scp -r" not in answer
+    if answer != REFUSAL:
+        assert validate_text(bundle, answer, policy).validation_status.value == "PASSED"

@@ -24,7 +24,9 @@ from citebound.text import split_sentences
 from citebound.text.injection import tainted_lines
 from citebound.text.markup import is_table_row, render_units, starts_block
 from citebound.text.terms import terms
+from citebound.validate.evidence import plain_numbers
 from citebound.validate.markers import scan_markers
+from citebound.validate.support import is_quotation
 
 
 @dataclass(frozen=True)
@@ -172,7 +174,9 @@ def code_blocks(
     sentence of the line that introduces it (procedure questions, provider.py). The same
     filters as for sentences apply (length, anchors, evidence ids, markers), and the block
     must come back whole from the validator's splitter ("fprime-gds -d . -n" would be cut at
-    " . ": never quoted, rather than failing the answer).
+    " . ": never quoted, rather than failing the answer) and read as a quotation of its
+    evidence (`validate.support.is_quotation`: a block whose lines a blank line splits in two
+    evidence sentences would be quoted across that sentence end).
     """
     if policy.max_code_lines <= 0:
         return []
@@ -189,6 +193,7 @@ def code_blocks(
                 not _eligible(text, forbidden, policy.max_sentence_chars)
                 or _marker_like(text, bundle, allowed)
                 or split_sentences(text) != [text]
+                or not is_quotation(plain_numbers(text), plain_numbers(evidence.sanitized_text))
             ):
                 continue
             shared = question & terms(text)
