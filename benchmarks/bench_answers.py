@@ -2,7 +2,7 @@
 
     PYTHONPATH=src python benchmarks/bench_answers.py [--work DIR] [--json FILE] [--no-squad]
 
-`benchmarks/data/fprime_questions.jsonl` holds questions written by hand from
+`benchmarks/data/fprime_questions*.jsonl` (five sets, all run by default) hold questions written by hand from
 `../shared/data/fprime-docs` (definition, procedure, quantity, list, yes/no, comparison; many
 documents), each with the key facts a correct answer must state, plus out-of-corpus questions
 that must be refused. The docs are ingested once (the store under --work is reused); each
@@ -37,7 +37,9 @@ from citebound.eval.end_to_end import ask, make_pipeline
 from citebound.ingest import ingest_paths
 from citebound.store.sqlite import SqliteStore
 
-QUESTIONS = Path(__file__).resolve().parent / "data" / "fprime_questions.jsonl"
+DATA = Path(__file__).resolve().parent / "data"
+# Every F´ set, in the order they were written (set 1, then dev2 ... dev5).
+QUESTIONS = sorted(DATA.glob("fprime_questions*.jsonl"), key=lambda p: (len(p.stem), p.stem))
 PRESETS = ("strict-v1", "hybridrag", "superprompt-v1")
 COLLECTION = "fprime"
 
@@ -52,11 +54,11 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         action="append",
         default=None,
-        help="F´ question file(s) (default: data/fprime_questions.jsonl); repeat for several",
+        help="F´ question file(s) (default: every data/fprime_questions*.jsonl); repeat for several",
     )
     args = ap.parse_args(argv)
     results: dict[str, object] = {
-        f.stem: fprime(args.work, f) for f in (args.questions or [QUESTIONS])
+        f.stem: fprime(args.work, f) for f in (args.questions or QUESTIONS)
     }
     if not args.no_squad:
         results["squad"] = squad(args.work)
