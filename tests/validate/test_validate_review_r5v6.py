@@ -198,6 +198,29 @@ CASES: list[tuple[str, str, str, str, str]] = [
         "The operator must restart the pump after a trip.",
         "fail",
     ),
+    # Final review: "have"/"be" are the bare verbs a modal takes, and a reply may end on its
+    # modal; both passed the first r5-v6.
+    (
+        "may-have-for-must-have",
+        "The seal must have a clearance of 2 mm.",
+        "",
+        "The seal may have a clearance of 2 mm.",
+        "fail",
+    ),
+    (
+        "must-have-ok",
+        "The seal must have a clearance of 2 mm.",
+        "",
+        "The seal must have a clearance of 2 mm at all times.",
+        "pass",
+    ),
+    (
+        "yes-they-can-over-must-not",
+        "The operator must not restart the pump after a trip.",
+        "Can the operator restart the pump after a trip?",
+        "Yes, they can.",
+        "fail",
+    ),
 ]
 
 # Label lines: a short line ending in ":" is not a claim of its own (`analysis.is_factual`),

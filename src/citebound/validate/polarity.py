@@ -103,9 +103,13 @@ _MODALS = _OBLIGATION | _PERMISSION
 _BEFORE_NOUN_TEXT = """a an the this that these those its his her their our your my each every one
     in on of at by for from with into since until during"""
 _BEFORE_NOUN = frozenset(_BEFORE_NOUN_TEXT.split())
+# ("have" and "be" are bare verbs a modal takes: "must have a clearance", "may be stored".)
 _AFTER_NOUN_TEXT = """of with for in on at to from by into onto and or but nor is are was were
-    has have had must shall should will would may might can could does did"""
+    has had must shall should will would may might can could does did"""
 _AFTER_NOUN = frozenset(_AFTER_NOUN_TEXT.split())
+# A modal ending its sentence after a subject pronoun is the elliptical verb of a reply ("Yes,
+# they can."), not the noun that ends "a sealed can.".
+_SUBJECT_PRONOUNS = frozenset("i you he she it we they".split())
 
 
 @lru_cache(maxsize=4096)
@@ -117,8 +121,10 @@ def modals(text: str) -> frozenset[str]:
         w
         for i, w in enumerate(words)
         if w in _MODALS
-        and i + 1 < len(words)
-        and words[i + 1] not in _AFTER_NOUN
+        and (
+            (i + 1 < len(words) and words[i + 1] not in _AFTER_NOUN)
+            or (i + 1 == len(words) and i > 0 and words[i - 1] in _SUBJECT_PRONOUNS)
+        )
         and (i == 0 or words[i - 1] not in _BEFORE_NOUN)
     )
 
