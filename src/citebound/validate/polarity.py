@@ -109,7 +109,7 @@ _AFTER_NOUN_TEXT = """of with for in on at to from by into onto and or but nor i
 _AFTER_NOUN = frozenset(_AFTER_NOUN_TEXT.split())
 # A modal ending its sentence after a subject pronoun is the elliptical verb of a reply ("Yes,
 # they can."), not the noun that ends "a sealed can.".
-_SUBJECT_PRONOUNS = frozenset("i you he she it we they".split())
+_SUBJECT_PRONOUNS = frozenset(["i", "you", "he", "she", "it", "we", "they"])
 
 
 @lru_cache(maxsize=4096)
