@@ -221,6 +221,43 @@ CASES: list[tuple[str, str, str, str, str]] = [
         "Yes, they can.",
         "fail",
     ),
+    # Final read-only review of r5-v6 (M1): a one-letter unit ("V", "l", "m") is a unit right
+    # after its number; "400 V" read as "400" let "400 kW" through.
+    (
+        "unit-letter-swap",
+        "The motor runs on 400 V and delivers 7 kW.",
+        "What does the motor deliver?",
+        "The motor delivers 400 kW.",
+        "fail",
+    ),
+    (
+        "unit-litre-swap",
+        "The tank holds 25 l and the pump delivers 7 kW.",
+        "What does the pump deliver?",
+        "The pump delivers 25 kW.",
+        "fail",
+    ),
+    (
+        "unit-letter-ok",
+        "The motor runs on 400 V and delivers 7 kW.",
+        "What does the motor deliver?",
+        "The motor delivers 7 kW and runs on 400 V.",
+        "pass",
+    ),
+    (
+        "unit-spelling-ok",
+        "The tank holds 25 l and the pump delivers 7 kW.",
+        "",
+        "The tank holds 25 litres.",
+        "pass",
+    ),
+    (
+        "unit-in-word-ok",
+        "Fit the 2 seals in the housing and tighten to 40 Nm.",
+        "",
+        "Fit the 2 seals in the housing.",
+        "pass",
+    ),
 ]
 
 # Label lines: a short line ending in ":" is not a claim of its own (`analysis.is_factual`),
