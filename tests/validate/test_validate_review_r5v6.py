@@ -258,6 +258,36 @@ CASES: list[tuple[str, str, str, str, str]] = [
         "Fit the 2 seals in the housing.",
         "pass",
     ),
+    # M4: a quantifier gives a count per item only in the evidence sentence holding the count;
+    # "each" or "all" elsewhere in the window quantifies another claim.
+    (
+        "each-other-sentence",
+        "Each pump has one impeller. The plant has two pumps and four bearings.",
+        "",
+        "Each pump has four bearings.",
+        "fail",
+    ),
+    (
+        "all-other-sentence",
+        "All pumps are painted grey. The plant has two pumps and four impellers.",
+        "",
+        "Each pump has four impellers.",
+        "fail",
+    ),
+    (
+        "each-same-sentence-ok",
+        "The plant has two pumps. Each pump has four bearings.",
+        "",
+        "Each pump has four bearings.",
+        "pass",
+    ),
+    (
+        "all-digits-ok",
+        "All pumps have 4 impellers. The plant has two pumps.",
+        "",
+        "Each pump has four impellers.",
+        "pass",
+    ),
 ]
 
 # Label lines: a short line ending in ":" is not a claim of its own (`analysis.is_factual`),
@@ -565,7 +595,7 @@ def test_a_count_per_item_needs_a_distributive_word() -> None:
 
 def test_unit_swaps_trade_units_between_numbers() -> None:
     from citebound.validate.evidence import index_evidence
-    from citebound.validate.swap import unit_swaps
+    from citebound.validate.swap import span_tokens, unit_swaps
 
     index = index_evidence("The pump runs at 2950 rpm and is driven by a 55 kW motor.", 6)
     assert unit_swaps("It runs at 55 rpm.", index) == ("55 rpm>55 kw",)
@@ -573,6 +603,20 @@ def test_unit_swaps_trade_units_between_numbers() -> None:
     litres = index_evidence("Fill 18 litres of oil.", 6)
     assert unit_swaps("Fill 18 l of oil.", litres) == ()
     assert unit_swaps("Fill 18 kg of oil.", litres) != ()
+    # A stopword unit is one right after its number only; hours and volts are two classes.
+    volts = index_evidence("The motor runs on 400 V for 2 h.", 6)
+    assert unit_swaps("It runs on 400 kW.", volts) == ("400 kw>400 v",)
+    assert unit_swaps("It runs on 400 volts for 2 hours.", volts) == ()
+    assert unit_swaps("It runs on 2 volts.", volts) == ("2 v>2 h",)
+    assert ("in", "unit") not in span_tokens("Put it in the tank.")
+    assert ("in", "unit") in span_tokens("The pipe is 12 in long.")
+
+
+def test_item_counts_skip_code_digits() -> None:
+    from citebound.validate.polarity import item_counts
+
+    assert item_counts("Each pump has four impellers.") == {"4"}
+    assert item_counts("Replace filter CX9-OF-150 at each oil change.") == frozenset()
 
 
 def test_quotations_stop_at_evidence_sentence_ends() -> None:
