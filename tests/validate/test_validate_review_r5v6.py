@@ -288,6 +288,35 @@ CASES: list[tuple[str, str, str, str, str]] = [
         "Each pump has four impellers.",
         "pass",
     ),
+    # M5: a `,` or `;` before a phrase without a verb joins one claim, as the colon does.
+    (
+        "comma-part",
+        VALVES,
+        "What are the valves made of?",
+        "The outlet valve, made of bronze.",
+        "fail",
+    ),
+    (
+        "semicolon-part",
+        VALVES,
+        "What are the valves made of?",
+        "The outlet valve; made of bronze.",
+        "fail",
+    ),
+    (
+        "comma-part-ok",
+        VALVES,
+        "What are the valves made of?",
+        "The outlet valve, made of steel.",
+        "pass",
+    ),
+    (
+        "comma-clauses-ok",
+        VALVES,
+        "What are the valves made of?",
+        "The inlet valve is made of bronze, and the outlet valve is made of steel.",
+        "pass",
+    ),
 ]
 
 # Label lines: a short line ending in ":" is not a claim of its own (`analysis.is_factual`),
@@ -642,3 +671,13 @@ def test_a_decade_matches_its_other_spelling_not_a_year_of_it() -> None:
     assert present_in("1950s", "the suburban boom of the '50s")
     assert not present_in("1970s", "In 1970, he began broadcasting")
     assert not present_in("50s", "the 1960s")
+
+
+def test_commas_split_clauses_only_before_a_clause() -> None:
+    from citebound.validate.wording import clauses
+
+    assert len(clauses("The outlet valve, made of bronze.")) == 1
+    assert len(clauses("The outlet valve; made of bronze.")) == 1
+    assert len(clauses("The seal is worn, and the ring is replaced.")) == 2
+    assert len(clauses("After sliding the impeller on, tighten the bolts.")) == 2
+    assert len(clauses("KEY: The size of the array.; 500; Positive integer")) == 3
