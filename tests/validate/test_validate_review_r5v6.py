@@ -221,6 +221,102 @@ CASES: list[tuple[str, str, str, str, str]] = [
         "Yes, they can.",
         "fail",
     ),
+    # Final read-only review of r5-v6 (M1): a one-letter unit ("V", "l", "m") is a unit right
+    # after its number; "400 V" read as "400" let "400 kW" through.
+    (
+        "unit-letter-swap",
+        "The motor runs on 400 V and delivers 7 kW.",
+        "What does the motor deliver?",
+        "The motor delivers 400 kW.",
+        "fail",
+    ),
+    (
+        "unit-litre-swap",
+        "The tank holds 25 l and the pump delivers 7 kW.",
+        "What does the pump deliver?",
+        "The pump delivers 25 kW.",
+        "fail",
+    ),
+    (
+        "unit-letter-ok",
+        "The motor runs on 400 V and delivers 7 kW.",
+        "What does the motor deliver?",
+        "The motor delivers 7 kW and runs on 400 V.",
+        "pass",
+    ),
+    (
+        "unit-spelling-ok",
+        "The tank holds 25 l and the pump delivers 7 kW.",
+        "",
+        "The tank holds 25 litres.",
+        "pass",
+    ),
+    (
+        "unit-in-word-ok",
+        "Fit the 2 seals in the housing and tighten to 40 Nm.",
+        "",
+        "Fit the 2 seals in the housing.",
+        "pass",
+    ),
+    # M4: a quantifier gives a count per item only in the evidence sentence holding the count;
+    # "each" or "all" elsewhere in the window quantifies another claim.
+    (
+        "each-other-sentence",
+        "Each pump has one impeller. The plant has two pumps and four bearings.",
+        "",
+        "Each pump has four bearings.",
+        "fail",
+    ),
+    (
+        "all-other-sentence",
+        "All pumps are painted grey. The plant has two pumps and four impellers.",
+        "",
+        "Each pump has four impellers.",
+        "fail",
+    ),
+    (
+        "each-same-sentence-ok",
+        "The plant has two pumps. Each pump has four bearings.",
+        "",
+        "Each pump has four bearings.",
+        "pass",
+    ),
+    (
+        "all-digits-ok",
+        "All pumps have 4 impellers. The plant has two pumps.",
+        "",
+        "Each pump has four impellers.",
+        "pass",
+    ),
+    # M5: a `,` or `;` before a phrase without a verb joins one claim, as the colon does.
+    (
+        "comma-part",
+        VALVES,
+        "What are the valves made of?",
+        "The outlet valve, made of bronze.",
+        "fail",
+    ),
+    (
+        "semicolon-part",
+        VALVES,
+        "What are the valves made of?",
+        "The outlet valve; made of bronze.",
+        "fail",
+    ),
+    (
+        "comma-part-ok",
+        VALVES,
+        "What are the valves made of?",
+        "The outlet valve, made of steel.",
+        "pass",
+    ),
+    (
+        "comma-clauses-ok",
+        VALVES,
+        "What are the valves made of?",
+        "The inlet valve is made of bronze, and the outlet valve is made of steel.",
+        "pass",
+    ),
 ]
 
 # Label lines: a short line ending in ":" is not a claim of its own (`analysis.is_factual`),
@@ -528,7 +624,7 @@ def test_a_count_per_item_needs_a_distributive_word() -> None:
 
 def test_unit_swaps_trade_units_between_numbers() -> None:
     from citebound.validate.evidence import index_evidence
-    from citebound.validate.swap import unit_swaps
+    from citebound.validate.swap import span_tokens, unit_swaps
 
     index = index_evidence("The pump runs at 2950 rpm and is driven by a 55 kW motor.", 6)
     assert unit_swaps("It runs at 55 rpm.", index) == ("55 rpm>55 kw",)
@@ -536,6 +632,20 @@ def test_unit_swaps_trade_units_between_numbers() -> None:
     litres = index_evidence("Fill 18 litres of oil.", 6)
     assert unit_swaps("Fill 18 l of oil.", litres) == ()
     assert unit_swaps("Fill 18 kg of oil.", litres) != ()
+    # A stopword unit is one right after its number only; hours and volts are two classes.
+    volts = index_evidence("The motor runs on 400 V for 2 h.", 6)
+    assert unit_swaps("It runs on 400 kW.", volts) == ("400 kw>400 v",)
+    assert unit_swaps("It runs on 400 volts for 2 hours.", volts) == ()
+    assert unit_swaps("It runs on 2 volts.", volts) == ("2 v>2 h",)
+    assert ("in", "unit") not in span_tokens("Put it in the tank.")
+    assert ("in", "unit") in span_tokens("The pipe is 12 in long.")
+
+
+def test_item_counts_skip_code_digits() -> None:
+    from citebound.validate.polarity import item_counts
+
+    assert item_counts("Each pump has four impellers.") == {"4"}
+    assert item_counts("Replace filter CX9-OF-150 at each oil change.") == frozenset()
 
 
 def test_quotations_stop_at_evidence_sentence_ends() -> None:
@@ -561,3 +671,16 @@ def test_a_decade_matches_its_other_spelling_not_a_year_of_it() -> None:
     assert present_in("1950s", "the suburban boom of the '50s")
     assert not present_in("1970s", "In 1970, he began broadcasting")
     assert not present_in("50s", "the 1960s")
+
+
+def test_commas_split_clauses_only_before_a_clause() -> None:
+    from citebound.validate.wording import clauses
+
+    assert len(clauses("The outlet valve, made of bronze.")) == 1
+    assert len(clauses("The outlet valve; made of bronze.")) == 1
+    assert "the ring is replaced." in [
+        c.strip() for c in clauses("The seal is worn, and the ring is replaced.")
+    ]
+    assert len(clauses("After sliding the impeller on, tighten the bolts.")) == 2
+    # Quoted table cells: a ';' after a sentence end starts another cell.
+    assert len(clauses("KEY: The size of the array.; 500; Positive integer")) == 2

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from citebound.validate.checks import ALL_WORDS
+from citebound.validate.checks import ALL_WORDS, DIGITS_OF
 from citebound.validate.evidence import NEGATIONS, EvidenceIndex, fold, lemma, lemmas
 from citebound.validate.order import order_flip
 from citebound.validate.swap import UNITS
@@ -259,27 +259,49 @@ _ORDER_WORDS = frozenset(map(lemma, ("before", "after", "prior")))
 _DISTRIBUTIVE = frozenset(map(lemma, ("each", "every", "per", "apiece")))
 _UNIVERSAL = frozenset(map(lemma, ("all", "both", "respectively", "individually")))
 # A count: a number, then the counted thing ("four impellers", "12 bolts"); not a measure
-# ("40 Nm": what each bolt is tightened to is per item by nature), and not the size of the set
-# the quantifier ranges over ("each of the four bolts").
+# ("40 Nm": what each bolt is tightened to is per item by nature), not the size of the set
+# the quantifier ranges over ("each of the four bolts"), and not the digits ending a code
+# ("filter CX9-OF-150 is").
 _COUNT = re.compile(
-    r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozen)\s+([a-z]+)"
+    r"(?<![\w.-])(?:\d+|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozen)"
+    r"\s+([a-z]+)"
     r"(?:\s+([a-z]+))?"
 )
 _SET_SIZE = re.compile(r"\b(?:of|the|these|those|its|their)\s+$")
 
 
 @lru_cache(maxsize=4096)
-def per_item_count(sentence: str) -> bool:
-    """`sentence` has a count and a distributive quantifier whose item is not a unit of time
-    or measure ("Each pump has four impellers", "12 bolts for each flange"; not "each year 40
-    pumps", "every 2000 operating hours", "each of the four bolts", "each bolt to 40 Nm")."""
+def item_counts(sentence: str) -> frozenset[str]:
+    """The counts (keyed by digits, "four" -> "4") of `sentence` when it has a distributive
+    quantifier whose item is not a unit of time or measure ("Each pump has four impellers",
+    "12 bolts for each flange"; not "each year 40 pumps", "every 2000 operating hours", "each
+    of the four bolts", "each bolt to 40 Nm"); empty otherwise."""
     text = fold(sentence)
     for q in re.finditer(r"\b(?:each|every|per|apiece)\b(?:\s+(?:of\s+the\s+)?([a-z]+))?", text):
         if (q.group(1) or "") in UNITS:
             continue  # "every 500 hours", "per day": a rate, not a count per item
-        for m in _COUNT.finditer(text):
-            if UNITS & {m.group(1), m.group(2)} or _SET_SIZE.search(text, 0, m.start()):
-                continue
+        return frozenset(
+            DIGITS_OF.get(m.group(0).split()[0], m.group(0).split()[0])
+            for m in _COUNT.finditer(text)
+            if not (UNITS & {m.group(1), m.group(2)} or _SET_SIZE.search(text, 0, m.start()))
+        )
+    return frozenset()
+
+
+def per_item_count(sentence: str) -> bool:
+    """`sentence` has a count and a distributive quantifier over items (`item_counts`)."""
+    return bool(item_counts(sentence))
+
+
+def _count_per_item(counts: frozenset[str], index: EvidenceIndex, start: int, size: int) -> bool:
+    """One evidence span of the window gives one of `counts` per item: it has the count and a
+    distributive or universal word. A quantifier elsewhere in the window quantifies another
+    claim ("Each pump has one impeller. The plant has two pumps and four bearings." gives no
+    pump four bearings; final review of r5-v6)."""
+    for span in index.spans[start : start + size]:
+        if all_lemmas(span).isdisjoint(_DISTRIBUTIVE | _UNIVERSAL):
+            continue
+        if not counts.isdisjoint(DIGITS_OF.get(w, w) for w in ALL_WORDS.findall(fold(span))):
             return True
     return False
 
@@ -373,9 +395,8 @@ def polarity_flip(
     if prefixed:
         return f"antonym: evidence says {prefixed!r}"
     if not sentence_lemmas.isdisjoint(_DISTRIBUTIVE):
-        if window_all is None:
-            window_all = all_lemmas(index.window_text(start, size))
-        if window_all.isdisjoint(_DISTRIBUTIVE | _UNIVERSAL) and per_item_count(sentence):
+        counts = item_counts(sentence)
+        if counts and not _count_per_item(counts, index, start, size):
             return "quantifier: the evidence gives no count per item"
     if "than" in sentence_lemmas and _COMPARISON.search(fold(sentence)):
         if window_all is None:

@@ -367,7 +367,7 @@ def clear_caches() -> None:
         wording.shown,
         polarity.all_lemmas,
         polarity.modals,
-        polarity.per_item_count,
+        polarity.item_counts,
         order._steps,
         evidence.index_evidence,
         swap.sentence_tokens,

@@ -66,7 +66,7 @@ _UNIT_TEXT = """bar mbar psi kpa mpa pa nm kn lbf kg g mg lb lbs mm cm m km in f
     mph kph
     rpm hz khz mhz ghz kw w mw kwh v kv mv ma amp amps ohm db dba c f k celsius fahrenheit
     kelvin l ml gal gallon gallons s sec ms min hr hrs hour hours minute minutes second
-    seconds day days week weeks month months year years percent degree degrees liter litre
+    seconds h day days week weeks month months year years percent degree degrees liter litre
     liters litres meter metre meters metres gram grams pound pounds volt volts watt watts"""
 UNITS = frozenset(_UNIT_TEXT.split())
 # Number words without a digit form here (the others are keyed by their digits, below).
@@ -75,6 +75,8 @@ _NUMBER_WORDS = frozenset(_NUMBER_TEXT.split())
 _TOKEN = re.compile(r"[^\W_]+(?:[-./][^\W_]+)*")
 _PART = re.compile(r"[^\W_]+")
 _DIGIT = re.compile(r"\d")
+# Between a number and its unit: a space or none, a degree sign ("50 °C").
+_UNIT_GAP = re.compile(r"\s?°?\s?")
 # Similarity (difflib ratio) from which two words are one word spelled twice.
 _VARIANT_RATIO = 0.8
 _SPECIFIC_ONE_SIDE = frozenset({"number", "code"})
@@ -104,16 +106,31 @@ def _word(part: str, name_slot: bool) -> Token | None:
 def _tokens(text: str, names: bool) -> tuple[Token, ...]:
     out: list[Token] = []
     first = True
-    for raw in _TOKEN.findall(text.replace("’", "'")):
+    number_end = -1  # where the number just before ends, -1 when the last token was none
+    text = text.replace("’", "'")
+    for m in _TOKEN.finditer(text):
+        raw = m.group()
         if _DIGIT.search(raw):
             kind = "number" if raw.replace(".", "").replace(",", "").isdigit() else "code"
             out.append((raw.casefold(), kind))
-        else:
-            for part in (raw,) if raw.isalpha() else _PART.findall(raw):
-                token = _word(part, names and (not first or part.isupper()))
-                if token is not None:
-                    out.append(token)
-                first = False
+            number_end = m.end() if kind == "number" else -1
+            first = False
+            continue
+        # A unit that is a stopword ("25 l", "400 V", "12 in") is one only right after its
+        # number; elsewhere it is the letter or the preposition (r5-v6 review: "400 V" /
+        # "400 kW" went unseen). `_word` is memoized per word, so the neighbour is read here.
+        low = raw.casefold()
+        after_number = number_end >= 0 and _UNIT_GAP.fullmatch(text, number_end, m.start())
+        if after_number and low in UNITS and _word(raw, False) is None:
+            out.append((low, "unit"))
+            number_end, first = -1, False
+            continue
+        number_end = -1
+        for part in (raw,) if raw.isalpha() else _PART.findall(raw):
+            token = _word(part, names and (not first or part.isupper()))
+            if token is not None:
+                out.append(token)
+            first = False
         first = False
     return tuple(out)
 
@@ -236,7 +253,9 @@ def slot_swaps(
                 hit = ok_left and ok_right and key not in PLAIN and word not in PLAIN
             else:
                 hit = (ok_left and ok_right) or (one_side and one_side_specific)
-            if hit and not _variant(word, key):
+            # One unit spelled otherwise ("25 litres" / "25 l") holds its slot.
+            same_unit = kind == "unit" and _unit_class(word) == _unit_class(key)
+            if hit and not same_unit and not _variant(word, key):
                 (plain if kind == "word" else specific).append(swap)
                 break
     return tuple(specific), tuple(plain)
@@ -255,17 +274,23 @@ _UNIT_CLASSES = (
     "in inch inches",
     "ft foot feet",
     "m meter metre meters metres",
-    "degree degrees celsius",
+    "degree degrees celsius c",
+    "fahrenheit f",
+    "kelvin k",
     "v volt volts",
     "w watt watts",
 )
-# Keyed by lemma, as `_word` keys a unit ("litres" -> "litr").
-_UNIT_CLASS = {
-    content_lemma(u): content_lemma(c.split()[0])
-    for c in _UNIT_CLASSES
-    for u in c.split()
-    if content_lemma(u)
-}
+
+
+def _unit_key(unit: str) -> str:
+    """How `_tokens` keys a unit: its lemma ("litres" -> "litr"), a stopword unit as written
+    ("l", "v", "in")."""
+    return content_lemma(unit) or unit
+
+
+# Keyed as tokens key a unit; the class is named by its first spelling (before r5-v6-final,
+# by its lemma, "" for "h", "volt", "meter", "gram", ...: hours and volts were one class).
+_UNIT_CLASS = {_unit_key(u): c.split()[0] for c in _UNIT_CLASSES for u in c.split()}
 
 
 def _unit_class(key: str) -> str:
