@@ -45,6 +45,10 @@ class Candidate:
     overview: bool = False  # in an introduction / overview section (where definitions live)
     loose: bool = False  # a list item after one blank line (a "loose" Markdown list goes on)
     after: int = -1  # code: the unit line of the prose / item that introduces the block
+    # A list item whose first sentence starts in lower case ("- a torque wrench", "opcode: a
+    # numerical value ..."): quotable as an item of the list its intro announces, never as a
+    # sentence that answers on its own (provider.py keeps it from leading or joining alone).
+    lower: bool = False
 
 
 _ANCHOR_LIKE = re.compile(
@@ -128,6 +132,9 @@ def candidates(
             # of parallel jobs while compiling. Defaults to 1, ..."): its later sentences take
             # those terms as context, as a section's sentences take its heading's.
             entry = question & terms(sentences[0]) if unit.kind == "item" and sentences else None
+            # A list item's first sentence is not cut from a sentence before it: "- a torque
+            # wrench" starts in lower case as an item, not as a fragment.
+            item_head = unit.kind == "item"
             for pos, sentence in enumerate(sentences):
                 folded = _folded(sentence)
                 if (
@@ -137,7 +144,7 @@ def candidates(
                     or _marker_like(sentence, bundle, allowed)
                     or folded in titles
                     or _SECTION_NUMBER.sub("", folded) in titles
-                    or _MID_SENTENCE.match(sentence) is not None
+                    or (_MID_SENTENCE.match(sentence) is not None and not (item_head and not pos))
                     or _CUT_END.search(sentence) is not None
                     or _FILLER.search(sentence) is not None  # announces, states nothing
                 ):
@@ -158,6 +165,7 @@ def candidates(
                         nested,
                         overview,
                         loose,
+                        lower=_MID_SENTENCE.match(sentence) is not None,
                     )
                 )
     return out
