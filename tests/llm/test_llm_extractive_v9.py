@@ -232,8 +232,8 @@ def test_lower_case_items_are_quoted_under_their_intro() -> None:
         assert item in answer
 
 
-def test_an_intro_whose_items_are_cut_off_does_not_answer_alone() -> None:
-    cut = SEAL.split("\n")[0]  # the chunk ends on the intro
+def test_an_intro_whose_items_are_not_quotable_does_not_answer_alone() -> None:
+    cut = SEAL.split("\n")[0] + "\n- a torque wrench for the\n- a socket of the"  # cut items
     answer = ExtractiveProvider().answer(
         make_bundle([cut], "What tools are needed to replace the seal?"), REFUSAL
     )

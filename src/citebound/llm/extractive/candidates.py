@@ -49,6 +49,10 @@ class Candidate:
     # numerical value ..."): quotable as an item of the list its intro announces, never as a
     # sentence that answers on its own (provider.py keeps it from leading or joining alone).
     lower: bool = False
+    # An intro whose evidence goes on with list items or table rows: without quotable items it
+    # only announces (provider.py). One that ends its chunk may stand over a dropped diagram
+    # ("`X` dispatches commands to other components:" + mermaid), so it is not one.
+    listing: bool = False
 
 
 _ANCHOR_LIKE = re.compile(
@@ -117,7 +121,9 @@ def candidates(
         overview = bool(heading) and _OVERVIEW.search(heading[-1]) is not None
         lines = paragraphs(evidence.sanitized_text)
         in_item = False  # the last unit was a list item or its continuation
-        for unit in render_units(lines):
+        units = list(render_units(lines))
+        for index, unit in enumerate(units):
+            following = units[index + 1].kind if index + 1 < len(units) else None
             # A prose line right under a list item, no blank line between, goes on with that
             # item (Markdown's lazy continuation: "1. Poll: ..." / "In this configuration,
             # ..."); so does an indented one.
@@ -166,6 +172,7 @@ def candidates(
                         overview,
                         loose,
                         lower=_MID_SENTENCE.match(sentence) is not None,
+                        listing=following in ("item", "row"),
                     )
                 )
     return out

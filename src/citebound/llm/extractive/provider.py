@@ -242,13 +242,13 @@ class ExtractiveProvider:
             ]
             if not pool:
                 return []
-        # An intro with neither quotable items nor a command block after it ("The following
-        # tools are needed:" whose list the chunk cut off) only announces: it does not lead
-        # (v9: "an intro only with its items").
+        # An intro over a list none of whose items is quotable ("The following tools are
+        # needed:" + items cut mid-phrase) only announces: it does not lead (v9: "an intro
+        # only with its items").
         pool = [
             sc
             for sc in pool
-            if not sc[1].intro
+            if not (sc[1].intro and sc[1].listing)
             or commands.block_of(sc[1], blocks) is not None
             or steps(sc[1], cands, p.max_steps)
         ]
