@@ -209,3 +209,52 @@ def test_the_names_rule_is_a_policy_switch() -> None:
     bundle = make_bundle(texts, "What is the default port of a PostgreSQL server?")
     assert ExtractiveProvider().answer(bundle, REFUSAL) == REFUSAL
     assert ExtractiveProvider(names_stated=False).answer(bundle, REFUSAL) != REFUSAL
+
+
+SEAL = "The following tools are needed to replace the seal:\n- a torque wrench\n- a 13 mm socket"
+
+
+def test_lower_case_items_are_quoted_under_their_intro() -> None:
+    # "- a torque wrench" starts in lower case as an item, not as a fragment of a cut sentence:
+    # the intro is quoted with every item, never alone.
+    answer = ExtractiveProvider().answer(
+        make_bundle([SEAL], "What tools are needed to replace the seal?"), REFUSAL
+    )
+    assert answer == (
+        "The following tools are needed to replace the seal: [C0]\n"
+        "a torque wrench [C0]\na 13 mm socket [C0]"
+    )
+    loose = "To replace the seal you need these tools:\n\n- torque wrench\n- 13 mm socket\n- seal puller"
+    answer = ExtractiveProvider().answer(
+        make_bundle([loose], "Which tools do I need to replace the seal?"), REFUSAL
+    )
+    for item in ("torque wrench [C0]", "13 mm socket [C0]", "seal puller [C0]"):
+        assert item in answer
+
+
+def test_an_intro_whose_items_are_not_quotable_does_not_answer_alone() -> None:
+    cut = SEAL.split("\n")[0] + "\n- a torque wrench for the\n- a socket of the"  # cut items
+    answer = ExtractiveProvider().answer(
+        make_bundle([cut], "What tools are needed to replace the seal?"), REFUSAL
+    )
+    assert answer == REFUSAL
+
+
+PROPERTIES = (
+    "The properties defining commands are shown below:\n\n"
+    "1. opcode: a numerical value uniquely representing the command. This opcode is "
+    "automatically adjusted to be relative to a component's base id, and thus will not "
+    "collide with other commands defined by other components.\n"
+    "2. mnemonic: a text value uniquely representing the command."
+)
+
+
+def test_a_lower_case_item_never_leads_an_answer() -> None:
+    # F´ set 5 h08: "opcode: a numerical value ..." is an entry of a reference list; quoted
+    # as the lead it would start the answer mid-sentence (a fragment to the reader).
+    answer = ExtractiveProvider().answer(
+        make_bundle([PROPERTIES], "How is a command opcode kept unique across components?"),
+        REFUSAL,
+    )
+    assert not answer.startswith("opcode")
+    assert "base id" in answer

@@ -9,7 +9,7 @@ from retrieve_helpers import row
 from citebound.contracts import ReasonCode
 from citebound.policy import GatePolicy, load_policy
 from citebound.retrieve.gate import apply_gate
-from citebound.text.terms import coverage, key_terms, names, terms, top_coverage
+from citebound.text.terms import coverage, key_terms, names, terms, top_coverage, unmarked
 
 GATE = GatePolicy(
     min_score=0.76,
@@ -128,6 +128,44 @@ def test_top_coverage_counts_names_no_ranked_row_holds() -> None:
     engines = [row(0, 0.8, "By 1900, engines of 10,000 horsepower were available.")]
     assert top_coverage("As of what year were 10000 horsepower engines available?", engines)[2] == 0
     assert top_coverage("Were 10,000 horsepower engines built?", engines)[2] == 0
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which engineer founded the pump company Grundfos in Bjerringbro, Denmark?",
+        "Which Engineer Founded The Pump Company Grundfos In Bjerringbro, Denmark?",
+        "WHICH ENGINEER FOUNDED THE PUMP COMPANY GRUNDFOS IN BJERRINGBRO, DENMARK?",
+        "which engineer founded the pump company grundfos in bjerringbro, denmark?",
+    ],
+)
+def test_a_question_whose_case_marks_no_name_counts_every_key_term(question: str) -> None:
+    # Title case, capitals or lower case cannot say which word is the name: every key term
+    # must then be in a ranked row for the found pass, so the question is refused as its
+    # normal-case form is (found pass lowered the bar for them when names were 0).
+    pumps = [row(0, 0.72, "The pump company supplies centrifugal pumps. It was founded in 1945.")]
+    cover, n_terms, unfound = top_coverage(question, pumps)
+    assert unfound >= 3  # grundfos, bjerringbro, denmark (and engineer) in no row
+    gate = load_policy("strict-v1").gate
+    assert gate.refusal(0.72, cover, gate.min_score, n_terms, unfound) is not None
+    # Every key term found: the found pass still applies to an unmarked question.
+    found = top_coverage("who founded the pump company?", pumps)
+    assert found[2] == 0
+    assert gate.refusal(0.72, found[0], gate.min_score, found[1], found[2]) is None
+    # A normal-case question marks its names by capitals: one without any keeps the pass with
+    # a key term in no row ("engineer"; counting every key term cost 3 + 1 answerable SQuAD
+    # tune questions for no out-of-corpus refusal, docs/answers.md).
+    plain = top_coverage("Which engineer founded the pump company?", pumps)
+    assert plain[2] == 0
+    assert gate.refusal(0.72, plain[0], gate.min_score, plain[1], plain[2]) is None
+
+
+def test_unmarked_questions_are_title_case_capitals_or_lower_case() -> None:
+    assert unmarked("Which Engineer Founded The Company?")
+    assert unmarked("WHO FOUNDED IT?")
+    assert unmarked("who founded grundfos?")
+    assert not unmarked("Who founded Grundfos in Denmark?")
+    assert not unmarked("Who founded the company?")
 
 
 NAMED = GATE.model_copy(update={"found_min_score": 0.70, "found_min_terms": 2})

@@ -63,7 +63,8 @@ class GatePolicy(Contract):
         le=1,
         description="A top similarity below min_score still passes from this value when the best "
         "row holds `found_min_terms` key terms and every name or number of the question "
-        "(`text.terms.names`) is in a ranked row; None turns it off.",
+        "(`text.terms.names`; every key term when the question's case marks none) is in a "
+        "ranked row; None turns it off.",
     )
     found_min_terms: int = Field(default=2, ge=1, description="Key terms for found_min_score.")
 

@@ -11,7 +11,8 @@ against a paint manual), and at `gate.covered_share` or more a top similarity fr
 `gate.covered_min_score` suffices (a question that reads well only next to its paragraph).
 With every name and number of the question found in the ranked rows (`text.terms.names`:
 "Who conquered the Canary Islands in the 14th century?" against articles that never say
-"Canary" has one missing) and `gate.found_min_terms` key terms in the best row, a top
+"Canary" has one missing; every key term of a question in title case, capitals or lower case,
+whose case marks no name) and `gate.found_min_terms` key terms in the best row, a top
 similarity from `gate.found_min_score` suffices.
 `GatePolicy.refusal` holds the rule; assembly applies the same one (assemble/selection.py).
 """

@@ -7,7 +7,8 @@ answerer and the support check see the same words.
 `coverage` is the share of a question's content terms that a text holds: the retrieval gate's
 second signal next to the calibrated similarity (docs/answers.md "The gate"). `names` are the
 key terms the question writes as a name or a number ("Maastricht", "CJEU", "V8", "1974"): the
-gate's found pass needs each of them in a ranked row.
+gate's found pass needs each of them in a ranked row, and every key term of a question whose
+case cannot mark a name (`unmarked`).
 """
 
 from __future__ import annotations
@@ -81,11 +82,21 @@ def names(question: str) -> frozenset[str]:
     ['10000']
     """
     words = _WORD.findall(THOUSANDS.sub("", question))[1:]  # "10,000" is one number
-    capital = [w for w in words if w[0].isupper()]
-    if 2 * len(capital) > len(words):  # "What Is The Treaty?": capitals mark no names here
-        capital = []
+    capital = [] if unmarked(question) else [w for w in words if w[0].isupper()]
     marked = {w for w in words if any(c.isdigit() for c in w)}.union(capital)
     return frozenset(t for w in marked for t in terms(w) if len(t) > 1 or t.isdigit())
+
+
+def unmarked(question: str) -> bool:
+    """The question's case cannot mark a name: most words after the first are capitalised
+    ("What Is The Treaty?", "WHAT IS IT?") or none of its letters is ("what is the treaty?").
+
+    >>> [unmarked(q) for q in ("What Is The Treaty?", "what is it?", "What is the Treaty?")]
+    [True, True, False]
+    """
+    words = _WORD.findall(THOUSANDS.sub("", question))[1:]
+    capital = [w for w in words if w[0].isupper()]
+    return 2 * len(capital) > len(words) or not any(ch.isupper() for ch in question)
 
 
 class _Row(Protocol):
@@ -130,7 +141,9 @@ def top_coverage(question: str | None, rows: Sequence[_Row]) -> tuple[float | No
     if not asked:
         return None, 0, 0
     best = min(rows, key=lambda r: (-r.similarity, r.rank, r.chunk_id))
-    marked = names(question)
-    if marked:
-        marked = marked.difference(*(terms(THOUSANDS.sub("", row_text(r))) for r in rows))
+    # A question whose case cannot mark a name (title case, capitals, all lower case) does not
+    # say which of its words is one: every key term counts as one, so "Which Engineer Founded
+    # The Pump Company Grundfos?" passes only as its normal-case form would.
+    marked = names(question) | (asked if unmarked(question) else frozenset())
+    marked = marked.difference(*(terms(THOUSANDS.sub("", row_text(r))) for r in rows))
     return len(asked & terms(row_text(best))) / len(asked), len(asked), len(marked)

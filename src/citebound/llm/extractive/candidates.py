@@ -45,6 +45,14 @@ class Candidate:
     overview: bool = False  # in an introduction / overview section (where definitions live)
     loose: bool = False  # a list item after one blank line (a "loose" Markdown list goes on)
     after: int = -1  # code: the unit line of the prose / item that introduces the block
+    # A list item whose first sentence starts in lower case ("- a torque wrench", "opcode: a
+    # numerical value ..."): quotable as an item of the list its intro announces, never as a
+    # sentence that answers on its own (provider.py keeps it from leading or joining alone).
+    lower: bool = False
+    # An intro whose evidence goes on with list items or table rows: without quotable items it
+    # only announces (provider.py). One that ends its chunk may stand over a dropped diagram
+    # ("`X` dispatches commands to other components:" + mermaid), so it is not one.
+    listing: bool = False
 
 
 _ANCHOR_LIKE = re.compile(
@@ -113,7 +121,9 @@ def candidates(
         overview = bool(heading) and _OVERVIEW.search(heading[-1]) is not None
         lines = paragraphs(evidence.sanitized_text)
         in_item = False  # the last unit was a list item or its continuation
-        for unit in render_units(lines):
+        units = list(render_units(lines))
+        for index, unit in enumerate(units):
+            following = units[index + 1].kind if index + 1 < len(units) else None
             # A prose line right under a list item, no blank line between, goes on with that
             # item (Markdown's lazy continuation: "1. Poll: ..." / "In this configuration,
             # ..."); so does an indented one.
@@ -128,6 +138,9 @@ def candidates(
             # of parallel jobs while compiling. Defaults to 1, ..."): its later sentences take
             # those terms as context, as a section's sentences take its heading's.
             entry = question & terms(sentences[0]) if unit.kind == "item" and sentences else None
+            # A list item's first sentence is not cut from a sentence before it: "- a torque
+            # wrench" starts in lower case as an item, not as a fragment.
+            item_head = unit.kind == "item"
             for pos, sentence in enumerate(sentences):
                 folded = _folded(sentence)
                 if (
@@ -137,7 +150,7 @@ def candidates(
                     or _marker_like(sentence, bundle, allowed)
                     or folded in titles
                     or _SECTION_NUMBER.sub("", folded) in titles
-                    or _MID_SENTENCE.match(sentence) is not None
+                    or (_MID_SENTENCE.match(sentence) is not None and not (item_head and not pos))
                     or _CUT_END.search(sentence) is not None
                     or _FILLER.search(sentence) is not None  # announces, states nothing
                 ):
@@ -158,6 +171,8 @@ def candidates(
                         nested,
                         overview,
                         loose,
+                        lower=_MID_SENTENCE.match(sentence) is not None,
+                        listing=following in ("item", "row"),
                     )
                 )
     return out

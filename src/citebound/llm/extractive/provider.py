@@ -190,7 +190,9 @@ class ExtractiveProvider:
         needed = min(p.min_matches, max(1, len(bar) - 1))
         scored: list[tuple[float, Candidate]] = []
         for c in cands:
-            if opposite_side(bundle.user_question, c):
+            if c.lower or opposite_side(bundle.user_question, c):
+                # A lower-case item ("- a torque wrench") is quoted only under the intro that
+                # announces its list (`steps`): alone it neither leads nor joins.
                 continue
             # The sentence introducing a command block ("... the `raspberrypi` platform can be
             # used:" + "$ fprime-util generate raspberrypi") is quoted with it, so the block's
@@ -240,6 +242,18 @@ class ExtractiveProvider:
             ]
             if not pool:
                 return []
+        # An intro over a list none of whose items is quotable ("The following tools are
+        # needed:" + items cut mid-phrase) only announces: it does not lead (v9: "an intro
+        # only with its items").
+        pool = [
+            sc
+            for sc in pool
+            if not (sc[1].intro and sc[1].listing)
+            or commands.block_of(sc[1], blocks) is not None
+            or steps(sc[1], cands, p.max_steps)
+        ]
+        if not pool:
+            return []
         defined = False  # the lead defines the subject of "What is X?"
         if p.weak_lead:
             # A sentence that leans on the one before it ("In this case, this component ...")
@@ -283,6 +297,8 @@ class ExtractiveProvider:
         # The sentence right after the lead (same unit, else the next unit's first), looked up
         # once for the rules below.
         after = follower(lead, cands)
+        if after is not None and after.lower:
+            after = None  # a lower-case item goes only with its list's intro (`steps`)
         # "X downlinks information. This information includes:" + items: the intro right
         # after the lead announces the list that answers, so it and its items come along;
         # ... or it opens the next line ("... will return a status of that send." / "These
@@ -396,7 +412,7 @@ class ExtractiveProvider:
         firsts = {(c.ev, c.line): c for c in cands if c.kind == "item" and c.pos == 0}
         for c in list(chosen):
             head = firsts.get((c.ev, c.line)) if c.kind == "item" and c.pos else None
-            if head is not None and head.shared and head not in chosen:
+            if head is not None and head.shared and not head.lower and head not in chosen:
                 chosen.append(head)
         # The lead's evidence first (its sentences in reading order), then the others by rank.
         chosen.sort(key=lambda c: (c.ev != lead.ev, c.ev, c.line, c.pos))
