@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def fprime(work: Path, path: Path = QUESTIONS) -> dict[str, object]:
+def fprime(work: Path, path: Path) -> dict[str, object]:
     """Answered well / refused on one F´ question set, per preset."""
     docs = dataset_dir("fprime-docs")
     if docs is None:

@@ -129,11 +129,15 @@ _OMIT_NESTED_WHEN_DEFAULT: dict[tuple[str, str], object] = {
     )
     for name in names
 }
-_DEFAULTS = {
-    "prompt_contract": "v1",
-    "superprompt": SuperPromptPolicy().model_dump(mode="json"),
-    "conversation": ConversationPolicy().model_dump(mode="json"),
-}
+
+
+def _json_default(name: str) -> object:
+    """The JSON form of `Policy`'s declared default for field `name`."""
+    value = Policy.model_fields[name].get_default(call_default_factory=True)
+    return value.model_dump(mode="json") if isinstance(value, Contract) else value
+
+
+_DEFAULTS = {name: _json_default(name) for name in _OMIT_WHEN_DEFAULT}
 
 PRESETS = ("strict-v1", "hybridrag", "superprompt-v1")
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
 from citebound.contracts.assembly import DropRecord
 from citebound.contracts.enums import ReasonCode, RetrievalStatus
@@ -16,6 +18,22 @@ from citebound.pipeline.preprocess import retrieval_query
 from citebound.pipeline.stages.step import done
 from citebound.pipeline.state import PromptBody, RequestState, StageRecord
 from citebound.policy import Policy
+
+T = TypeVar("T")
+
+
+def _parsed(parse: Callable[[], T], call: ModelCallRecord, what: str, stage: str) -> T:
+    """`parse()` of a chooser reply; a reply it rejects fails the stage closed, naming `what`
+    replied and carrying the call that produced it."""
+    try:
+        return parse()
+    except ValueError as err:
+        raise StageError(
+            f"{what} reply is unusable: {err}",
+            stage=stage,
+            reason_code=ReasonCode.STAGE_DISABLED,
+            model_calls=(call,),
+        ) from None
 
 
 def search_pieces(
@@ -56,15 +74,7 @@ def resolve_followup(
         call="rewrite",
         template_id=REWRITE_TEMPLATE.removesuffix(".txt"),
     )
-    try:
-        query = parse_rewrite(data)
-    except ValueError as err:
-        raise StageError(
-            f"the follow-up rewrite reply is unusable: {err}",
-            stage="retrieval",
-            reason_code=ReasonCode.STAGE_DISABLED,
-            model_calls=(call,),
-        ) from None
+    query = _parsed(lambda: parse_rewrite(data), call, "the follow-up rewrite", "retrieval")
     rewrite = FollowupRewrite(original=base, query=query, rule="llm", turns_used=len(state.history))
     return rewrite, [call]
 
@@ -200,15 +210,7 @@ def a3_gate(state: RequestState, ctx: PipelineContext) -> RequestState:
             call="a3",
         )
         calls = [*calls, call]
-        try:
-            keep = parse_keep(data, len(rows))
-        except ValueError as err:
-            raise StageError(
-                f"A3 semantic gate reply is unusable: {err}",
-                stage="a3",
-                reason_code=ReasonCode.STAGE_DISABLED,
-                model_calls=(call,),
-            ) from None
+        keep = _parsed(lambda: parse_keep(data, len(rows)), call, "A3 semantic gate", "a3")
         dropped += [
             DropRecord(
                 chunk_id=r.chunk_id,
