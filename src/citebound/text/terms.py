@@ -81,8 +81,8 @@ def names(question: str) -> frozenset[str]:
     >>> sorted(names("Were 10,000 horsepower engines built?"))
     ['10000']
     """
-    words = _WORD.findall(THOUSANDS.sub("", question))[1:]  # "10,000" is one number
-    capital = [] if unmarked(question) else [w for w in words if w[0].isupper()]
+    words = _later_words(question)
+    capital = [] if _unmarked(question, words) else [w for w in words if w[0].isupper()]
     marked = {w for w in words if any(c.isdigit() for c in w)}.union(capital)
     return frozenset(t for w in marked for t in terms(w) if len(t) > 1 or t.isdigit())
 
@@ -94,7 +94,16 @@ def unmarked(question: str) -> bool:
     >>> [unmarked(q) for q in ("What Is The Treaty?", "what is it?", "What is the Treaty?")]
     [True, True, False]
     """
-    words = _WORD.findall(THOUSANDS.sub("", question))[1:]
+    return _unmarked(question, _later_words(question))
+
+
+def _later_words(question: str) -> list[str]:
+    """The question's words after its first ("10,000" one number)."""
+    return _WORD.findall(THOUSANDS.sub("", question))[1:]
+
+
+def _unmarked(question: str, words: list[str]) -> bool:
+    """`unmarked`, on the question's `_later_words` (tokenised once for `names` too)."""
     capital = [w for w in words if w[0].isupper()]
     return 2 * len(capital) > len(words) or not any(ch.isupper() for ch in question)
 

@@ -268,6 +268,8 @@ _COUNT = re.compile(
     r"(?:\s+([a-z]+))?"
 )
 _SET_SIZE = re.compile(r"\b(?:of|the|these|those|its|their)\s+$")
+# A distributive quantifier and the word it ranges over ("each pump", "every 500 hours").
+_QUANTIFIER = re.compile(r"\b(?:each|every|per|apiece)\b(?:\s+(?:of\s+the\s+)?([a-z]+))?")
 
 
 @lru_cache(maxsize=4096)
@@ -277,7 +279,7 @@ def item_counts(sentence: str) -> frozenset[str]:
     "12 bolts for each flange"; not "each year 40 pumps", "every 2000 operating hours", "each
     of the four bolts", "each bolt to 40 Nm"); empty otherwise."""
     text = fold(sentence)
-    for q in re.finditer(r"\b(?:each|every|per|apiece)\b(?:\s+(?:of\s+the\s+)?([a-z]+))?", text):
+    for q in _QUANTIFIER.finditer(text):
         if (q.group(1) or "") in UNITS:
             continue  # "every 500 hours", "per day": a rate, not a count per item
         return frozenset(

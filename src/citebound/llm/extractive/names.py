@@ -35,16 +35,20 @@ def _name_words(question: str) -> list[str]:
     """The question's words that hold a capital letter, one-letter words ("I", the "F" of
     "F´") left out. The first word is capitalised as a sentence start: it counts only when
     another word is a name too ("Harold Winston's ..."), never alone ("Describe the pump")."""
-    words = [w for w in _WORDS.findall(question) if len(w) > 1 and any(c.isupper() for c in w)]
-    first = _WORDS.findall(question)[:1]
-    if words[:1] == first and len(words) == 1:
+    every = _WORDS.findall(question)
+    words = [w for w in every if len(w) > 1 and any(c.isupper() for c in w)]
+    if words[:1] == every[:1] and len(words) == 1:
         return []
     return words
 
 
+def _terms_of(words: list[str]) -> frozenset[str]:
+    return frozenset().union(*(terms(w) for w in words))
+
+
 def names(question: str) -> frozenset[str]:
     """Content terms of the names the question asks about (see `_name_words`)."""
-    return frozenset().union(*(terms(w) for w in _name_words(question)))
+    return _terms_of(_name_words(question))
 
 
 def stated(bundle: AnswerBundle, question: str) -> bool:
@@ -52,7 +56,7 @@ def stated(bundle: AnswerBundle, question: str) -> bool:
     path included) states one of its names: the same term, the same beginning of at least
     `_NAME_PREFIX` letters, or an acronym's spelled-out words."""
     words = _name_words(question)
-    asked = frozenset().union(*(terms(w) for w in words))
+    asked = _terms_of(words)
     if not asked:
         return True
     texts = [
