@@ -29,6 +29,20 @@ class TestPostgresAuditSink(AuditSinkContract):
         s.close()
 
 
+def _migrate_to(pg_url: str, last: int) -> None:
+    """Bring the audit database to migration `last` only, as older code would have left it."""
+    from citebound.audit.postgres import AUDIT_MIGRATIONS, AUDIT_MIGRATIONS_TABLE
+    from citebound.store.pg_connect import migrate_url
+
+    migrate_url(
+        pg_url,
+        what="audit",
+        table=AUDIT_MIGRATIONS_TABLE,
+        lock_key="citebound-audit-migrations",
+        migrations=AUDIT_MIGRATIONS[:last],
+    )
+
+
 def test_the_database_refuses_update_delete_truncate(pg_url: str) -> None:
     import psycopg
 
@@ -93,17 +107,9 @@ def test_a_version_3_database_is_upgraded_in_place(pg_url: str) -> None:
     import psycopg
 
     from citebound.audit.columns import to_row
-    from citebound.audit.postgres import AUDIT_MIGRATIONS, AUDIT_MIGRATIONS_TABLE
     from citebound.contracts.audit import ADDED_IN_VERSION, AuditRecord
-    from citebound.store.pg_connect import migrate_url
 
-    migrate_url(
-        pg_url,
-        what="audit",
-        table=AUDIT_MIGRATIONS_TABLE,
-        lock_key="citebound-audit-migrations",
-        migrations=AUDIT_MIGRATIONS[:5],
-    )
+    _migrate_to(pg_url, 5)
     rows = (Path(__file__).resolve().parents[1] / "audit" / "records_v3.jsonl").read_text()
     old = AuditRecord.model_validate(json.loads(rows.splitlines()[2])["record"])
     later = [f for f, v in ADDED_IN_VERSION.items() if v >= 4]
@@ -253,16 +259,8 @@ def test_a_version_8_database_gets_jsonb_columns_and_its_rows_still_verify(pg_ur
     import psycopg
 
     from citebound.audit.columns import COLUMN_NAMES, to_row
-    from citebound.audit.postgres import AUDIT_MIGRATIONS, AUDIT_MIGRATIONS_TABLE
-    from citebound.store.pg_connect import migrate_url
 
-    migrate_url(
-        pg_url,
-        what="audit",
-        table=AUDIT_MIGRATIONS_TABLE,
-        lock_key="citebound-audit-migrations",
-        migrations=AUDIT_MIGRATIONS[:8],
-    )
+    _migrate_to(pg_url, 8)
     old_insert = (
         f"INSERT INTO audit_records ({', '.join(COLUMN_NAMES)}) SELECT {', '.join(COLUMN_NAMES)} "
         "FROM json_populate_record(NULL::audit_records, %s::json)"
@@ -311,16 +309,8 @@ def test_negative_zero_keeps_its_sign_in_jsonb(pg_url: str) -> None:
     import psycopg
 
     from citebound.audit.columns import to_row
-    from citebound.audit.postgres import AUDIT_MIGRATIONS, AUDIT_MIGRATIONS_TABLE
-    from citebound.store.pg_connect import migrate_url
 
-    migrate_url(
-        pg_url,
-        what="audit",
-        table=AUDIT_MIGRATIONS_TABLE,
-        lock_key="citebound-audit-migrations",
-        migrations=AUDIT_MIGRATIONS[:8],
-    )
+    _migrate_to(pg_url, 8)
     old = _negative_zero_record("old")
     with psycopg.connect(pg_url, autocommit=True) as conn:  # written before migration 9
         conn.execute(

@@ -19,8 +19,6 @@ floats, so the parsed record's `hash_ok()` holds (tests/api/test_api_endpoints.p
 
 from __future__ import annotations
 
-import json
-
 from pydantic import BaseModel
 
 from citebound.audit.columns import json_safe
@@ -34,9 +32,6 @@ def audit_json(value: BaseModel) -> str:
 
 def audit_api_json(value: BaseModel) -> str:
     """`audit_json(value)` as strict JSON: non-finite numbers as the strings `"NaN"`,
-    `"Infinity"`, `"-Infinity"` (`columns.json_safe`; sorted keys, compact, UTF-8 kept, like
-    the canonical text)."""
-    data = json_safe(value.model_dump(mode="json"))
-    return json.dumps(
-        data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
+    `"Infinity"`, `"-Infinity"` (`columns.json_safe`), then the canonical encoder itself, so
+    the bytes match `audit_json` wherever no number is non-finite)."""
+    return canonical_json(json_safe(value.model_dump(mode="json")))
