@@ -63,6 +63,25 @@ class FiltersApplied(Contract):
     collection: str | None = Field(default=None, description="Collection searched.")
 
 
+class GateMeasures(Contract):
+    """What the gate weighs besides the similarities (`citebound.text.terms.top_coverage`): the
+    question's key terms, how many of them the top-similarity row holds, and how many of its
+    names no ranked row holds. Counted, never rebuilt from a ratio."""
+
+    key_terms: int = Field(ge=0, description="How many key terms the question has.")
+    key_terms_held: int = Field(
+        ge=0, description="How many of them the top-similarity row holds (headings included)."
+    )
+    names_unfound: int = Field(
+        ge=0, description="How many of the question's names and numbers no ranked row holds."
+    )
+
+    @property
+    def coverage(self) -> float | None:
+        """Share of the key terms the best row holds; None when the question has none."""
+        return self.key_terms_held / self.key_terms if self.key_terms else None
+
+
 class GateTrace(Contract):
     """The retrieval gate's decision and the numbers behind it (seed 003 §2)."""
 
@@ -85,6 +104,23 @@ class GateTrace(Contract):
         description="How many of the question's names and numbers no ranked row holds "
         "(None: not measured).",
     )
+    key_terms_held: int | None = Field(
+        default=None,
+        description="How many of the key terms the top-similarity row holds (None: not measured).",
+    )
+
+    @property
+    def measures(self) -> GateMeasures | None:
+        """The term measures the decision weighed, for assembly to apply the same passes; None
+        when not measured, the question has no key terms, or the trace predates the held count
+        (assembly then measures again)."""
+        if self.coverage is None or self.key_terms is None or self.key_terms_held is None:
+            return None
+        return GateMeasures(
+            key_terms=self.key_terms,
+            key_terms_held=self.key_terms_held,
+            names_unfound=self.names_unfound or 0,
+        )
 
 
 class RetrievalRow(Contract):

@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Protocol
 
+from citebound.contracts.retrieval import GateMeasures
+
 # THOUSANDS: "10,000" and "10000" are one number to the names check, as to the validator.
 # The validator's suffix stripper (plural, -ed/-ing, final e): "classified" ~ "classifying",
 # "ruled" ~ "rules", so a question and the sentence that answers it match as the support check
@@ -138,21 +140,25 @@ def row_text(row: _Row) -> str:
     return "\n".join((src.document, *src.heading_path, row.chunk_text))
 
 
-def top_coverage(question: str | None, rows: Sequence[_Row]) -> tuple[float | None, int, int]:
-    """What the retrieval gate and assembly's top-similarity check both weigh: `coverage` of
-    the highest-similarity row (the first in rank order among equals; its `row_text`, so
-    headings count), how many key terms the question has, and how many of its `names` no row
-    holds (a name the collection does not use: "Who conquered the Canary Islands?" against
-    articles that never say "Canary")."""
+def top_coverage(question: str | None, rows: Sequence[_Row]) -> GateMeasures | None:
+    """What the retrieval gate and assembly's top-similarity check both weigh: how many key
+    terms the question has, how many of them the highest-similarity row holds (the first in
+    rank order among equals; its `row_text`, so headings count), and how many of its `names`
+    no row holds (a name the collection does not use: "Who conquered the Canary Islands?"
+    against articles that never say "Canary"). None without a question, rows or key terms."""
     if not question or not rows:
-        return None, 0, 0
+        return None
     asked = key_terms(question)
     if not asked:
-        return None, 0, 0
+        return None
     best = min(rows, key=lambda r: (-r.similarity, r.rank, r.chunk_id))
     # A question whose case cannot mark a name (title case, capitals, all lower case) does not
     # say which of its words is one: every key term counts as one, so "Which Engineer Founded
     # The Pump Company Grundfos?" passes only as its normal-case form would.
     marked = names(question) | (asked if unmarked(question) else frozenset())
     marked = marked.difference(*(terms(THOUSANDS.sub("", row_text(r))) for r in rows))
-    return len(asked & terms(row_text(best))) / len(asked), len(asked), len(marked)
+    return GateMeasures(
+        key_terms=len(asked),
+        key_terms_held=len(asked & terms(row_text(best))),
+        names_unfound=len(marked),
+    )
