@@ -9,7 +9,16 @@ from retrieve_helpers import row
 from citebound.contracts import GateMeasures, ReasonCode
 from citebound.policy import GatePolicy, load_policy
 from citebound.retrieve.gate import apply_gate
-from citebound.text.terms import coverage, key_terms, names, terms, top_coverage, unmarked
+from citebound.text.terms import (
+    coverage,
+    framing,
+    held_terms,
+    key_terms,
+    names,
+    terms,
+    top_coverage,
+    unmarked,
+)
 
 
 def held(n: int, of: int = 5, unfound: int = 0) -> GateMeasures:
@@ -232,3 +241,26 @@ def test_found_min_score_above_min_score_is_rejected_and_lowers_the_lowest_score
     only_found = GatePolicy(min_score=0.76, min_chunks=1, found_min_score=0.7)
     assert only_found.lowest_score(0.76) == 0.7
     assert NAMED.lowest_score(0.76) == 0.55
+
+
+def test_framing_words_count_when_held_and_are_never_required() -> None:
+    # "year" / "typically" frame what is asked: not key terms, and a row without them still
+    # holds every key term of the question.
+    question = "In which year did the Normans typically conquer England?"
+    assert key_terms(question) == {"norman", "conquer", "england"}
+    assert framing(question) == {"year", "typically"}
+    assert coverage(question, "The Normans conquered England in 1066.") == 1.0
+    # Held, a framing word counts on both sides: 4 of 4, not 3 of 3 nor 4 of 5.
+    assert held_terms(question, terms("In that year the Normans conquered England.")) == (4, 4)
+    # Control: a content word missing still lowers coverage.
+    assert coverage(question, "The Normans sailed to England.") == 2 / 3
+    # The gate's count: the best row's framing word adds to what it holds.
+    rows = [row(0, 0.7, "What type of reduction? Many-one reductions are the commonest type.")]
+    assert top_coverage("What type of reduction is most often used?", rows) == held(2, 3)
+
+
+def test_a_measure_word_frames_only_after_how() -> None:
+    assert framing("How long is the runway?") == {"long"}
+    assert "long" in key_terms("Which long-range missiles were deployed?")
+    # "Describe how pumps fail": what follows "how" is the subject, not a measure.
+    assert key_terms("Describe how pumps fail.") == {"pump", "fail"}

@@ -205,8 +205,11 @@ class ExtractiveProvider:
             # The section a sentence sits in says what it is about ("CmdSequencer" in the
             # heading): such terms count toward a match, at reduced weight, never alone.
             context = c.context - shared
-            extra = len((shared | context) & framed)
-            matched = len(shared & bar) + len(context & bar) + extra
+            # A framing word counts next to a required one, never alone ("Each country sends
+            # ..." does not answer "In what country is the abbey?").
+            held = len(shared & bar) + len(context & bar)
+            extra = len((shared | context) & framed) if held else 0
+            matched = held + extra
             if not shared or matched < needed or min(1.0, matched / (len(bar) + extra)) <= p.floor:
                 continue
             if own and not (shared & own):
