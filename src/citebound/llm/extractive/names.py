@@ -87,8 +87,7 @@ def stated(bundle: AnswerBundle, question: str) -> bool:
     ]
     said = frozenset().union(*(terms(t) for t in texts))
     if asked & said or any(
-        min(len(a), len(t)) >= _NAME_PREFIX
-        and (a.startswith(t) or t.startswith(a))
+        (min(len(a), len(t)) >= _NAME_PREFIX and (a.startswith(t) or t.startswith(a)))
         or _transposed(a, t)
         for a in sorted(asked)
         for t in sorted(said)
