@@ -254,9 +254,28 @@ def test_framing_words_count_when_held_and_are_never_required() -> None:
     assert held_terms(question, terms("In that year the Normans conquered England.")) == (4, 4)
     # Control: a content word missing still lowers coverage.
     assert coverage(question, "The Normans sailed to England.") == 2 / 3
-    # The gate's count: the best row's framing word adds to what it holds.
+    # The gate's counts: the best row's framing word adds to what it holds.
     rows = [row(0, 0.7, "What type of reduction? Many-one reductions are the commonest type.")]
-    assert top_coverage("What type of reduction is most often used?", rows) == held(2, 3)
+    measured = top_coverage("What type of reduction is most often used?", rows)
+    assert measured == GateMeasures(
+        key_terms=2, key_terms_held=1, framing_terms=2, framing_held=1, names_unfound=0
+    )
+    assert (measured.held, measured.asked, measured.coverage) == (2, 4, 2 / 3)
+
+
+def test_framing_words_never_make_the_gate_stricter() -> None:
+    # "In which year did the pump fail?": 3 terms as before framing was known, so the covered
+    # pass (3+ terms) still applies; the row need not say "year" (coverage 1.0, was 2/3).
+    question = "In which year did the pump fail?"
+    rows = [row(0, 0.6, "The pump failed in 1999 after a seal leak.")]
+    measured = top_coverage(question, rows)
+    assert measured is not None
+    assert (measured.asked, measured.coverage) == (3, 1.0)
+    assert apply_gate([0.6], GATE, measured).passed
+    # Control: the same row for a question whose own words it lacks.
+    other = top_coverage("In which year did the compressor valve fail?", rows)
+    assert other is not None and other.coverage == 1 / 3
+    assert not apply_gate([0.6], GATE, other).passed
 
 
 def test_a_measure_word_frames_only_after_how() -> None:

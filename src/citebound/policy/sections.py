@@ -93,13 +93,13 @@ class GatePolicy(Contract):
         covered = (
             share is not None
             and share >= self.covered_share
-            and measures.key_terms >= self.covered_min_terms
+            and measures.asked >= self.covered_min_terms
         )
         low = self.covered_min_score
         if covered and low is not None and top >= low:
             return True
         found = self.found_min_score
-        named = not measures.names_unfound and measures.key_terms_held >= self.found_min_terms
+        named = not measures.names_unfound and measures.held >= self.found_min_terms
         return found is not None and top >= found and named
 
     def refusal(

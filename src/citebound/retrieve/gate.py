@@ -54,5 +54,7 @@ def apply_gate(
         coverage=None if m is None else m.coverage,
         key_terms=None if m is None else m.key_terms,
         key_terms_held=None if m is None else m.key_terms_held,
+        framing_terms=None if m is None else m.framing_terms,
+        framing_held=None if m is None else m.framing_held,
         names_unfound=None if m is None else m.names_unfound,
     )

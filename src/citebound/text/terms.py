@@ -215,10 +215,11 @@ def row_text(row: _Row) -> str:
 
 def top_coverage(question: str | None, rows: Sequence[_Row]) -> GateMeasures | None:
     """What the retrieval gate and assembly's top-similarity check both weigh: how many key
-    terms the question has, how many of them the highest-similarity row holds (the first in
-    rank order among equals; its `row_text`, so headings count), and how many of its `names`
-    no row holds (a name the collection does not use: "Who conquered the Canary Islands?"
-    against articles that never say "Canary"). None without a question, rows or key terms."""
+    terms and framing terms the question has, how many of each the highest-similarity row
+    holds (the first in rank order among equals; its `row_text`, so headings count), and how
+    many of its `names` no row holds (a name the collection does not use: "Who conquered the
+    Canary Islands?" against articles that never say "Canary"). None without a question, rows
+    or key terms."""
     if not question or not rows:
         return None
     asked = key_terms(question)
@@ -230,5 +231,12 @@ def top_coverage(question: str | None, rows: Sequence[_Row]) -> GateMeasures | N
     # The Pump Company Grundfos?" passes only as its normal-case form would.
     marked = names(question) | (asked if unmarked(question) else frozenset())
     marked = marked.difference(*(terms(THOUSANDS.sub("", row_text(r))) for r in rows))
-    held, of = held_terms(question, terms(row_text(best)))
-    return GateMeasures(key_terms=of, key_terms_held=held, names_unfound=len(marked))
+    framed = framing_terms(question)
+    said = terms(row_text(best))
+    return GateMeasures(
+        key_terms=len(asked),
+        key_terms_held=len(asked & said),
+        framing_terms=len(framed),
+        framing_held=len(framed & said),
+        names_unfound=len(marked),
+    )
