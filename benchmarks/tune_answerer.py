@@ -244,7 +244,7 @@ def refusals(path: Path, splits: tuple[str, ...] = ("tune",), preset: str = PRES
             why = "answerer: " + (
                 "name not stated" if not stated(bundle, r["question"]) else "terms"
             )
-        held = "-" if m is None else f"{m.key_terms_held}/{m.key_terms}"
+        held = "-" if m is None else f"{m.held}/{m.key_terms + m.framing_held}"
         unfound = "-" if m is None else m.names_unfound
         print(f"{why:24s} top {top or 0:.3f} held {held} names unfound {unfound} | {r['question']}")
 

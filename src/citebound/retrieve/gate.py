@@ -14,7 +14,11 @@ With every name and number of the question found in the ranked rows (`text.terms
 "Canary" has one missing; every key term of a question in title case, capitals or lower case,
 whose case marks no name) and `gate.found_min_terms` key terms in the best row, a top
 similarity from `gate.found_min_score` suffices.
-`GatePolicy.refusal` holds the rule; assembly applies the same one (assemble/selection.py).
+The question's *framing* words ("In which *year*", "*typically*", "kicked ... *out*";
+`text.terms.framing`) count only when the row holds them: a row need not repeat the kind of
+answer asked for. The measurements are one `GateMeasures` (counts, not ratios), recorded in
+the trace. `GatePolicy.refusal` holds the rule; assembly applies the same one
+(assemble/selection.py, from `GateTrace.measures`).
 """
 
 from __future__ import annotations
