@@ -80,17 +80,20 @@ def _location(where: str, config: Any) -> Any:
 def _job(note: Callable[[Any], str] | None = None) -> Callable[[Callable[..., Any]], Any]:
     """Make a function that runs a batch job and returns its summary a command callback: a
     CiteboundError it raises ends the command with one line on stderr and exit 2; the summary
-    goes to stdout as JSON, Spark stops, then `note(summary)` (if given) goes to stderr."""
+    goes to stdout as JSON, Spark stops, then `note(summary)` (if given) goes to stderr.
+    Spark stops however the job ends (a failed job too: `_shutdown` says why)."""
 
     def wrap(body: Callable[..., Any]) -> Callable[..., None]:
         @functools.wraps(body)
         def command(*args: Any, **kwargs: Any) -> None:
             try:
-                summary = body(*args, **kwargs)
-            except CiteboundError as err:
-                fail(str(err))
-            click.echo(summary.model_dump_json(indent=2))
-            _shutdown()
+                try:
+                    summary = body(*args, **kwargs)
+                except CiteboundError as err:
+                    fail(str(err))
+                click.echo(summary.model_dump_json(indent=2))
+            finally:
+                _shutdown()
             if note is not None:
                 click.echo(f"citebound: {note(summary)}", err=True)
 
