@@ -79,13 +79,15 @@ def test_spark_stops_when_a_job_fails(
     monkeypatch: pytest.MonkeyPatch, error: Exception, code: int
 ) -> None:
     """A job that raises (a CiteboundError: one line, exit 2; anything else: click's exit 1)
-    still stops Spark: a session left to interpreter exit can abort the process (`_shutdown`)."""
+    still stops the Spark it started: a session left to interpreter exit can abort the
+    process (`_shutdown`)."""
     import click
 
     from citebound.cli import batch
 
     stopped: list[bool] = []
-    monkeypatch.setattr(batch, "_shutdown", lambda: stopped.append(True))
+    monkeypatch.setattr(batch, "_active_spark", lambda: None)  # none before the command
+    monkeypatch.setattr(batch, "_shutdown", lambda stop_spark: stopped.append(stop_spark))
 
     def body() -> Any:
         raise error
