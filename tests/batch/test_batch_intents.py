@@ -1,12 +1,18 @@
 """The call journal of batch executors (batch/intents.py) without Spark: what an intent
-records, and the FAILED LLM_INTERRUPTED record built from it after a crash."""
+records, that it is on disk before the call, and the FAILED LLM_INTERRUPTED record built
+from it after a crash."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
+from citebound.audit.location import table_location
 from citebound.batch.intents import CallJournal, interrupted_row
+from citebound.batch.staging import Staging
 from citebound.policy import load_policy
 
 
@@ -53,3 +59,51 @@ def test_an_intent_without_attempt_counts_reads_as_one_attempt_per_prompt() -> N
     intent = {"prompt_sha256": ["c" * 64], "provider": "openai", "model_name": "m"}
     _, record = interrupted_row("q2", "Why?", intent, run_id="run", policy=load_policy())
     assert [c.attempts for c in record.model_calls or []] == [1] and record.attempts == 1
+
+
+def test_an_intent_reaches_the_disk_before_its_call_is_sent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A power cut must not take back an intent whose call went out: the intent file goes
+    through `cache_dir.write_atomic` (flushed, renamed, folder flushed) and each folder made
+    for it is flushed into its parent, all before the provider is called."""
+    from citebound import cache_dir
+    from citebound.batch import staging as staging_module
+
+    events: list[tuple[str, Path]] = []
+    real_fsync, real_write = cache_dir.fsync_path, cache_dir.write_atomic
+
+    def fsync(path: Path) -> None:
+        events.append(("fsync", path))
+        real_fsync(path)
+
+    def write(path: Path, data: bytes) -> None:
+        events.append(("write", path))
+        real_write(path, data)
+
+    monkeypatch.setattr(cache_dir, "fsync_path", fsync)
+    monkeypatch.setattr(staging_module, "write_atomic", write, raising=False)
+    out = tmp_path / "out"
+    staging = Staging(table_location(out), "r")
+    provider = _Provider()
+    journal = CallJournal(provider)  # type: ignore[arg-type]
+    journal.bind(staging, "r")
+    sha = "a" * 64
+
+    send = provider.complete
+
+    def complete(request: Any) -> str:
+        events.append(("send", Path()))
+        return send(request)
+
+    monkeypatch.setattr(provider, "complete", complete)
+    journal.complete(SimpleNamespace(request_id="q1", prompt_sha256=sha))  # type: ignore[arg-type]
+    run = out / "_staging" / "r"
+    kinds = [kind for kind, _ in events]
+    assert kinds[-1] == "send" and kinds.count("write") == 1
+    (written,) = [p for kind, p in events if kind == "write"]
+    assert written.parent == run / "calls"
+    flushed = {p for kind, p in events if kind == "fsync"}
+    assert {tmp_path, out, out / "_staging", run, run / "calls"} <= flushed
+    assert staging.calls()["q1"]["prompt_sha256"] == [sha]
+
