@@ -107,3 +107,35 @@ def test_an_intent_reaches_the_disk_before_its_call_is_sent(
     assert {tmp_path, out, out / "_staging", run, run / "calls"} <= flushed
     assert staging.calls()["q1"]["prompt_sha256"] == [sha]
 
+
+def test_closing_a_worker_context_closes_the_client_inside_the_journal(tmp_path: Path) -> None:
+    """The executors' provider is wrapped in a `CallJournal`; the wrapped provider (and its
+    HTTP client) is still the context's own, so `PipelineContext.close` closes it."""
+    from citebound.batch import worker
+    from citebound.config import load_config
+
+    config = load_config(
+        env={},
+        overrides={
+            "store": str(tmp_path),
+            "provider.name": "openai",
+            "provider.base_url": "http://127.0.0.1:9/v1",
+            "provider.model": "scripted",
+        },
+    )
+    config_json = config.model_dump_json()
+    pipe, _ = worker.worker_context(config_json)
+    try:
+        journal = pipe.ctx.provider
+        assert isinstance(journal, CallJournal)
+        client = journal.inner._client  # type: ignore[attr-defined]
+        assert not client.is_closed
+    finally:
+        worker._CONTEXTS.pop(config_json)
+        pipe.ctx.close()
+    assert client.is_closed
+    extractive = config.model_copy(
+        update={"provider": config.provider.model_copy(update={"name": "extractive"})}
+    )
+    assert not worker.calls_remote_model(extractive) and worker.calls_remote_model(config)
+

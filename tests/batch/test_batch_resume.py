@@ -214,7 +214,9 @@ def test_a_retried_task_audits_the_call_it_lost_instead_of_asking_again(
             asked_again = [_prompt_sha(r) for r in server.requests[1:]]
         finally:  # this process's worker context: its HTTP client to the scripted server
             pipe, _ = worker._CONTEXTS.pop(config_json)
-            pipe.ctx.provider.close()
+            client = pipe.ctx.provider.inner._client
+            pipe.ctx.close()
+    assert client.is_closed  # the client inside the call journal is the context's to close
     assert _prompt_sha(server.requests[0]) not in asked_again  # not asked twice
     rows, _ = staging.read_parts(staging.part_files())
     records = {rid: AuditRecord.model_validate_json(a) for rid, _, a in rows}

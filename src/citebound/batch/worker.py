@@ -51,6 +51,12 @@ class CollectingSink:
         """Nothing to release."""
 
 
+def calls_remote_model(config: Config) -> bool:
+    """Whether the configured provider calls a model over the network (any but the
+    extractive answerer): its calls are journaled and its rows staged at once."""
+    return config.provider.name != "extractive"
+
+
 def worker_context(config_json: str) -> tuple[Any, CollectingSink]:
     """(Pipeline, its collecting sink) for this config, built once per Python worker. A
     provider that calls a model over the network is wrapped in a `CallJournal`
@@ -61,10 +67,9 @@ def worker_context(config_json: str) -> tuple[Any, CollectingSink]:
 
         config = Config.model_validate_json(config_json)
         sink = CollectingSink()
-        ctx = PipelineContext(config, sinks_override=[sink])
-        if config.provider.name != "extractive":
-            ctx.provider_override = CallJournal(ctx.provider)
-            del ctx.provider  # the cached property: read again, it returns the override
+        # The journal wraps the provider the context makes, so `ctx.close()` closes both.
+        wrapper = CallJournal if calls_remote_model(config) else None
+        ctx = PipelineContext(config, sinks_override=[sink], provider_wrapper=wrapper)
         _CONTEXTS[config_json] = (Pipeline(ctx), sink)
     pipe, sink = _CONTEXTS[config_json]
     return pipe, sink
@@ -81,16 +86,15 @@ class RowStager:
     of a request whose call was sent but whose row never was, instead of asking again.
     """
 
-    def __init__(
-        self, staging: Staging, run_id: str, stage_rows: int, remote: bool, pipe: Any = None
-    ) -> None:
+    def __init__(self, staging: Staging, run_id: str, stage_rows: int, pipe: Any) -> None:
         from citebound.batch.intents import CallJournal
 
-        self.staging, self.run_id = staging, run_id
-        self.stage_rows, self.remote = stage_rows, remote
-        provider = pipe.ctx.provider if pipe is not None else None
+        self.staging, self.run_id, self.stage_rows = staging, run_id, stage_rows
+        # A journal wraps the provider exactly when it calls a model over the network
+        # (`worker_context`, `calls_remote_model`).
+        provider = pipe.ctx.provider
         self.journal = provider if isinstance(provider, CallJournal) else None
-        self.policy = pipe.ctx.policy if pipe is not None else None
+        self.policy = pipe.ctx.policy
         self.key: str | None = None
         self.pending: list[tuple[str, str, str]] = []
         self.out: list[tuple[str, str]] = []
@@ -121,7 +125,7 @@ class RowStager:
         """Stage the FAILED record of `rid` when its call was journaled and its answer lost
         (returns the record), else None: the request is then answered as usual."""
         intent = self.intents.get(rid)
-        if intent is None or self.policy is None:
+        if intent is None:
             return None
         from citebound.batch.intents import interrupted_row
 
@@ -138,9 +142,9 @@ class RowStager:
         response = state.response.model_dump_json()
         self.pending.append((rid, response, records[0].model_dump_json()))
         llm = state.llm_result
-        called = self.remote and llm is not None and llm.attempts > 0
-        if self.journal is not None and self.journal.sent(rid):
-            called = True
+        called = self.journal is not None and (
+            self.journal.sent(rid) or (llm is not None and llm.attempts > 0)
+        )
         if called or len(self.pending) >= self.stage_rows:
             self.flush()
 
@@ -170,8 +174,7 @@ def answer_partitions(
         import pandas as pd
 
         pipe, sink = worker_context(config_json)
-        remote = pipe.ctx.config.provider.name != "extractive"
-        stager = RowStager(staging, run_id, stage_rows, remote, pipe)
+        stager = RowStager(staging, run_id, stage_rows, pipe)
         done: dict[str, str] = {}
         for frame in frames:
             if stager.key is None and len(frame):
