@@ -105,7 +105,7 @@ def test_an_intent_reaches_the_disk_before_its_call_is_sent(
     assert written.parent == run / "calls"
     flushed = {p for kind, p in events if kind == "fsync"}
     assert {tmp_path, out, out / "_staging", run, run / "calls"} <= flushed
-    assert staging.calls()["q1"]["prompt_sha256"] == [sha]
+    assert (staging.read_call("q1") or {})["prompt_sha256"] == [sha]
 
 
 def test_closing_a_worker_context_closes_the_client_inside_the_journal(tmp_path: Path) -> None:
@@ -139,3 +139,35 @@ def test_closing_a_worker_context_closes_the_client_inside_the_journal(tmp_path:
     )
     assert not worker.calls_remote_model(extractive) and worker.calls_remote_model(config)
 
+
+def test_a_task_reads_only_the_intents_of_its_own_lost_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task's start lists the run's intents without reading them: a staged row's leftover
+    intent is cleared by its name; an intent is read only when its request comes up."""
+    from citebound.batch.staging import call_file, slice_key
+    from citebound.batch.worker import RowStager
+
+    staging = Staging(table_location(tmp_path), "run")
+    for rid in ("lost", "staged", "other-task"):
+        staging.write_call(rid, {"prompt_sha256": ["d" * 64], "provider": "openai"})
+    staging.write_part(slice_key("run", "lost"), [("staged", "{}", "{}")])
+    read: list[str] = []
+    real_get = Staging._get
+
+    def get(self: Staging, name: str) -> bytes:
+        read.append(name)
+        return real_get(self, name)
+
+    monkeypatch.setattr(Staging, "_get", get)
+    journal = CallJournal(_Provider())  # type: ignore[arg-type]
+    pipe = SimpleNamespace(ctx=SimpleNamespace(provider=journal, policy=load_policy()))
+    stager = RowStager(staging, "run", 64, pipe)
+    assert stager.start("lost") == {"staged": staging.part_files()[0]}
+    assert read == staging.part_files()  # the staged rows; no intent read
+    assert staging.call_files() == {call_file("lost"), call_file("other-task")}
+    assert stager.interrupted("fresh", "Why?") is None and len(read) == 1
+    record = stager.interrupted("lost", "Why?")
+    assert record is not None and record.llm_failure_reason == "LLM_INTERRUPTED"
+    assert read[1:] == [f"calls/{call_file('lost')}"]
+    assert staging.call_files() == {call_file("other-task")}  # staged, so cleared

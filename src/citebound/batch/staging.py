@@ -58,8 +58,13 @@ def slice_key(run_id: str, first_id: str) -> str:
     return "s" + _hash(run_id, first_id)[:16]
 
 
+def call_file(request_id: str) -> str:
+    """The file name of `request_id`'s intent in the run's `calls/` folder."""
+    return f"{_hash(request_id)[:32]}.json"
+
+
 def _call_name(request_id: str) -> str:
-    return f"{CALLS}/{_hash(request_id)[:32]}.json"
+    return f"{CALLS}/{call_file(request_id)}"
 
 
 def part_name(key: str, request_ids: list[str]) -> str:
@@ -158,23 +163,28 @@ class Staging:
         the object store has the whole file, or the local file and its folder are flushed)."""
         self.write_object(_call_name(request_id), {**intent, "request_id": request_id})
 
-    def calls(self) -> dict[str, dict[str, Any]]:
-        """request_id -> intent of every journaled call not yet cleared (unreadable files are
-        skipped: a write cut short by a crash, whose call was never sent)."""
+    def call_files(self) -> set[str]:
+        """The file names (`call_file`) of the journaled calls not yet cleared: one listing,
+        no file read (a file names its request, so this is what most callers need)."""
         import pyarrow.fs as pafs
 
         selector = pafs.FileSelector(CALLS, allow_not_found=True)
-        out: dict[str, dict[str, Any]] = {}
-        for info in self._handler().get_file_info_selector(selector):
-            if info.type != pafs.FileType.File or not info.path.endswith(".json"):
-                continue
-            try:
-                data = json.loads(self._get(info.path).decode("utf-8"))
-            except Exception:
-                continue
-            if isinstance(data, dict) and isinstance(data.get("request_id"), str):
-                out[data["request_id"]] = data
-        return dict(sorted(out.items()))
+        return {
+            info.path.rsplit("/", 1)[-1]
+            for info in self._handler().get_file_info_selector(selector)
+            if info.type == pafs.FileType.File and info.path.endswith(".json")
+        }
+
+    def read_call(self, request_id: str) -> dict[str, Any] | None:
+        """The intent journaled for `request_id`, or None when there is none or it cannot be
+        read (a write cut short by a crash, whose call was never sent)."""
+        try:
+            data = json.loads(self._get(_call_name(request_id)).decode("utf-8"))
+        except Exception:
+            return None
+        if isinstance(data, dict) and data.get("request_id") == request_id:
+            return data
+        return None
 
     def clear_calls(self, request_ids: list[str]) -> None:
         """Remove the intents of calls whose rows are staged or committed (absent: ignored)."""

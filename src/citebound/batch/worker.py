@@ -9,14 +9,12 @@ take and return pandas DataFrames and are handed to `mapInPandas` by the driver.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from citebound.batch.staging import Staging, call_file
 from citebound.config import Config
 from citebound.contracts.audit import AuditRecord
 from citebound.errors import AuditError
-
-if TYPE_CHECKING:
-    from citebound.batch.staging import Staging
 
 # Questions embedded ahead in one call inside a partition (same bound as `ask --questions`).
 PREFETCH_CHUNK = 256
@@ -81,9 +79,10 @@ class RowStager:
     A row whose request reached a model over the network is staged at once (a crash must not
     leave that call unaudited); other rows every `stage_rows` rows and at the end (answering
     them again after a crash calls no model). `start` returns the rows an earlier attempt of
-    the same task staged, so a retried task does not answer them again, and reads the calls
-    journaled before they were sent (batch/intents.py): `interrupted` stages the FAILED record
-    of a request whose call was sent but whose row never was, instead of asking again.
+    the same task staged, so a retried task does not answer them again, and lists the calls
+    journaled before they were sent (batch/intents.py), reading none: `interrupted` reads the
+    intent of a request whose call was sent but whose row never was, and stages its FAILED
+    record instead of asking again.
     """
 
     def __init__(self, staging: Staging, run_id: str, stage_rows: int, pipe: Any) -> None:
@@ -99,7 +98,9 @@ class RowStager:
         self.pending: list[tuple[str, str, str]] = []
         self.out: list[tuple[str, str]] = []
         self.staged: dict[str, tuple[str, str]] = {}  # rid -> (response, record) JSON
-        self.intents: dict[str, dict[str, Any]] = {}  # rid -> call journaled, row not staged
+        # Intent files (`staging.call_file`) of calls journaled, rows not staged; read only
+        # when their request comes up.
+        self.journaled: set[str] = set()
 
     def start(self, first_request_id: str) -> dict[str, str]:
         from citebound.batch.staging import slice_key
@@ -112,19 +113,18 @@ class RowStager:
             self.staged.update((r[0], (r[1], r[2])) for r in rows)
         if self.journal is not None:
             self.journal.bind(self.staging, self.run_id)
-            self.intents = self.staging.calls()
+            self.journaled = self.staging.call_files()
             # A staged row wins over its intent (cleared after the row was written, unless
             # the task died in between): only this task's requests, never another task's.
-            leftover = [rid for rid in self.intents if rid in done]
+            leftover = sorted(rid for rid in done if call_file(rid) in self.journaled)
             self.staging.clear_calls(leftover)
-            for rid in leftover:
-                del self.intents[rid]
+            self.journaled.difference_update(map(call_file, leftover))
         return done
 
     def interrupted(self, rid: str, question: str) -> AuditRecord | None:
         """Stage the FAILED record of `rid` when its call was journaled and its answer lost
         (returns the record), else None: the request is then answered as usual."""
-        intent = self.intents.get(rid)
+        intent = self.staging.read_call(rid) if call_file(rid) in self.journaled else None
         if intent is None:
             return None
         from citebound.batch.intents import interrupted_row
@@ -157,7 +157,8 @@ class RowStager:
             # The rows are durable now: their intents are done with (a crash before this
             # leaves them, and the staged row wins, see `start`).
             sent = self.journal.forget(rids) if self.journal is not None else []
-            old = [rid for rid in rids if self.intents.pop(rid, None) is not None]
+            old = [rid for rid in rids if call_file(rid) in self.journaled]
+            self.journaled.difference_update(map(call_file, old))
             if sent or old:
                 self.staging.clear_calls(sorted(set(sent) | set(old)))
 
