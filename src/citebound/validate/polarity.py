@@ -291,11 +291,6 @@ def item_counts(sentence: str) -> frozenset[str]:
     return frozenset()
 
 
-def per_item_count(sentence: str) -> bool:
-    """`sentence` has a count and a distributive quantifier over items (`item_counts`)."""
-    return bool(item_counts(sentence))
-
-
 def _count_per_item(counts: frozenset[str], index: EvidenceIndex, start: int, size: int) -> bool:
     """One evidence span of the window gives one of `counts` per item: it has the count and a
     distributive or universal word. A quantifier elsewhere in the window quantifies another
