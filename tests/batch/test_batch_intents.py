@@ -111,16 +111,16 @@ def test_an_intent_reaches_the_disk_before_its_call_is_sent(
 def test_closing_a_worker_context_closes_the_client_inside_the_journal(tmp_path: Path) -> None:
     """The executors' provider is wrapped in a `CallJournal`; the wrapped provider (and its
     HTTP client) is still the context's own, so `PipelineContext.close` closes it."""
-    from citebound.batch import worker
-    from citebound.config import load_config
+    from batch_helpers import batch_config
 
-    config = load_config(
-        env={},
-        overrides={
-            "store": str(tmp_path),
+    from citebound.batch import worker
+
+    config = batch_config(
+        tmp_path,
+        **{
             "provider.name": "openai",
             "provider.base_url": "http://127.0.0.1:9/v1",
-            "provider.model": "scripted",
+            "provider.model": "m",
         },
     )
     config_json = config.model_dump_json()
