@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from llm_helpers import fast_policy, make_bundle
 
+from citebound.contracts.retrieval import SourceRef
 from citebound.llm import ExtractiveProvider
 from citebound.llm.extractive.candidates import Candidate
 from citebound.llm.extractive.following import antecedent
@@ -74,3 +75,28 @@ def test_what_is_x_in_y_is_answered_by_the_definition_of_x() -> None:
     # Control: asked about the pattern, the pattern's definition leads.
     pattern = ExtractiveProvider().answer(make_bundle([text], "What is the hub pattern?"), REFUSAL)
     assert pattern.startswith("The Hub pattern is a way to distribute")
+
+
+def _titled(texts: list[str], question: str, paths: list[tuple[str, ...]]) -> str:
+    bundle = make_bundle(texts, question)
+    evidence = [
+        e.model_copy(update={"source": SourceRef(document=h[0], heading_path=h)})
+        for e, h in zip(bundle.selected_evidence, paths, strict=True)
+    ]
+    bundle = bundle.model_copy(update={"selected_evidence": evidence})
+    return ExtractiveProvider().answer(bundle, REFUSAL)
+
+
+def test_a_documents_opening_sentence_takes_its_subject_from_the_title() -> None:
+    texts = [
+        "# components::Relay\n\nDispatches valve commands to available actuators.",
+        "| Name | Meaning |\n|---|---|\n| RelayPorts | Number of ports the Relay component uses |",
+    ]
+    paths = [("components::Relay",), ("Config",)]
+    answer = _titled(texts, "What does the Relay component do?", paths)
+    assert answer.startswith("Dispatches valve commands to available actuators. [C0]")
+    # Control: the same sentence under a section heading (not the document's opening) has no
+    # subject, shares no question term and is never quoted.
+    texts[0] = "## Usage\n\nDispatches valve commands to available actuators."
+    other = _titled(texts, "What does the Relay component do?", [("Relay", "Usage"), ("Config",)])
+    assert "Dispatches valve commands" not in other

@@ -257,7 +257,10 @@ class ExtractiveProvider:
         if p.weak_lead:
             # A sentence that leans on the one before it ("In this case, this component ...")
             # or only announces a list ("X has the following ports:") does not answer alone.
-            pool = [sc for sc in pool if not weak_lead(qtype, sc[1], named=named)] or pool
+            # A document's opening sentence leaves its subject to the title (`titled`).
+            pool = [
+                sc for sc in pool if sc[1].titled or not weak_lead(qtype, sc[1], named=named)
+            ] or pool
         if qtype == "definition" and p.prefer_defining:
             # "What is a queued component?": a sentence that defines the subject answers it;
             # one that mentions it in passing ("This class is used by queued components.")
@@ -269,7 +272,13 @@ class ExtractiveProvider:
             defining = [
                 sc
                 for sc in pool
-                if not sc[1].intro and defines(subject, sc[1].text, p.subject_qualifiers, setting)
+                if not sc[1].intro
+                and (
+                    defines(subject, sc[1].text, p.subject_qualifiers, setting)
+                    # "# components::SeqDispatcher" / "Dispatches command sequences to ...":
+                    # the title names the subject the sentence leaves out.
+                    or (sc[1].titled and subject <= sc[1].shared)
+                )
             ]
             # A document says what its subject is in its introduction / overview section:
             # such a definition comes before one from its design notes.
