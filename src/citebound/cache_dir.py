@@ -101,6 +101,17 @@ def fsync_path(path: Path) -> None:
         os.close(fd)
 
 
+def make_dirs(folder: Path) -> None:
+    """`folder.mkdir(parents=True, exist_ok=True)`, durable: each folder missing here is
+    created and its parent flushed, so a file written into it (`write_atomic`) is not lost
+    with a folder entry a power cut took back. A folder made meanwhile by another process is
+    flushed as well (its maker may not have flushed it yet)."""
+    missing = [p for p in (folder, *folder.parents) if not p.is_dir()]
+    for path in reversed(missing):
+        path.mkdir(exist_ok=True)
+        fsync_path(path.parent)
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Write `path` whole or not at all: a temporary file in the same folder, fsync, rename
     (`os.replace`), fsync of the folder. Raises OSError; the temporary is removed then."""

@@ -196,6 +196,17 @@ def test_whitespace_and_over_token_questions_are_4xx(client: TestClient, path: s
     assert "max_question_tokens 256" in _message(long)
 
 
+@pytest.mark.parametrize("path", ["/v1/answer", "/v1/steps", "/v1/retrieve", CHAT])
+def test_a_question_holding_nul_is_400_before_any_work(client: TestClient, path: str) -> None:
+    # PostgreSQL stores no U+0000: the audit could not keep this question, so no work starts.
+    question = PLANT_QUESTION.replace(" ", "\x00", 1)
+    body = _chat(question) if path == CHAT else {"question": question}
+    r = client.post(path, json=body)
+    assert r.status_code == 400 and "U+0000" in _message(r), r.text
+    text = client.get("/metrics").text
+    assert all(f'citebound_answers_total{{status="{s}"}} 0' in text for s in ("OK", "FAILED"))
+
+
 def test_the_input_limit_is_configurable(make_config: Callable[..., Config]) -> None:
     with TestClient(
         create_app(make_config(**{"api.max_input_chars": 40})), base_url="http://localhost"

@@ -141,6 +141,9 @@ def test_bad_questions_fail_with_the_row(tmp_path: Path) -> None:
     path.write_text('{"text": "same?"}\n{"text": ""}\n')
     with pytest.raises(ConfigError, match="row 2: `text` must be a non-empty string"):
         read_questions(path)
+    path.write_text('{"text": "same?"}\n{"text": "nul\\u0000?"}\n')
+    with pytest.raises(ConfigError, match=r"row 2: `text` contains U\+0000"):
+        read_questions(path)
     path.write_text('{"text": "same?"}\n')
     ((rid, _),) = read_questions(path)
     assert rid.startswith("q-") and read_questions(path)[0][0] == rid

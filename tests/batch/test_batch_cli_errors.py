@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from citebound.cli import main
+from citebound.errors import ConfigError
 
 
 def _run(*args: str) -> tuple[int, str]:
@@ -60,7 +62,6 @@ def test_a_run_id_is_one_path_segment(tmp_path: Path) -> None:
     # folder; such ids fail before anything is written.
     from citebound.audit.location import table_location
     from citebound.batch.staging import Staging
-    from citebound.errors import ConfigError
 
     out = table_location(tmp_path / "o")
     for bad in ("a/../b", "../x", "..", "a/b", "", ".hidden", "x" * 129, "a\\b"):
@@ -69,3 +70,30 @@ def test_a_run_id_is_one_path_segment(tmp_path: Path) -> None:
     for good in ("r", "batch-0123456789abcdef", "eval-2026.11.26_a"):
         assert Staging(out, good).run_id == good
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(
+    ("error", "code"), [(ConfigError("the run is locked"), 2), (RuntimeError("bug"), 1)]
+)
+def test_spark_stops_when_a_job_fails(
+    monkeypatch: pytest.MonkeyPatch, error: Exception, code: int
+) -> None:
+    """A job that raises (a CiteboundError: one line, exit 2; anything else: click's exit 1)
+    still stops the Spark it started: a session left to interpreter exit can abort the
+    process (`_shutdown`)."""
+    import click
+
+    from citebound.cli import batch
+
+    stopped: list[bool] = []
+    monkeypatch.setattr(batch, "_active_spark", lambda: None)  # none before the command
+    monkeypatch.setattr(batch, "_shutdown", lambda stop_spark: stopped.append(stop_spark))
+
+    def body() -> Any:
+        raise error
+
+    command = click.command("job")(batch._job()(body))
+    result = CliRunner().invoke(command, [])
+    assert result.exit_code == code and stopped == [True]
+    if code == 2:
+        assert result.output == "citebound: the run is locked\n"

@@ -21,7 +21,7 @@ from citebound.audit.delta import DeltaAuditSink
 from citebound.audit.location import table_location
 from citebound.batch import worker
 from citebound.batch.answer import answer_batch, executor_config
-from citebound.batch.staging import Staging
+from citebound.batch.staging import Staging, call_file
 from citebound.batch.tables import read_delta_arrow, read_questions
 from citebound.batch.worker import answer_partitions
 from citebound.contracts.audit import AuditRecord
@@ -146,8 +146,10 @@ def test_killed_job_then_rerun_audits_every_question_once(
         assert bad == 0 and len(staged) >= 2  # local[1]: two answers were staged before call 3
         assert not (out / "audit").exists() or _audit_ids(out) == []
         # The call in flight was journaled before it was sent, with the prompt it sent.
-        (lost_id, intent), *more = staging.calls().items()
-        assert more == [] and lost_id not in staged
+        (lost_file,) = staging.call_files()
+        intent = staging.read_object(f"calls/{lost_file}") or {}
+        lost_id = intent["request_id"]
+        assert lost_id not in staged and lost_file == call_file(lost_id)
         assert intent["prompt_sha256"] == [_prompt_sha(server.requests[2])]
 
         before = len(server.requests)
@@ -172,7 +174,7 @@ def test_killed_job_then_rerun_audits_every_question_once(
     # The model was asked again only for rows that had neither a staged record nor a call.
     assert asked == sum(r.attempts for r in records if r.request_id not in staged | {lost_id})
     assert sum(r.attempts for r in records if r.request_id in staged) >= 2
-    assert staging.part_files() == [] and staging.calls() == {}
+    assert staging.part_files() == [] and staging.call_files() == set()
 
 
 def test_a_retried_task_audits_the_call_it_lost_instead_of_asking_again(
@@ -214,14 +216,16 @@ def test_a_retried_task_audits_the_call_it_lost_instead_of_asking_again(
             asked_again = [_prompt_sha(r) for r in server.requests[1:]]
         finally:  # this process's worker context: its HTTP client to the scripted server
             pipe, _ = worker._CONTEXTS.pop(config_json)
-            pipe.ctx.provider.close()
+            client = pipe.ctx.provider.inner._client
+            pipe.ctx.close()
+    assert client.is_closed  # the client inside the call journal is the context's to close
     assert _prompt_sha(server.requests[0]) not in asked_again  # not asked twice
     rows, _ = staging.read_parts(staging.part_files())
     records = {rid: AuditRecord.model_validate_json(a) for rid, _, a in rows}
     first = records[questions[0][0]]
     assert first.llm_failure_reason == "LLM_INTERRUPTED" and first.hash_ok()
     assert len(asked_again) == sum(r.attempts for r in records.values()) - 1
-    assert staging.calls() == {}
+    assert staging.call_files() == set()
 
 
 def test_eval_rerun_commits_staged_rows_and_audits_each_question_once(

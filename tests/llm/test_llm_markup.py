@@ -66,3 +66,40 @@ def test_blockquote_markers_are_layout() -> None:
         ("item", "Nested item text."),
         ("prose", "The pressure must stay > 5 bar."),
     ]
+
+
+def test_a_struck_through_row_or_line_is_withdrawn_not_quoted() -> None:
+    lines = [
+        "| Name | Description |",
+        "|---|---|",
+        "~~BUILD_30~~ | ~~The build system shall run GSE tests.~~ |",
+        "BUILD_31 | The build system shall run autocoder tests. |",
+        "~~The old build ran every test twice.~~",
+        "~~Old~~ text stays: only part of it is struck.",
+    ]
+    texts = [u.text for u in render_units(lines)]
+    assert texts == [
+        "BUILD_31: The build system shall run autocoder tests.",
+        "~~Old~~ text stays: only part of it is struck.",
+    ]
+    # Control: chunking's view (`withdrawn=True`) still reads them as text, so a block of
+    # struck rows is not metadata and the chunks do not change.
+    assert len(render_units(lines, chunking=True)) == 4
+    assert not is_metadata("~~BUILD_30~~ | ~~The build system shall run GSE tests.~~ |")
+
+
+def test_a_bold_line_without_a_stop_is_a_label_not_a_statement() -> None:
+    lines = [
+        "**Build Commands(Linux, Mac OS X)**",
+        "**Running:**",
+        "**Note:** the build must be regenerated.",
+        "**The pump is rated for 40 bar.**",
+    ]
+    assert [u.text for u in render_units(lines)] == [
+        "Running:",
+        "Note: the build must be regenerated.",
+        "The pump is rated for 40 bar.",
+    ]
+    # Control: the chunker still reads the label as text (a block of it is not metadata).
+    assert not is_metadata("**Build Commands(Linux, Mac OS X)**")
+    assert len(render_units(lines, chunking=True)) == 4

@@ -200,6 +200,23 @@ def test_ask_usage_errors(
     assert code == 2 and "bad.jsonl:1" in err
 
 
+def test_a_question_holding_nul_is_refused_before_any_work(
+    demo_store: SqliteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # PostgreSQL cannot store U+0000: refused up front, for every store, nothing audited.
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _ask(demo_store, tmp_path, "What torque\x00?")
+    assert code == 2 and "U+0000" in err
+    qfile = tmp_path / "q.jsonl"
+    qfile.write_text(json.dumps({"_id": "q1", "text": TORQUE}) + "\n")
+    qfile.write_text(qfile.read_text() + json.dumps({"_id": "q2", "text": "What\x00?"}) + "\n")
+    code, _, err = _ask(demo_store, tmp_path, "--questions", str(qfile))
+    assert code == 2 and "q.jsonl:2" in err and "U+0000" in err
+    assert not (tmp_path / "audit.sqlite").exists()
+    code, _, _ = _ask(demo_store, tmp_path, TORQUE)  # the control: same store, answered
+    assert code == 0 and (tmp_path / "audit.sqlite").exists()
+
+
 def test_config_show(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "citebound.toml").write_text('policy = "hybridrag"\n')

@@ -19,7 +19,6 @@ from citebound.pipeline import Pipeline, PipelineContext
 from citebound.retrieve import Retriever
 from citebound.retrieve.definitions import (
     definition_rank,
-    definitions_first,
     kinds_heading,
     kinds_subject,
     promote,
@@ -120,24 +119,19 @@ def test_singular_nouns_ending_in_s_do_not_make_a_list_question() -> None:
         assert question_type(question) == "list", question
 
 
-def test_definitions_first_follows_the_policy() -> None:
-    texts = {
-        "1": "The Widget design uses Widget ports.",
-        "2": "`Svc::Widget` is a passive component that counts ticks.",
-        "3": "Widget requirements.",
-    }
+def test_definition_promotion_follows_the_policy() -> None:
+    rows = [
+        row(0, 0.9, "The Widget design uses Widget ports."),
+        row(1, 0.8, "`Svc::Widget` is a passive component that counts ticks."),
+        row(2, 0.7, "Widget requirements."),
+    ]
     on = policy_with("strict-v1", promote_definitions=2)
     off = policy_with("strict-v1", promote_definitions=0)
-    ids = ["1", "2", "3"]
-    assert definitions_first("What is Widget?", ids, texts.__getitem__, lambda _: (), on) == [
-        "2",
-        "1",
-        "3",
-    ]
-    assert definitions_first("What is Widget?", ids, texts.__getitem__, lambda _: (), off) == ids
-    assert (
-        definitions_first("Why does Widget fail?", ids, texts.__getitem__, lambda _: (), on) == ids
-    )
+    out, moved = promote_rows("What is Widget?", rows, on)
+    assert [r.chunk_id for r in out] == ["c1", "c0", "c2"] and moved == 1
+    assert [r.rank for r in out] == [0, 1, 2]
+    assert promote_rows("What is Widget?", rows, off) == (rows, 0)
+    assert promote_rows("Why does Widget fail?", rows, on) == (rows, 0)
 
 
 WIDGET = {

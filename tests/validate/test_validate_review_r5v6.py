@@ -613,13 +613,13 @@ def test_modals_leave_the_noun_can_aside() -> None:
 
 
 def test_a_count_per_item_needs_a_distributive_word() -> None:
-    from citebound.validate.polarity import per_item_count
+    from citebound.validate.polarity import item_counts
 
-    assert per_item_count("Each pump has four impellers.")
-    assert per_item_count("The kit holds 12 bolts for each flange.")
-    assert not per_item_count("Each of the four bolts is tightened to 40 Nm.")
-    assert not per_item_count("Change the oil every 500 hours.")
-    assert not per_item_count("The plant has two pumps.")
+    assert item_counts("Each pump has four impellers.") == {"4"}
+    assert item_counts("The kit holds 12 bolts for each flange.") == {"12"}
+    assert item_counts("Each of the four bolts is tightened to 40 Nm.") == frozenset()
+    assert item_counts("Change the oil every 500 hours.") == frozenset()
+    assert item_counts("The plant has two pumps.") == frozenset()
 
 
 def test_unit_swaps_trade_units_between_numbers() -> None:

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from citebound.errors import ContractError
+from citebound.text.sanitize import NUL_REFUSAL, has_nul
 
 
 class InputTooLarge(ContractError):
@@ -30,6 +31,10 @@ class InputTooLarge(ContractError):
 
 class QuestionEmpty(ContractError):
     """A question with no visible characters (HTTP 400)."""
+
+
+class TextNotStorable(ContractError):
+    """Caller text holding U+0000, which the audit cannot store (HTTP 400)."""
 
 
 @dataclass(frozen=True)
@@ -43,7 +48,8 @@ class InputLimits:
 
 def check_texts(texts: Iterable[str], limits: InputLimits, what: str = "the messages") -> None:
     """Raise InputTooLarge when the texts together exceed `max_chars` (counted lazily, so a
-    huge input costs no more than reading up to the limit)."""
+    huge input costs no more than reading up to the limit), TextNotStorable when one holds
+    U+0000 (`citebound.text.sanitize.NUL_REFUSAL`)."""
     total = 0
     for text in texts:
         total += len(text)
@@ -52,6 +58,8 @@ def check_texts(texts: Iterable[str], limits: InputLimits, what: str = "the mess
                 f"{what} exceed {limits.max_chars} characters (api.max_input_chars): "
                 "shorten the input"
             )
+        if has_nul(text):
+            raise TextNotStorable(f"{what} {NUL_REFUSAL}")
 
 
 def check_question(question: str, limits: InputLimits) -> str:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from citebound.audit.location import TableLocation
-from citebound.batch.staging import Staging
+from citebound.batch.staging import Staging, call_file
 from citebound.contracts.audit import AuditRecord
 from citebound.contracts.public import PublicResponse
 from citebound.errors import AuditError
@@ -119,11 +119,11 @@ def _clear_audited_calls(
 ) -> None:
     """Remove call intents (batch/intents.py) of requests the audit table now holds: left
     when an executor died between staging a row and clearing its intent."""
-    calls = staging.calls()
-    if not calls:
+    files = staging.call_files()
+    if not files:
         return
     held = audited if audited is not None else run_request_ids(audit_at, staging.run_id)
-    staging.clear_calls([rid for rid in calls if rid in held])
+    staging.clear_calls(sorted(rid for rid in held if call_file(rid) in files))
 
 
 def _checked(

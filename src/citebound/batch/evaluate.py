@@ -128,8 +128,7 @@ def eval_partitions(
 
         pipe, sink = worker_context(config_json)
         ctx = pipe.ctx
-        remote = ctx.config.provider.name != "extractive"
-        stager = RowStager(staging, run_id, STAGE_ROWS, remote, pipe)
+        stager = RowStager(staging, run_id, STAGE_ROWS, pipe)
         seen = dict(known)
         for frame in frames:
             if stager.key is None and len(frame):

@@ -19,8 +19,9 @@ written through delta-rs' object store, with the table's storage options):
 `<slice>` names the task's slice of the question set (a hash of its first request id),
 `<hash>` the request ids in the file: a retried task finds its slice's files and skips their
 rows, and a file re-written with the same rows replaces itself. Files are written whole
-(an object-store PUT; delta-rs' local store writes a temporary file and renames it); a file
-that cannot be read (a crash inside the write) is left out and counted.
+(an object-store PUT; locally `cache_dir.write_atomic`: a temporary file flushed and renamed,
+its folder flushed); a file that cannot be read (a crash inside the write) is left out and
+counted.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import re
 from typing import Any
 
 from citebound.audit.location import TableLocation
+from citebound.cache_dir import make_dirs, write_atomic
 from citebound.errors import ConfigError
 
 STAGING_DIR = "_staging"
@@ -56,8 +58,13 @@ def slice_key(run_id: str, first_id: str) -> str:
     return "s" + _hash(run_id, first_id)[:16]
 
 
+def call_file(request_id: str) -> str:
+    """The file name of `request_id`'s intent in the run's `calls/` folder."""
+    return f"{_hash(request_id)[:32]}.json"
+
+
 def _call_name(request_id: str) -> str:
-    return f"{CALLS}/{_hash(request_id)[:32]}.json"
+    return f"{CALLS}/{call_file(request_id)}"
 
 
 def part_name(key: str, request_ids: list[str]) -> str:
@@ -97,14 +104,24 @@ class Staging:
 
             uri = self.location.uri
             if self.location.is_local:
-                self.location.local_path.mkdir(parents=True, exist_ok=True)
+                make_dirs(self.location.local_path)
                 uri = self.location.local_path.as_uri()
             self._store = DeltaStorageHandler(uri, self.location.storage_options or None)
         return self._store
 
     def _put(self, name: str, data: bytes) -> None:
-        # The raw delta-rs stream: its pyarrow wrapper (PythonFile) hands it pyarrow Buffers,
-        # which deltalake 1.x refuses ("'Buffer' object is not an instance of 'bytes'").
+        if self.location.is_local:
+            # delta-rs' local store renames a temporary into place but flushes nothing: a
+            # power cut could take back a journaled intent (its call then sent unaudited) or
+            # a staged row whose intent was cleared. Here the file, and each folder made for
+            # it, reach the disk before the write returns.
+            path = self.location.local_path / name
+            make_dirs(path.parent)
+            write_atomic(path, data)
+            return
+        # An object-store PUT is durable when it returns. The raw delta-rs stream: its pyarrow
+        # wrapper (PythonFile) hands it pyarrow Buffers, which deltalake 1.x refuses
+        # ("'Buffer' object is not an instance of 'bytes'").
         stream = self._handler()._handler.open_output_stream(name, None)
         try:
             stream.write(data)
@@ -143,26 +160,31 @@ class Staging:
     # -- model calls journaled before they are sent (batch/intents.py) -----------------------
     def write_call(self, request_id: str, intent: dict[str, Any]) -> None:
         """Record that a model call for `request_id` is about to be sent (durable on return:
-        the object store has the whole file, or the local store renamed it into place)."""
+        the object store has the whole file, or the local file and its folder are flushed)."""
         self.write_object(_call_name(request_id), {**intent, "request_id": request_id})
 
-    def calls(self) -> dict[str, dict[str, Any]]:
-        """request_id -> intent of every journaled call not yet cleared (unreadable files are
-        skipped: a write cut short by a crash, whose call was never sent)."""
+    def call_files(self) -> set[str]:
+        """The file names (`call_file`) of the journaled calls not yet cleared: one listing,
+        no file read (a file names its request, so this is what most callers need)."""
         import pyarrow.fs as pafs
 
         selector = pafs.FileSelector(CALLS, allow_not_found=True)
-        out: dict[str, dict[str, Any]] = {}
-        for info in self._handler().get_file_info_selector(selector):
-            if info.type != pafs.FileType.File or not info.path.endswith(".json"):
-                continue
-            try:
-                data = json.loads(self._get(info.path).decode("utf-8"))
-            except Exception:
-                continue
-            if isinstance(data, dict) and isinstance(data.get("request_id"), str):
-                out[data["request_id"]] = data
-        return dict(sorted(out.items()))
+        return {
+            info.path.rsplit("/", 1)[-1]
+            for info in self._handler().get_file_info_selector(selector)
+            if info.type == pafs.FileType.File and info.path.endswith(".json")
+        }
+
+    def read_call(self, request_id: str) -> dict[str, Any] | None:
+        """The intent journaled for `request_id`, or None when there is none or it cannot be
+        read (a write cut short by a crash, whose call was never sent)."""
+        try:
+            data = json.loads(self._get(_call_name(request_id)).decode("utf-8"))
+        except Exception:
+            return None
+        if isinstance(data, dict) and data.get("request_id") == request_id:
+            return data
+        return None
 
     def clear_calls(self, request_ids: list[str]) -> None:
         """Remove the intents of calls whose rows are staged or committed (absent: ignored)."""

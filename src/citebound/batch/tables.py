@@ -21,6 +21,7 @@ from typing import Any
 
 from citebound.audit.location import TableLocation, table_location
 from citebound.errors import ConfigError
+from citebound.text.sanitize import NUL_REFUSAL, has_nul
 
 QUESTION_COLUMNS = ("_id", "text")
 
@@ -84,6 +85,8 @@ def read_questions(
     for n, qid, qtext in rows:
         if not isinstance(qtext, str) or not qtext.strip():
             raise ConfigError(f"{text}: row {n}: `text` must be a non-empty string")
+        if has_nul(qtext):
+            raise ConfigError(f"{text}: row {n}: `text` {NUL_REFUSAL}")
         rid = row_request_id(qid, qtext)
         if rid in out:
             raise ConfigError(f"{text}: row {n}: id {rid!r} repeats row {out[rid][0]}")

@@ -9,14 +9,12 @@ take and return pandas DataFrames and are handed to `mapInPandas` by the driver.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from citebound.batch.staging import Staging, call_file
 from citebound.config import Config
 from citebound.contracts.audit import AuditRecord
 from citebound.errors import AuditError
-
-if TYPE_CHECKING:
-    from citebound.batch.staging import Staging
 
 # Questions embedded ahead in one call inside a partition (same bound as `ask --questions`).
 PREFETCH_CHUNK = 256
@@ -51,6 +49,12 @@ class CollectingSink:
         """Nothing to release."""
 
 
+def calls_remote_model(config: Config) -> bool:
+    """Whether the configured provider calls a model over the network (any but the
+    extractive answerer): its calls are journaled and its rows staged at once."""
+    return config.provider.name != "extractive"
+
+
 def worker_context(config_json: str) -> tuple[Any, CollectingSink]:
     """(Pipeline, its collecting sink) for this config, built once per Python worker. A
     provider that calls a model over the network is wrapped in a `CallJournal`
@@ -61,10 +65,9 @@ def worker_context(config_json: str) -> tuple[Any, CollectingSink]:
 
         config = Config.model_validate_json(config_json)
         sink = CollectingSink()
-        ctx = PipelineContext(config, sinks_override=[sink])
-        if config.provider.name != "extractive":
-            ctx.provider_override = CallJournal(ctx.provider)
-            del ctx.provider  # the cached property: read again, it returns the override
+        # The journal wraps the provider the context makes, so `ctx.close()` closes both.
+        wrapper = CallJournal if calls_remote_model(config) else None
+        ctx = PipelineContext(config, sinks_override=[sink], provider_wrapper=wrapper)
         _CONTEXTS[config_json] = (Pipeline(ctx), sink)
     pipe, sink = _CONTEXTS[config_json]
     return pipe, sink
@@ -76,26 +79,28 @@ class RowStager:
     A row whose request reached a model over the network is staged at once (a crash must not
     leave that call unaudited); other rows every `stage_rows` rows and at the end (answering
     them again after a crash calls no model). `start` returns the rows an earlier attempt of
-    the same task staged, so a retried task does not answer them again, and reads the calls
-    journaled before they were sent (batch/intents.py): `interrupted` stages the FAILED record
-    of a request whose call was sent but whose row never was, instead of asking again.
+    the same task staged, so a retried task does not answer them again, and lists the calls
+    journaled before they were sent (batch/intents.py), reading none: `interrupted` reads the
+    intent of a request whose call was sent but whose row never was, and stages its FAILED
+    record instead of asking again.
     """
 
-    def __init__(
-        self, staging: Staging, run_id: str, stage_rows: int, remote: bool, pipe: Any = None
-    ) -> None:
+    def __init__(self, staging: Staging, run_id: str, stage_rows: int, pipe: Any) -> None:
         from citebound.batch.intents import CallJournal
 
-        self.staging, self.run_id = staging, run_id
-        self.stage_rows, self.remote = stage_rows, remote
-        provider = pipe.ctx.provider if pipe is not None else None
+        self.staging, self.run_id, self.stage_rows = staging, run_id, stage_rows
+        # A journal wraps the provider exactly when it calls a model over the network
+        # (`worker_context`, `calls_remote_model`).
+        provider = pipe.ctx.provider
         self.journal = provider if isinstance(provider, CallJournal) else None
-        self.policy = pipe.ctx.policy if pipe is not None else None
+        self.policy = pipe.ctx.policy
         self.key: str | None = None
         self.pending: list[tuple[str, str, str]] = []
         self.out: list[tuple[str, str]] = []
         self.staged: dict[str, tuple[str, str]] = {}  # rid -> (response, record) JSON
-        self.intents: dict[str, dict[str, Any]] = {}  # rid -> call journaled, row not staged
+        # Intent files (`staging.call_file`) of calls journaled, rows not staged; read only
+        # when their request comes up.
+        self.journaled: set[str] = set()
 
     def start(self, first_request_id: str) -> dict[str, str]:
         from citebound.batch.staging import slice_key
@@ -108,20 +113,19 @@ class RowStager:
             self.staged.update((r[0], (r[1], r[2])) for r in rows)
         if self.journal is not None:
             self.journal.bind(self.staging, self.run_id)
-            self.intents = self.staging.calls()
+            self.journaled = self.staging.call_files()
             # A staged row wins over its intent (cleared after the row was written, unless
             # the task died in between): only this task's requests, never another task's.
-            leftover = [rid for rid in self.intents if rid in done]
+            leftover = sorted(rid for rid in done if call_file(rid) in self.journaled)
             self.staging.clear_calls(leftover)
-            for rid in leftover:
-                del self.intents[rid]
+            self.journaled.difference_update(map(call_file, leftover))
         return done
 
     def interrupted(self, rid: str, question: str) -> AuditRecord | None:
         """Stage the FAILED record of `rid` when its call was journaled and its answer lost
         (returns the record), else None: the request is then answered as usual."""
-        intent = self.intents.get(rid)
-        if intent is None or self.policy is None:
+        intent = self.staging.read_call(rid) if call_file(rid) in self.journaled else None
+        if intent is None:
             return None
         from citebound.batch.intents import interrupted_row
 
@@ -138,9 +142,9 @@ class RowStager:
         response = state.response.model_dump_json()
         self.pending.append((rid, response, records[0].model_dump_json()))
         llm = state.llm_result
-        called = self.remote and llm is not None and llm.attempts > 0
-        if self.journal is not None and self.journal.sent(rid):
-            called = True
+        called = self.journal is not None and (
+            self.journal.sent(rid) or (llm is not None and llm.attempts > 0)
+        )
         if called or len(self.pending) >= self.stage_rows:
             self.flush()
 
@@ -153,7 +157,8 @@ class RowStager:
             # The rows are durable now: their intents are done with (a crash before this
             # leaves them, and the staged row wins, see `start`).
             sent = self.journal.forget(rids) if self.journal is not None else []
-            old = [rid for rid in rids if self.intents.pop(rid, None) is not None]
+            old = [rid for rid in rids if call_file(rid) in self.journaled]
+            self.journaled.difference_update(map(call_file, old))
             if sent or old:
                 self.staging.clear_calls(sorted(set(sent) | set(old)))
 
@@ -170,8 +175,7 @@ def answer_partitions(
         import pandas as pd
 
         pipe, sink = worker_context(config_json)
-        remote = pipe.ctx.config.provider.name != "extractive"
-        stager = RowStager(staging, run_id, stage_rows, remote, pipe)
+        stager = RowStager(staging, run_id, stage_rows, pipe)
         done: dict[str, str] = {}
         for frame in frames:
             if stager.key is None and len(frame):

@@ -106,6 +106,8 @@ def _print_steps(state: Any) -> None:
 
 
 def _read_questions(path: Path) -> list[tuple[str | None, str]]:
+    from citebound.text.sanitize import NUL_REFUSAL, has_nul
+
     out: list[tuple[str | None, str]] = []
     first_line: dict[str, int] = {}
     for n, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
@@ -117,6 +119,8 @@ def _read_questions(path: Path) -> list[tuple[str | None, str]]:
             fail(f"{path}:{n}: not JSON: {err.msg}")
         if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
             fail(f'{path}:{n}: each line needs {{"_id", "text"}}')
+        if has_nul(obj["text"]):
+            fail(f"{path}:{n}: the question {NUL_REFUSAL}")
         qid = obj.get("_id", obj.get("id"))
         if qid is not None:
             qid = str(qid)
@@ -209,6 +213,10 @@ def ask_cmd(
 
     if (question is None) == (questions_file is None):
         fail("give either a QUESTION or --questions FILE.jsonl")
+    from citebound.text.sanitize import NUL_REFUSAL, has_nul
+
+    if question is not None and has_nul(question):
+        fail(f"the question {NUL_REFUSAL}")
     # The query embedder loads beside this thread's imports of the config, the contracts and
     # the pipeline: in a forked helper process when the CLI owns this process (everything it
     # does runs on the second core, cli/_embedder_process.py), else on a thread (only its

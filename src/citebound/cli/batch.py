@@ -80,17 +80,23 @@ def _location(where: str, config: Any) -> Any:
 def _job(note: Callable[[Any], str] | None = None) -> Callable[[Callable[..., Any]], Any]:
     """Make a function that runs a batch job and returns its summary a command callback: a
     CiteboundError it raises ends the command with one line on stderr and exit 2; the summary
-    goes to stdout as JSON, Spark stops, then `note(summary)` (if given) goes to stderr."""
+    goes to stdout as JSON, Spark stops, then `note(summary)` (if given) goes to stderr.
+    The Spark session the job started stops however the job ends (a failed job too:
+    `_shutdown` says why); one that was running before the command (a caller's, in-process)
+    is the caller's to stop."""
 
     def wrap(body: Callable[..., Any]) -> Callable[..., None]:
         @functools.wraps(body)
         def command(*args: Any, **kwargs: Any) -> None:
+            started = _active_spark() is None
             try:
-                summary = body(*args, **kwargs)
-            except CiteboundError as err:
-                fail(str(err))
-            click.echo(summary.model_dump_json(indent=2))
-            _shutdown()
+                try:
+                    summary = body(*args, **kwargs)
+                except CiteboundError as err:
+                    fail(str(err))
+                click.echo(summary.model_dump_json(indent=2))
+            finally:
+                _shutdown(stop_spark=started)
             if note is not None:
                 click.echo(f"citebound: {note(summary)}", err=True)
 
@@ -99,19 +105,26 @@ def _job(note: Callable[[Any], str] | None = None) -> Callable[[Callable[..., An
     return wrap
 
 
-def _shutdown() -> None:
+def _active_spark() -> Any:
+    """The active SparkSession, or None (pyspark is not imported to find out)."""
+    import sys
+
+    if "pyspark" not in sys.modules:
+        return None
+    from pyspark.sql import SparkSession
+
+    return SparkSession.getActiveSession()
+
+
+def _shutdown(*, stop_spark: bool = True) -> None:
     """Stop Spark and collect garbage while the libraries are still whole: Arrow's and
     delta-rs' native thread pools torn down during interpreter exit can abort the process
     (SIGABRT, "terminate called without an active exception") after the work is done."""
     import gc
-    import sys
 
-    if "pyspark" in sys.modules:
-        from pyspark.sql import SparkSession
-
-        active = SparkSession.getActiveSession()
-        if active is not None:
-            active.stop()
+    active = _active_spark() if stop_spark else None
+    if active is not None:
+        active.stop()
     gc.collect()
 
 

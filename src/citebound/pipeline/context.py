@@ -10,6 +10,7 @@ first request).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -32,6 +33,9 @@ class PipelineContext:
     config: Config
     policy: Policy = field(init=False)
     provider_override: Provider | None = None
+    # Wraps the provider this context makes (the batch call journal): the wrapper is then
+    # this context's to close, and closing it closes the client inside.
+    provider_wrapper: Callable[[Provider], Provider] | None = None
     sinks_override: list[AuditSink] | None = None
     store_override: Store | None = None
     reranker_override: Reranker | None = None
@@ -81,7 +85,7 @@ class PipelineContext:
         # The default variable name is passed as None: a local server needs no key, and only
         # api.openai.com or an explicitly configured variable makes a missing key an error.
         key_env = None if p.api_key_env == "OPENAI_API_KEY" else p.api_key_env
-        return make_provider(
+        made = make_provider(
             p.name,
             model=p.model or None,
             base_url=p.base_url or None,
@@ -89,6 +93,7 @@ class PipelineContext:
             api=p.api,
             answerer=self.policy.answerer,
         )
+        return made if self.provider_wrapper is None else self.provider_wrapper(made)
 
     @cached_property
     def sinks(self) -> list[AuditSink]:

@@ -164,23 +164,6 @@ def kinds_rank(noun: frozenset[str], heading_path: Sequence[str], text: str) -> 
     return 0 if text.lstrip().startswith("#") else 1
 
 
-def definitions_first(
-    question: str,
-    ids: Sequence[str],
-    text_of: Callable[[str], str],
-    heading_of: Callable[[str], Sequence[str]],
-    policy: Policy,
-) -> list[str]:
-    """The chunk ids `ids` with up to `policy.retrieval.promote_definitions` chunks first that
-    define the question's subject ("What is X?"; X and "defining" follow the answerer,
-    `[answerer]` max_subject_terms and subject_qualifiers, so retrieval brings the sentence the
-    answerer leads with) or, for "What N kinds ...?", whose section is titled "N Types".
-    Order only, and no tie rule: `promote_rows` is what retrieval calls."""
-    rank_of = _ranker(question, text_of, heading_of, policy)
-    limit = policy.retrieval.promote_definitions
-    return list(ids) if rank_of is None else promote(ids, rank_of, limit)
-
-
 def _ranker(
     question: str,
     text_of: Callable[[str], str],

@@ -9,6 +9,10 @@ comment as a statement, so neither does the answerer:
   items (a list item that is only a link);
 * a table row is rendered as readable text: `ID: cell; cell` (first cell, a colon, the other
   filled cells joined by `; `);
+* a struck-through row or line (`~~BUILD_30~~ | ~~The build system shall ...~~ |`, a
+  withdrawn requirement) states what no longer holds, and a line bold as a whole without a
+  stop or colon (`**Callback Formation**`) is a heading written in bold: neither is quoted
+  (chunking still sees them as text, so `is_metadata` and the chunks do not change);
 * list markers (`-`, `*`, `1.`), blockquote markers (`> `, `> > `) and emphasis (`**`, `__`)
   are dropped, a link keeps its text only (`[Ports](ports.md)` -> `Ports`); code spans keep
   their backticks;
@@ -190,10 +194,27 @@ def _cells(line: str) -> list[str]:
     return [_inline(c) for c in inner.split("|")]
 
 
-def _row_text(line: str) -> str:
+# Text struck through as a whole (`~~BUILD_30~~`): the author withdrew it.
+_STRUCK = re.compile(r"^~~(?:(?!~~).)+~~$")
+
+
+# A line that is bold as a whole and ends without a stop or colon ("**Callback Formation**",
+# "**Build Commands(Linux, Mac OS X)**") is a heading written in bold: a label, not a
+# statement. One ending with ":" ("**Running:**") introduces what follows and stays.
+_BOLD_LINE = re.compile(r"^(\*\*|__)(?=\S)(?P<inner>.+?)(?<=\S)\1$")
+
+
+def _label(body: str) -> bool:
+    m = _BOLD_LINE.match(body)
+    return m is not None and "**" not in m["inner"] and m["inner"][-1] not in ".!?:;"
+
+
+def _row_text(line: str, *, withdrawn: bool = False) -> str:
     filled = [c for c in _cells(line) if c]
     if len(filled) < 2:
         return ""  # a one-cell row (`| FPP Documentation |`) states nothing
+    if not withdrawn and _STRUCK.match(filled[0]):
+        return ""  # its key cell is struck through: a withdrawn row
     return f"{filled[0]}: " + "; ".join(filled[1:])
 
 
@@ -209,11 +230,14 @@ def _closes(opener: str, fence: re.Match[str]) -> bool:
     return run[0] == opener[0] and len(run) >= len(opener) and not fence[2].strip()
 
 
-def render_units(lines: list[str], *, max_code_lines: int = 0) -> list[Unit]:
+def render_units(
+    lines: list[str], *, max_code_lines: int = 0, chunking: bool = False
+) -> list[Unit]:
     """The quotable units of evidence `lines` (from `paragraphs`), metadata dropped.
 
     With `max_code_lines` > 0, short fenced code blocks that follow a prose line or list item
-    are `code` units too (see the module docstring); by default code is never quoted.
+    are `code` units too (see the module docstring); by default code is never quoted. With
+    `withdrawn`, struck-through rows and lines are units too (text, though not quotable).
     """
     out: list[Unit] = []
     fenced = False
@@ -247,7 +271,7 @@ def render_units(lines: list[str], *, max_code_lines: int = 0) -> list[Unit]:
             nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
             if _TABLE_SEPARATOR.match(nxt):
                 continue  # a header row names columns; it answers nothing
-            text = _row_text(line)
+            text = _row_text(line, withdrawn=chunking)
             if text:
                 out.append(Unit(text, "row", i, False))
             continue
@@ -257,7 +281,7 @@ def render_units(lines: list[str], *, max_code_lines: int = 0) -> list[Unit]:
         if marker and _ONLY_LINKS.match(body):
             continue  # a table-of-contents entry
         text = _inline(_ANY_TAG.sub(" ", body) if _HTML_LINE.match(body) else body)
-        if not text:
+        if not text or (not chunking and (_STRUCK.match(text) or _label(body))):
             continue
         out.append(Unit(text, "item" if marker else "prose", i, text.endswith(":")))
     return out
@@ -342,4 +366,4 @@ def is_table_row(line: str) -> bool:
 
 def is_metadata(block_text: str) -> bool:
     """A block holding no quotable text: only directives, comments, tags or TOC entries."""
-    return bool(block_text.strip()) and not render_units(block_text.split("\n"))
+    return bool(block_text.strip()) and not render_units(block_text.split("\n"), chunking=True)

@@ -21,6 +21,18 @@ _HSPACE = re.compile(r"[^\S\n]+")
 _MANY_NEWLINES = re.compile(r"\n{3,}")
 
 
+# The audit keeps a question exactly as asked, and PostgreSQL stores no U+0000 in text or
+# jsonb: a question holding one would reach the model and then fail its audit (AUDIT_FAILED).
+# Every entry point (API, `citebound ask`, batch question tables) refuses it up front instead,
+# for every store alike, so a question behaves the same wherever it is asked.
+NUL_REFUSAL = "contains U+0000 (a NUL character), which the audit cannot store: remove it"
+
+
+def has_nul(text: str) -> bool:
+    """Whether caller text holds U+0000 (refused before any work, see `NUL_REFUSAL`)."""
+    return "\x00" in text
+
+
 # Pure function of the text, called on the same chunks request after request.
 @lru_cache(maxsize=16_384)
 def safe_normalize_v1(text: str) -> str:

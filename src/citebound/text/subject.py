@@ -61,6 +61,28 @@ def definition_subject(question: str) -> frozenset[str]:
     return frozenset(t for t in terms(m.group("x")) if len(t) > 1 or t.isdigit())
 
 
+# "What is a hub in the hub pattern?", "What is a topology in F´?": X, then where it lives.
+# The setting is not part of what is defined: "The Hub pattern is a way to ..." defines the
+# pattern, "A hub is a component with ..." the hub.
+_IN_SETTING = re.compile(r"^(?P<x>.+?)\s+(in|within|inside)\s+(?P<setting>.+)$")
+
+
+def subject_in_setting(question: str) -> tuple[frozenset[str], frozenset[str]]:
+    """X of "What is X in Y?" and the terms of Y that X lacks ((X, empty) for "What is X?";
+    both empty when the question is not of that form). One-letter terms (the F of F´) are in
+    neither, as in `definition_subject`."""
+    whole = definition_subject(question)
+    q = " ".join(question.casefold().split())
+    m = _WHAT_IS.match(q)
+    split = _IN_SETTING.match(m.group("x")) if m is not None and whole else None
+    if split is None:
+        return whole, frozenset()
+    subject = frozenset(t for t in terms(split.group("x")) if len(t) > 1 or t.isdigit())
+    if not subject:
+        return whole, frozenset()
+    return subject, whole - subject
+
+
 def named_subject(question: str, max_terms: int) -> frozenset[str]:
     """X of a definition question naming a subject of at most `max_terms` terms, else empty:
     the "What is X?" that retrieval promotes definitions for and the answerer's lead rules
@@ -71,9 +93,17 @@ def named_subject(question: str, max_terms: int) -> frozenset[str]:
     return subject if len(subject) <= max_terms else frozenset()
 
 
-def defines(subject: frozenset[str], sentence: str, qualifiers: int) -> bool:
+def defines(
+    subject: frozenset[str], sentence: str, qualifiers: int, setting: frozenset[str] = frozenset()
+) -> bool:
     """Whether `sentence` defines the subject: it names every subject term before its defining
-    verb ("A queued component has ..."), not in passing ("... used by queued components")."""
+    verb ("A queued component has ..."), not in passing ("... used by queued components").
+    With `setting` (the Y of "What is X in Y?", `subject_in_setting`), a subject phrase that
+    also names Y defines Y, not X: "The Hub pattern is ..." for "What is a hub in the hub
+    pattern?"."""
+    m = _SUBJECT.match(sentence) if setting else None
+    if m is not None and terms(m.group("subject")) & setting:
+        return False
     return defining_verb(subject, sentence, qualifiers) is not None
 
 

@@ -173,7 +173,9 @@ def _canon(text: str) -> str:
 _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
 
-# Small numbers and ordinals a writer spells out: "5 women" restates "five women".
+# Small numbers and ordinals a writer spells out: "5 women" restates "five women". The
+# validator's one list of number words: each check takes the subset it needs (`number_words`,
+# `MAGNITUDE_WORDS`, `MULTIPLIER_WORDS`).
 _SPELLED_TEXT = """0:zero 1:one 2:two 3:three 4:four 5:five 6:six 7:seven 8:eight 9:nine 10:ten
     11:eleven 12:twelve 13:thirteen 14:fourteen 15:fifteen 16:sixteen 17:seventeen
     18:eighteen 19:nineteen 20:twenty 30:thirty 40:forty 50:fifty 60:sixty 70:seventy
@@ -185,6 +187,20 @@ DIGITS_OF = {word: number for number, word in SPELLED_NUMBERS.items()}
 _SPELLED = {
     number: re.compile(rf"(?<![\w-]){word}(?![\w-])") for number, word in SPELLED_NUMBERS.items()
 }
+# Number words with no digit form: magnitudes (and the dozen), and how many times or a part.
+MAGNITUDE_WORDS = ("hundred", "thousand", "million", "billion", "trillion", "dozen")
+MULTIPLIER_WORDS = ("twice", "thrice", "half")
+
+
+def number_words(low: int, high: int, *, ordinal: bool = False) -> tuple[str, ...]:
+    """The spelled cardinals (`ordinal`: ordinals) of `SPELLED_NUMBERS` from `low` to `high`,
+    in increasing order: `number_words(2, 4)` is ("two", "three", "four"), `number_words(1, 2,
+    ordinal=True)` ("first", "second")."""
+    return tuple(
+        word
+        for key, word in SPELLED_NUMBERS.items()
+        if key.isdigit() != ordinal and low <= int(key.rstrip("stndrh")) <= high
+    )
 
 
 def present_in(identifier: str, text: str) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from citebound.validate.checks import ALL_WORDS, DIGITS_OF
+from citebound.validate.checks import ALL_WORDS, DIGITS_OF, number_words
 from citebound.validate.evidence import NEGATIONS, EvidenceIndex, fold, lemma, lemmas
 from citebound.validate.order import order_flip
 from citebound.validate.swap import UNITS
@@ -242,8 +242,9 @@ _COMPARING_TEXT = """than above below over under exceed beyond more less fewer h
     greater smaller larger bigger longer shorter faster slower compared versus"""
 _COMPARING = frozenset(map(lemma, _COMPARING_TEXT.split()))
 _COMPARISON = re.compile(
-    r"(?<!rather )(?<!other )\bthan\s+(?!\d|(?:one|two|three|four|five|six|seven|eight|nine|ten"
-    r"|a dozen|a hundred|a thousand)\b)"
+    r"(?<!rather )(?<!other )\bthan\s+(?!\d|(?:"
+    + "|".join(number_words(1, 10))
+    + r"|a dozen|a hundred|a thousand)\b)"
 )
 
 
@@ -263,7 +264,7 @@ _UNIVERSAL = frozenset(map(lemma, ("all", "both", "respectively", "individually"
 # the quantifier ranges over ("each of the four bolts"), and not the digits ending a code
 # ("filter CX9-OF-150 is").
 _COUNT = re.compile(
-    r"(?<![\w.-])(?:\d+|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozen)"
+    r"(?<![\w.-])(?:\d+|" + "|".join(number_words(2, 12)) + r"|dozen)"
     r"\s+([a-z]+)"
     r"(?:\s+([a-z]+))?"
 )
@@ -288,11 +289,6 @@ def item_counts(sentence: str) -> frozenset[str]:
             if not (UNITS & {m.group(1), m.group(2)} or _SET_SIZE.search(text, 0, m.start()))
         )
     return frozenset()
-
-
-def per_item_count(sentence: str) -> bool:
-    """`sentence` has a count and a distributive quantifier over items (`item_counts`)."""
-    return bool(item_counts(sentence))
 
 
 def _count_per_item(counts: frozenset[str], index: EvidenceIndex, start: int, size: int) -> bool:

@@ -32,7 +32,7 @@ import re
 from difflib import SequenceMatcher
 from functools import lru_cache
 
-from citebound.validate.checks import DIGITS_OF
+from citebound.validate.checks import DIGITS_OF, MAGNITUDE_WORDS
 from citebound.validate.evidence import EvidenceIndex, content_lemma, covered, prefix_key
 
 # Plain adjectives and adverbs of degree, speed, size, quality and time: what a paraphrase
@@ -70,8 +70,7 @@ _UNIT_TEXT = """bar mbar psi kpa mpa pa nm kn lbf kg g mg lb lbs mm cm m km in f
     liters litres meter metre meters metres gram grams pound pounds volt volts watt watts"""
 UNITS = frozenset(_UNIT_TEXT.split())
 # Number words without a digit form here (the others are keyed by their digits, below).
-_NUMBER_TEXT = "hundred thousand million billion trillion dozen"
-_NUMBER_WORDS = frozenset(_NUMBER_TEXT.split())
+_NUMBER_WORDS = frozenset(MAGNITUDE_WORDS)
 _TOKEN = re.compile(r"[^\W_]+(?:[-./][^\W_]+)*")
 _PART = re.compile(r"[^\W_]+")
 _DIGIT = re.compile(r"\d")

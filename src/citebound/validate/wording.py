@@ -20,7 +20,15 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from citebound.validate.checks import ALL_WORDS, DIGITS_OF, STOPWORDS, identifiers
+from citebound.validate.checks import (
+    ALL_WORDS,
+    DIGITS_OF,
+    MAGNITUDE_WORDS,
+    MULTIPLIER_WORDS,
+    STOPWORDS,
+    identifiers,
+    number_words,
+)
 from citebound.validate.evidence import (
     BEFORE_NUMBER_CLAIMS,
     FUNCTION_WORDS,
@@ -37,11 +45,9 @@ from citebound.validate.polarity import CLAUSE_WORDS, clause_break
 from citebound.validate.swap import in_evidence, sentence_tokens, span_tokens
 
 # Not "one": mostly a pronoun or determiner ("one of", "no one", "one man's quest").
-_NUMBER_TEXT = """two three four five six seven eight nine ten eleven twelve thirteen fourteen
-    fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty
-    ninety hundred thousand million billion trillion dozen first second third fourth fifth
-    sixth seventh eighth ninth tenth twice thrice half"""
-_NUMBER_WORDS = frozenset(_NUMBER_TEXT.split())
+_NUMBER_WORDS = frozenset(
+    (*number_words(2, 90), *MAGNITUDE_WORDS, *number_words(1, 10, ordinal=True), *MULTIPLIER_WORDS)
+)
 _CAPITALISED = re.compile(r"(?<![\w'’])([A-Z][a-z]+(?:['’][a-z]+)?)\b")
 
 

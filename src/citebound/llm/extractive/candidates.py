@@ -53,6 +53,11 @@ class Candidate:
     # only announces (provider.py). One that ends its chunk may stand over a dropped diagram
     # ("`X` dispatches commands to other components:" + mermaid), so it is not one.
     listing: bool = False
+    # The first sentence under a document's title that leaves its subject to the title
+    # ("# components::SeqDispatcher" / "Dispatches command sequences to available command
+    # sequencers, ...", "This pattern (and component) is used to ..."): the title's question
+    # terms are in `shared`, and the sentence says what the titled subject is or does.
+    titled: bool = False
 
 
 _ANCHOR_LIKE = re.compile(
@@ -94,6 +99,16 @@ _MID_SENTENCE = re.compile(r"^[a-z][a-z]*[\s,;:)]")
 _CUT_END = re.compile(r"\s(the|a|an|of|in|to|and|or|for|with|by|on|at|from|is|are|be)$", re.I)
 
 
+# A sentence whose subject is left to the title above it: a verb opening it ("Dispatches
+# command sequences ...", "Tracks versions ...": a capitalised word in -s not followed by a
+# verb or auxiliary) or a pointer back ("This pattern ...", "It ...").
+_IMPLICIT_SUBJECT = re.compile(
+    r"^(?:[A-Z][a-z]{2,}s\s+(?!(?:is|are|was|were|has|have|had|can|could|may|might|must|shall|"
+    r"should|will|would|do|does|did|and|or|of|in|for|to|with|on|at|by)\b)[a-z`]|"
+    r"(?:This|These|It)\s)"
+)
+_TITLE_LINE = re.compile(r"^#\s+(?P<title>\S.*)$")
+
 # A section whose title says it introduces the subject: where a document defines what it is
 # about ("## 1. Introduction", "Overview", "Description", "Purpose").
 _OVERVIEW = re.compile(r"\b(introduction|overview|description|purpose|summary|about)\b", re.I)
@@ -122,6 +137,12 @@ def candidates(
         lines = paragraphs(evidence.sanitized_text)
         in_item = False  # the last unit was a list item or its continuation
         units = list(render_units(lines))
+        # The document's opening: its title heading is the evidence's first line and the
+        # first unit under it is prose (`titled` below).
+        top = _TITLE_LINE.match(lines[0].strip()) if lines and len(heading) == 1 else None
+        below = [u for u in units if u.line > 0][:1] if top is not None else []
+        opening = below[0].line if below and below[0].kind == "prose" else None
+        title_terms = question & terms(top["title"]) if top is not None else frozenset()
         for index, unit in enumerate(units):
             following = units[index + 1].kind if index + 1 < len(units) else None
             # A prose line right under a list item, no blank line between, goes on with that
@@ -143,6 +164,13 @@ def candidates(
             item_head = unit.kind == "item"
             for pos, sentence in enumerate(sentences):
                 folded = _folded(sentence)
+                titled = (
+                    unit.line == opening
+                    and pos == 0
+                    and bool(title_terms)
+                    and _IMPLICIT_SUBJECT.match(sentence) is not None
+                )
+                own = question & terms(sentence)
                 if (
                     not _eligible(sentence, forbidden, policy.max_sentence_chars)
                     # What the validator would read as a (malformed) citation, e.g. the set
@@ -165,14 +193,16 @@ def candidates(
                         unit.kind,
                         unit.intro and pos == len(sentences) - 1,
                         pos == 0,
-                        question & terms(sentence),
+                        own | title_terms if titled else own,
                         (about | (entry if entry is not None and pos else frozenset()))
-                        - terms(sentence),
+                        - terms(sentence)
+                        - (title_terms if titled else frozenset()),
                         nested,
-                        overview,
+                        overview or titled,
                         loose,
                         lower=_MID_SENTENCE.match(sentence) is not None,
                         listing=following in ("item", "row"),
+                        titled=titled,
                     )
                 )
     return out

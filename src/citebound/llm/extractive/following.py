@@ -10,9 +10,9 @@ from __future__ import annotations
 from citebound.policy import AnswererPolicy
 
 from .candidates import Candidate
-from .scoring import entry, redundant
+from .scoring import anaphoric, entry, redundant
 
-__all__ = ["follower", "neighbours", "steps"]
+__all__ = ["antecedent", "follower", "neighbours", "steps"]
 
 
 def steps(lead: Candidate, cands: list[Candidate], max_steps: int) -> list[Candidate]:
@@ -89,4 +89,20 @@ def follower(lead: Candidate, cands: list[Candidate]) -> Candidate | None:
             continue
         if (c.line == lead.line and c.pos == lead.pos + 1) or (c.line == lead.line + 1 and c.first):
             return c
+    return None
+
+
+def antecedent(lead: Candidate, cands: list[Candidate]) -> Candidate | None:
+    """The sentence right before `lead` in its paragraph when `lead` points back at it ("It
+    allows ...", "This only happens when ...": `scoring.anaphoric`) and speaks of the question
+    itself (a question term: a sentence the reader needs, not padding); else None.
+
+    Only within one unit: a paragraph's first sentence pointing back at the previous paragraph
+    (or a heading) has no antecedent a quote can bring along. Not a list intro (it announces
+    items the answer would not quote) nor a lower-case item (quoted only under its intro)."""
+    if lead.pos == 0 or not anaphoric(lead):
+        return None
+    for c in cands:
+        if c.ev == lead.ev and c.line == lead.line and c.pos == lead.pos - 1:
+            return c if c.shared and not c.intro and not c.lower else None
     return None

@@ -31,20 +31,19 @@ from citebound.contracts.provider import ProviderReply, ProviderRequest
 from citebound.errors import ConfigError, ProviderError
 from citebound.policy import AnswererPolicy
 from citebound.text.markup import question_type
+from citebound.text.subject import defines, subject_in_setting
 from citebound.text.terms import framing_terms, key_terms, terms
 from citebound.validate.analysis import is_factual
 
 from . import commands
 from .candidates import Candidate, candidates
-from .following import follower, neighbours, steps
+from .following import antecedent, follower, neighbours, steps
 from .joining import citation_marker, count_tokens, join, marker_pattern
 from .names import stated
 from .scoring import (
     answers_type,
     asks_manner,
     continues,
-    defines_subject,
-    definition_subject,
     names_again,
     names_subject,
     opposite_side,
@@ -265,13 +264,29 @@ class ExtractiveProvider:
         if p.weak_lead:
             # A sentence that leans on the one before it ("In this case, this component ...")
             # or only announces a list ("X has the following ports:") does not answer alone.
-            pool = [sc for sc in pool if not weak_lead(qtype, sc[1], named=named)] or pool
+            # A document's opening sentence leaves its subject to the title (`titled`).
+            pool = [
+                sc for sc in pool if sc[1].titled or not weak_lead(qtype, sc[1], named=named)
+            ] or pool
         if qtype == "definition" and p.prefer_defining:
             # "What is a queued component?": a sentence that defines the subject answers it;
             # one that mentions it in passing ("This class is used by queued components.")
             # does not, whatever its evidence's rank. Subject = the question's key terms.
-            subject = definition_subject(bundle.user_question)
-            defining = [sc for sc in pool if defines_subject(subject, sc[1], p.subject_qualifiers)]
+            # "What is a hub in the hub pattern?": the hub, not the pattern (`setting`). A list
+            # intro ("The class C `TesterBase` provides the following histories:") announces
+            # what X has; it does not say what X is.
+            subject, setting = subject_in_setting(bundle.user_question)
+            defining = [
+                sc
+                for sc in pool
+                if not sc[1].intro
+                and (
+                    defines(subject, sc[1].text, p.subject_qualifiers, setting)
+                    # "# components::SeqDispatcher" / "Dispatches command sequences to ...":
+                    # the title names the subject the sentence leaves out.
+                    or (sc[1].titled and subject <= sc[1].shared)
+                )
+            ]
             # A document says what its subject is in its introduction / overview section:
             # such a definition comes before one from its design notes.
             overview = [sc for sc in defining if sc[1].overview] if p.prefer_overview else []
@@ -421,6 +436,12 @@ class ExtractiveProvider:
             head = firsts.get((c.ev, c.line)) if c.kind == "item" and c.pos else None
             if head is not None and head.shared and not head.lower and head not in chosen:
                 chosen.append(head)
+        # A lead that points back at the sentence before it in its paragraph ("It allows a
+        # more convenient way of using mutex, ...", "This only happens when ...") names
+        # neither what "it" is nor what "this" is: that sentence comes along (`antecedent`).
+        before = antecedent(lead, cands)
+        if before is not None and before not in chosen:
+            chosen.append(before)
         # The lead's evidence first (its sentences in reading order), then the others by rank.
         chosen.sort(key=lambda c: (c.ev != lead.ev, c.ev, c.line, c.pos))
         return chosen
