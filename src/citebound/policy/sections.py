@@ -82,9 +82,11 @@ class GatePolicy(Contract):
     ) -> bool:
         """`top` reaches `min_score` (the similarity that suffices alone: the gate's
         `min_score`, or the assembly's `min_top_similarity`), or `covered_min_score` when the
-        best row holds `covered_share` of at least `covered_min_terms` key terms, or
-        `found_min_score` when it holds `found_min_terms` key terms and no name of the question
-        is missing from the rows (`measures`, None: not measured). Both stages apply this rule."""
+        best row holds `covered_share` of a question of at least `covered_min_terms` terms, or
+        `found_min_score` when it holds `found_min_terms` terms and no name of the question is
+        missing from the rows (`measures`, None: not measured; a framing term counts toward a
+        share or a count only when held, toward the question's size always). Both stages apply
+        this rule."""
         if top >= min_score:
             return True
         if measures is None:
