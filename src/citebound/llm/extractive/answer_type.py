@@ -23,6 +23,7 @@ from functools import lru_cache
 from typing import Literal
 
 from citebound.policy import AnswererPolicy
+from citebound.policy.answerer import AnswerKind
 from citebound.text.terms import STOPWORDS, terms
 
 from .candidates import Candidate
@@ -30,7 +31,8 @@ from .scoring import anaphoric
 
 __all__ = ["AnswerType", "asked", "carries", "completion", "expected", "shape_bonus"]
 
-AnswerType = Literal["person", "place", "name", "date", "number", "none"]
+# The policy's kinds (`AnswerKind`), or "none": the question's words name no kind of answer.
+AnswerType = AnswerKind | Literal["none"]
 
 # Head nouns after "which / what" naming the kind of thing asked for. Small, general lists
 # (not fitted to any article): people, places, named things (what English capitalises).
@@ -53,7 +55,7 @@ _NAME_NOUNS = (
     r"college|school|team|club|party|church|religion|language|act|law|court|council|"
     r"agency|committee|office|ship|book|film|album|band|award|war|battle|army|"
     r"navy|newspaper|magazine|brand|station|network|airline|bank|program|programme|"
-    r"project|mission|festival|holiday|movement|order|university|group|body|institute"
+    r"project|mission|festival|holiday|movement|order|group|body|institute"
 )
 _DATE_NOUNS = r"year|years|century|centuries|decade|date|month|day|era|period|season"
 _NUMBER_NOUNS = (
@@ -71,7 +73,7 @@ _RULES: tuple[tuple[AnswerType, re.Pattern[str]], ...] = (
         "date",
         re.compile(
             r"^when\s+(?:did|was|were|is|does|do|will|had|has|are|can|could|would)\b"
-            r"|\bwhen\??$|" + _WH_NOUN.format(nouns=_DATE_NOUNS)
+            r"|\bwhen\s*\??$|" + _WH_NOUN.format(nouns=_DATE_NOUNS)
         ),
     ),
     (
@@ -84,14 +86,14 @@ _RULES: tuple[tuple[AnswerType, re.Pattern[str]], ...] = (
     (
         "person",
         re.compile(
-            r"^(?:who|whom|whose)\b|\b(?:by|to|from|with|for|of)\s+whom\b|\bwho\??$|"
+            r"^(?:who|whom|whose)\b|\b(?:by|to|from|with|for|of)\s+whom\b|\bwho\s*\??$|"
             + _WH_NOUN.format(nouns=_PERSON_NOUNS)
         ),
     ),
     (
         "place",
         re.compile(
-            r"^where\b|\bwhere\??$|\bwhere\s+(?:did|was|were|is|does|do|are)\b|"
+            r"^where\b|\bwhere\s*\??$|\bwhere\s+(?:did|was|were|is|does|do|are)\b|"
             + _WH_NOUN.format(nouns=_PLACE_NOUNS)
         ),
     ),
@@ -106,22 +108,26 @@ _RULES: tuple[tuple[AnswerType, re.Pattern[str]], ...] = (
 )
 
 
+# "How many years / centuries ...?" counts: a number, not a date.
+_COUNT_OF_TIME = re.compile(r"\bhow\s+many\s+(?:years|centuries|decades)\b")
+
+
 @lru_cache(maxsize=4096)
 def expected(question: str) -> AnswerType:
     """The kind of answer `question` expects ("none" when its words do not say).
 
-    The first matching rule wins: date before number ("How many years ..." is a number, "In
-    what year ..." a date), person and place before name ("Which country ..." is a place).
+    The first matching rule wins: date before number ("In what year ...?" is a date, "How many
+    years ...?" a number), person and place before name ("Which country ...?" is a place).
 
     >>> expected("Who ruled Cyprus in 1191?"), expected("In what year did Dyrrachium fall?")
     ('person', 'date')
     >>> expected("Which country is not badly hit?"), expected("What ruined the plans?")
     ('place', 'none')
     """
-    q = " ".join(question.casefold().replace("?", " ? ").split()).replace(" ?", "?")
+    q = " ".join(question.casefold().split())
     for kind, pattern in _RULES:
-        if kind == "date" and re.search(r"\bhow\s+many\s+(?:years|centuries|decades)", q):
-            continue  # a count of years is a number
+        if kind == "date" and _COUNT_OF_TIME.search(q):
+            continue
         if pattern.search(q):
             return kind
     return "none"
