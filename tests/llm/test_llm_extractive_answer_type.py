@@ -13,7 +13,7 @@ from citebound.llm import ExtractiveProvider
 from citebound.llm.extractive.answer_type import carries, expected
 
 REFUSAL = fast_policy().refusal.model_text
-OFF = {"answer_types": (), "answer_type_followers": (), "answer_type_antecedent": False}
+OFF = {"answer_types": (), "answer_type_firm": (), "answer_type_antecedent": False}
 
 
 @pytest.mark.parametrize(
@@ -136,3 +136,19 @@ def test_the_answer_type_rules_are_deterministic() -> None:
     bundle = make_bundle([FLEET, COUNCIL], question)
     first = ExtractiveProvider().answer(bundle, REFUSAL)
     assert all(ExtractiveProvider().answer(bundle, REFUSAL) == first for _ in range(3))
+
+
+def test_a_lead_with_a_firm_kind_takes_no_near_tie() -> None:
+    # "In which century ...?" is no quantity question, so the number rule of near-ties does
+    # not apply; the lead holds a century the question does not write: it answers.
+    question = "In which century did the Normans reach southern Italy?"
+    texts = [
+        "The Normans first reached southern Italy in the 11th century.",
+        "Norman knights reached southern Italy as mercenaries during the 12th century, serving "
+        "Lombard princes.",
+    ]
+    answer = ExtractiveProvider().answer(make_bundle(texts, question), REFUSAL)
+    assert answer == "The Normans first reached southern Italy in the 11th century. [C0]"
+    # Control: with no firm kinds the near-tie joins (the lexical score cannot separate them).
+    loose = ExtractiveProvider(answer_type_firm=()).answer(make_bundle(texts, question), REFUSAL)
+    assert "Norman knights" in loose

@@ -184,10 +184,11 @@ class AnswererPolicy(Contract):
         le=1,
         description="Taken from a sentence lacking the kind of answer the question expects.",
     )
-    answer_type_followers: tuple[AnswerKind, ...] = Field(
+    answer_type_firm: tuple[AnswerKind, ...] = Field(
         default=("date", "number"),
-        description="For these expected kinds, a lead without one takes the sentence right "
-        "after it in its evidence when that one holds one.",
+        description="Kinds whose test is firm (digits, month names): a lead without one takes "
+        "the sentence right after it in its evidence when that one holds one, and a lead "
+        "holding one takes no near-ties (it answers).",
     )
     answer_type_antecedent: bool = Field(
         default=True,

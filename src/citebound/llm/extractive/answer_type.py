@@ -11,7 +11,7 @@ carries a person.
 
 No tagger, no model: a name is what English capitalises, a date or a number is what digits and
 a few words write. So the rules that rely on it are scoped by the policy (`[answerer]`
-`answer_types`, `answer_type_followers`): the provider (provider.py) adds `answer_type_bonus`
+`answer_types`, `answer_type_firm`): the provider (provider.py) adds `answer_type_bonus`
 to a sentence that carries the expected kind (`shape_bonus`), and a lead that lacks it takes
 the sentence next to it that has it (`completion`) - never a sentence otherwise (no padding).
 """
@@ -29,7 +29,15 @@ from citebound.text.terms import STOPWORDS, terms
 from .candidates import Candidate
 from .scoring import anaphoric
 
-__all__ = ["AnswerType", "asked", "carries", "completion", "expected", "shape_bonus"]
+__all__ = [
+    "AnswerType",
+    "answered",
+    "asked",
+    "carries",
+    "completion",
+    "expected",
+    "shape_bonus",
+]
 
 # The policy's kinds (`AnswerKind`), or "none": the question's words name no kind of answer.
 AnswerType = AnswerKind | Literal["none"]
@@ -223,6 +231,13 @@ def shape_bonus(kind: AnswerType, c: Candidate, question: str, policy: AnswererP
     )
 
 
+def answered(kind: AnswerType, lead: Candidate, question: str, policy: AnswererPolicy) -> bool:
+    """Whether the lead holds a kind of answer whose test is firm (`answer_type_firm`: a date
+    or a number the question does not write): then a near-tie adds nothing it lacks, as a
+    number does for a quantity question (`scoring.answers_type`)."""
+    return kind in policy.answer_type_firm and carries(kind, lead.text, question)
+
+
 def completion(
     kind: AnswerType,
     lead: Candidate,
@@ -236,7 +251,7 @@ def completion(
     * `answer_type_antecedent`: a lead that points back ("It appoints the Commissioners ...")
       leaves its subject to the sentence before it ("The European Council ... is composed of
       ..."), which joins when it carries the kind asked for ("What body appoints ...?").
-    * `answer_type_followers`: for these kinds, the sentence right after the lead (`after`,
+    * `answer_type_firm`: for these kinds, the sentence right after the lead (`after`,
       `following.follower`) joins when it carries one ("... the Lisbon Treaty was signed." /
       "It entered into force in 2009.").
 
@@ -250,7 +265,7 @@ def completion(
         before = next((c for c in cands if (c.ev, c.line, c.pos) == key), None)
         if _completes(before, kind, question):
             return before
-    if kind in policy.answer_type_followers and _completes(after, kind, question):
+    if kind in policy.answer_type_firm and _completes(after, kind, question):
         return after
     return None
 

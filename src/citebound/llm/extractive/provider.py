@@ -35,7 +35,7 @@ from citebound.text.terms import terms
 from citebound.validate.analysis import is_factual
 
 from . import commands
-from .answer_type import asked, completion, shape_bonus
+from .answer_type import answered, asked, completion, shape_bonus
 from .candidates import Candidate, candidates
 from .following import follower, neighbours, steps
 from .joining import citation_marker, count_tokens, join, marker_pattern
@@ -372,8 +372,8 @@ class ExtractiveProvider:
             )
         # "Stop when answered": a lead without the name / date / number the question asks for
         # takes the sentence next to it that holds one (answer_type.py); nothing else joins.
+        kind = asked(bundle.user_question, p)
         if len(chosen) == 1:
-            kind = asked(bundle.user_question, p)
             found = completion(kind, lead, after, cands, bundle.user_question, p)
             chosen.extend([found] if found is not None else [])
         single = len(chosen) == 1
@@ -384,8 +384,9 @@ class ExtractiveProvider:
         if single:
             covered = set().union(*(c.shared for c in chosen))
             # Near-ties: the lexical score cannot tell which of them answers, unless the lead
-            # already has what the question type asks for (a number, a defining phrase).
-            ties = not answers_type(qtype, lead)
+            # already has what the question type asks for (a number, a defining phrase), or the
+            # date / number the question expects (answer_type.py `answered`).
+            ties = not (answers_type(qtype, lead) or answered(kind, lead, bundle.user_question, p))
             if qtype == "comparison":
                 # The lead's own document goes on to describe each side it compares ("An
                 # absolute time starts with an A ... A relative command ... runs relative to
