@@ -5,6 +5,7 @@
     PYTHONPATH=src python benchmarks/tune_answerer.py simulate [--gate 0.76/0.74 ...]
         [--set '{"tie_share": 0.8}'] [--split tune|held-out|all] [--capture FILE]
     PYTHONPATH=src python benchmarks/tune_answerer.py misses [--split tune] [--set ...]
+    PYTHONPATH=src python benchmarks/tune_answerer.py refusals [--swap] [--split tune]
 
 `capture` runs every answerable (articles 1-4) and out-of-corpus (5-8) question through the
 whole pipeline with the shipped strict-v1 (or the gate open) and writes one JSON line per
@@ -20,6 +21,9 @@ not in the evidence, not quotable, too few shared terms, or ranked N-th and not 
 gold-in-answer ceiling (answered questions whose selected evidence holds the gold), sentences
 per answer and the answerer's CPU time per question. `--split` defaults to tune in both
 `simulate` and `misses`: held-out is printed only when asked for (look at it once, at the end).
+
+`refusals` lists each refused answerable question of a shipped-preset capture with the rule
+that refused it and the measurements behind it (docs/answers.md "The gate: framing words").
 
 `capture --swap` runs the tune articles with their roles swapped (5-6 indexed and answerable,
 1-2 out of corpus): a second tune set that never touches 3-4 / 7-8 (strict-v1's coverage gate
@@ -46,9 +50,10 @@ from citebound.eval.data import dataset_dir
 from citebound.eval.end_to_end import OPEN_GATE, gate_similarities, make_pipeline
 from citebound.eval.squad import contains_gold
 from citebound.llm.extractive import ExtractiveProvider
+from citebound.llm.extractive.names import stated
 from citebound.policy import load_policy
 from citebound.testing.bundles import make_llm_result
-from citebound.text.terms import row_text
+from citebound.text.terms import row_text, top_coverage
 from citebound.validate import validate_answer
 
 TUNE = {1, 2, 5, 6}
@@ -214,9 +219,47 @@ def misses(
     return stats
 
 
+def refusals(path: Path, splits: tuple[str, ...] = ("tune",), preset: str = PRESET) -> None:
+    """Why each refused answerable question was refused: the gate's rule and the measurements
+    it weighed (recomputed from the captured rows: top similarity, key terms held by the best
+    row, names no row holds), or the answerer's (a name no evidence states, else too few shared
+    key terms). On a shipped-preset capture."""
+    policy = load_policy(preset)
+    provider = ExtractiveProvider(policy.answerer)
+    refusal = policy.refusal.model_text
+    for line in path.read_text("utf-8").splitlines():
+        r = json.loads(line)
+        if r["kind"] != "in" or _split(r, "swap" in path.name) not in splits:
+            continue
+        top = r["sims"][0] if r["sims"] else None
+        rows = [_CapturedRow(i, x["sim"], x["text"]) for i, x in enumerate(r["rows"])]
+        m = top_coverage(r["question"], rows)
+        if r["bundle"] is None:
+            why = policy.gate.refusal(top, m, policy.gate.min_score) or "assembly"
+        else:
+            bundle = AnswerBundle.model_validate(r["bundle"])
+            text = provider.answer(bundle, refusal, max_tokens=policy.llm.max_output_tokens)
+            if text != refusal:
+                continue
+            why = "answerer: " + (
+                "name not stated" if not stated(bundle, r["question"]) else "terms"
+            )
+        held = "-" if m is None else f"{m.held}/{m.key_terms + m.framing_held}"
+        unfound = "-" if m is None else m.names_unfound
+        print(f"{why:24s} top {top or 0:.3f} held {held} names unfound {unfound} | {r['question']}")
+
+
+class _CapturedRow:
+    """A captured gate row as `top_coverage` reads it (its text already holds the headings)."""
+
+    def __init__(self, rank: int, similarity: float, text: str) -> None:
+        self.rank, self.similarity, self.chunk_id, self.chunk_text = rank, similarity, "", text
+        self.source = None
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("mode", choices=("capture", "simulate", "misses"))
+    ap.add_argument("mode", choices=("capture", "simulate", "misses", "refusals"))
     ap.add_argument("--work", type=Path, default=Path("/tmp/cb-tune-answerer"))
     ap.add_argument("--capture", type=Path, default=None, help="capture file (JSON lines)")
     ap.add_argument("--preset", default=PRESET, help="shipped preset to capture / answer with")
@@ -237,6 +280,8 @@ def main(argv: list[str] | None = None) -> int:
         capture(args.work, args.open_gate, path, swap=args.swap, preset=args.preset)
     elif args.mode == "misses":
         misses(path, json.loads(args.set), splits, preset=args.preset)
+    elif args.mode == "refusals":
+        refusals(path, splits, preset=args.preset)
     else:
         gates = [(float(a), float(b)) for a, b in (g.split("/") for g in args.gate)]
         simulate(path, gates, json.loads(args.set), splits, preset=args.preset)

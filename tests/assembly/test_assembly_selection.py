@@ -234,9 +234,15 @@ def test_the_retrieval_gates_measured_coverage_is_what_assembly_uses() -> None:
         "chunks_above_min_score": 0,
         "coverage": 1.0,
         "key_terms": 3,
+        "key_terms_held": 3,
     }
     out = assemble(make_bundle([row], gate=gate), POLICY)
     assert out.assembly_status is AssemblyStatus.OK
+    # A trace without the held count (recorded before it existed) is measured again on the
+    # question: no count is rebuilt from the ratio.
+    old = {k: v for k, v in gate.items() if k != "key_terms_held"}
+    again = assemble(make_bundle([row], gate=old), POLICY)
+    assert again.assembly_status is AssemblyStatus.NO_EVIDENCE
 
 
 @pytest.mark.parametrize(
@@ -256,6 +262,7 @@ def test_assembly_applies_the_gates_found_pass_with_its_measured_names(
         "chunks_above_min_score": 0,
         "coverage": 0.4,
         "key_terms": 5,
+        "key_terms_held": 2,
         "names_unfound": unfound,
     }
     assert assemble(make_bundle([row], gate=gate), POLICY).assembly_status is status

@@ -203,7 +203,7 @@ MENTIONS = "The Widget component design uses Widget ports."
 def _gate_inputs(question: str, rows: list[RetrievalRow]) -> tuple[object, ...]:
     """What the gate and assembly's top-similarity check weigh: the similarities, the top
     similarity and the coverage of the top row (ties by rank)."""
-    return (sorted(r.similarity for r in rows), *top_coverage(question, rows))
+    return (sorted(r.similarity for r in rows), top_coverage(question, rows))
 
 
 def test_promote_rows_never_changes_what_the_gate_sees() -> None:

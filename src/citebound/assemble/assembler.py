@@ -180,12 +180,7 @@ def assemble(
         )
 
     tok = get_tokenizer(policy.tokenizer)
-    gate = bundle.gate
-    measured = (
-        (gate.coverage, gate.key_terms or 0, gate.names_unfound or 0)
-        if gate is not None and gate.coverage is not None
-        else None
-    )
+    measured = bundle.gate.measures if bundle.gate is not None else None
     sel = select(list(bundle.results), bundle.filters_applied, policy, tok, q, measured)
     fmt = citation_format(policy.citation_style)
     evidence = [

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from citebound.contracts.enums import ReasonCode
-from citebound.contracts.retrieval import FiltersApplied, RetrievalRow
+from citebound.contracts.retrieval import FiltersApplied, GateMeasures, RetrievalRow
 from citebound.policy import Policy
 from citebound.prompt.evidence import render_block, render_entry, structure_conflict
 from citebound.text.sanitize import safe_normalize_v1
@@ -147,7 +147,7 @@ def select(
     policy: Policy,
     tok: Tokenizer,
     question: str | None = None,
-    measured: tuple[float | None, int, int] | None = None,
+    measured: GateMeasures | None = None,
 ) -> Selection:
     """Select evidence rows deterministically; see the module docstring for the order.
 
@@ -167,10 +167,10 @@ def select(
             admissible.append(row)
     if admissible:
         sel.top_similarity = max(r.similarity for r in admissible)
-        coverage, n_terms, unfound = measured or top_coverage(question, admissible)
-        gate = policy.gate
-        if not gate.similarity_suffices(
-            sel.top_similarity, coverage, policy.min_top_similarity, n_terms, unfound
+        measures = measured or top_coverage(question, admissible)
+        coverage = None if measures is None else measures.coverage
+        if not policy.gate.similarity_suffices(
+            sel.top_similarity, measures, policy.min_top_similarity
         ):
             sel.gate_failed = True
             detail = (

@@ -30,6 +30,7 @@ from citebound.contracts.public import PublicCitation, PublicResponse, TokenUsag
 from citebound.contracts.retrieval import (
     DateRange,
     FiltersApplied,
+    GateMeasures,
     GateTrace,
     RetrievalBundle,
     RetrievalRow,
@@ -50,6 +51,7 @@ __all__ = [
     "Document",
     "DropRecord",
     "FiltersApplied",
+    "GateMeasures",
     "GateTrace",
     "GenerationStatus",
     "GroundingMetrics",

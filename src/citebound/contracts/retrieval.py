@@ -63,6 +63,46 @@ class FiltersApplied(Contract):
     collection: str | None = Field(default=None, description="Collection searched.")
 
 
+class GateMeasures(Contract):
+    """What the gate weighs besides the similarities (`citebound.text.terms.top_coverage`),
+    counted, never rebuilt from a ratio: the question's key terms and its framing terms ("In
+    which *year*", "*typically*": they count when held, never required), how many of each the
+    top-similarity row holds, and how many of its names no ranked row holds."""
+
+    key_terms: int = Field(ge=0, description="How many key terms the question has.")
+    key_terms_held: int = Field(
+        ge=0, description="How many of them the top-similarity row holds (headings included)."
+    )
+    framing_terms: int = Field(
+        default=0, ge=0, description="How many framing terms the question has besides them."
+    )
+    framing_held: int = Field(
+        default=0, ge=0, description="How many of those the top-similarity row holds."
+    )
+    names_unfound: int = Field(
+        ge=0, description="How many of the question's names and numbers no ranked row holds."
+    )
+
+    @property
+    def held(self) -> int:
+        """Terms the best row holds, framing ones included."""
+        return self.key_terms_held + self.framing_held
+
+    @property
+    def asked(self) -> int:
+        """Terms the question asks with, framing ones included (what `covered_min_terms`
+        counts: "In which year did the pump fail?" has three, as before framing was known)."""
+        return self.key_terms + self.framing_terms
+
+    @property
+    def coverage(self) -> float | None:
+        """Share of the question's terms the best row holds, a framing term counted only when
+        held; None when the question has no key term."""
+        if not self.key_terms:
+            return None
+        return self.held / (self.key_terms + self.framing_held)
+
+
 class GateTrace(Contract):
     """The retrieval gate's decision and the numbers behind it (seed 003 §2)."""
 
@@ -85,6 +125,34 @@ class GateTrace(Contract):
         description="How many of the question's names and numbers no ranked row holds "
         "(None: not measured).",
     )
+    key_terms_held: int | None = Field(
+        default=None,
+        description="How many of the key terms the top-similarity row holds (None: not measured).",
+    )
+    framing_terms: int | None = Field(
+        default=None,
+        description="How many framing terms ('In which year', 'typically') the question has "
+        "besides its key terms (None: not measured).",
+    )
+    framing_held: int | None = Field(
+        default=None,
+        description="How many of them the top-similarity row holds (None: not measured).",
+    )
+
+    @property
+    def measures(self) -> GateMeasures | None:
+        """The term measures the decision weighed, for assembly to apply the same passes; None
+        when not measured, the question has no key terms, or the trace predates the held count
+        (assembly then measures again)."""
+        if self.coverage is None or self.key_terms is None or self.key_terms_held is None:
+            return None
+        return GateMeasures(
+            key_terms=self.key_terms,
+            key_terms_held=self.key_terms_held,
+            framing_terms=self.framing_terms or 0,
+            framing_held=self.framing_held or 0,
+            names_unfound=self.names_unfound or 0,
+        )
 
 
 class RetrievalRow(Contract):

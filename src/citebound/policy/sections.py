@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from citebound.contracts.base import Contract
+from citebound.contracts.retrieval import GateMeasures
 
 
 class RefusalPolicy(Contract):
@@ -77,55 +78,49 @@ class GatePolicy(Contract):
         return self
 
     def similarity_suffices(
-        self,
-        top: float,
-        coverage: float | None,
-        min_score: float,
-        key_terms: int = 0,
-        names_unfound: int = 0,
+        self, top: float, measures: GateMeasures | None, min_score: float
     ) -> bool:
         """`top` reaches `min_score` (the similarity that suffices alone: the gate's
         `min_score`, or the assembly's `min_top_similarity`), or `covered_min_score` when the
-        best row holds `covered_share` of at least `covered_min_terms` key terms, or
-        `found_min_score` when it holds `found_min_terms` key terms and no name of the question
-        is missing from the rows. Both stages apply this rule."""
+        best row holds `covered_share` of a question of at least `covered_min_terms` terms, or
+        `found_min_score` when it holds `found_min_terms` terms and no name of the question is
+        missing from the rows (`measures`, None: not measured; a framing term counts toward a
+        share or a count only when held, toward the question's size always). Both stages apply
+        this rule."""
         if top >= min_score:
             return True
+        if measures is None:
+            return False
+        share = measures.coverage
         covered = (
-            coverage is not None
-            and coverage >= self.covered_share
-            and key_terms >= self.covered_min_terms
+            share is not None
+            and share >= self.covered_share
+            and measures.asked >= self.covered_min_terms
         )
         low = self.covered_min_score
         if covered and low is not None and top >= low:
             return True
-        held = 0 if coverage is None else round(coverage * key_terms)  # key terms in the row
         found = self.found_min_score
-        named = not names_unfound and held >= self.found_min_terms
+        named = not measures.names_unfound and measures.held >= self.found_min_terms
         return found is not None and top >= found and named
 
     def refusal(
-        self,
-        top: float | None,
-        coverage: float | None,
-        min_score: float,
-        key_terms: int = 0,
-        names_unfound: int = 0,
+        self, top: float | None, measures: GateMeasures | None, min_score: float
     ) -> str | None:
-        """Why a top similarity `top` with best-row `coverage` of the question's `key_terms`
-        (`names_unfound` of its names in no ranked row) is insufficient, or None
-        (`similarity_suffices`, then the `min_coverage` floor).
+        """Why a top similarity `top` with the question's term `measures` (best-row coverage,
+        names in no ranked row) is insufficient, or None (`similarity_suffices`, then the
+        `min_coverage` floor).
 
         >>> g = GatePolicy(min_score=0.76, min_chunks=1, min_coverage=0.25,
         ...                covered_min_score=0.55, covered_share=0.6)
-        >>> [g.refusal(*x, 0.76, 3) for x in [(0.8, 0.5), (0.8, 0.2), (0.6, 0.6), (0.6, 0.5)]]
+        >>> m = lambda held: GateMeasures(key_terms=5, key_terms_held=held, names_unfound=0)
+        >>> [g.refusal(t, m(h), 0.76) for t, h in [(0.8, 2), (0.8, 1), (0.6, 3), (0.6, 2)]]
         [None, 'GATE_LOW_COVERAGE', None, 'GATE_BELOW_MIN_SCORE']
         """
-        if top is None or not self.similarity_suffices(
-            top, coverage, min_score, key_terms, names_unfound
-        ):
+        if top is None or not self.similarity_suffices(top, measures, min_score):
             return "GATE_BELOW_MIN_SCORE"
-        if coverage is not None and coverage < self.min_coverage:
+        share = None if measures is None else measures.coverage
+        if share is not None and share < self.min_coverage:
             return "GATE_LOW_COVERAGE"
         return None
 

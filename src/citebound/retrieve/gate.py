@@ -14,7 +14,11 @@ With every name and number of the question found in the ranked rows (`text.terms
 "Canary" has one missing; every key term of a question in title case, capitals or lower case,
 whose case marks no name) and `gate.found_min_terms` key terms in the best row, a top
 similarity from `gate.found_min_score` suffices.
-`GatePolicy.refusal` holds the rule; assembly applies the same one (assemble/selection.py).
+The question's *framing* words ("In which *year*", "*typically*", "kicked ... *out*";
+`text.terms.framing`) count only when the row holds them: a row need not repeat the kind of
+answer asked for. The measurements are one `GateMeasures` (counts, not ratios), recorded in
+the trace. `GatePolicy.refusal` holds the rule; assembly applies the same one
+(assemble/selection.py, from `GateTrace.measures`).
 """
 
 from __future__ import annotations
@@ -22,22 +26,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from citebound.contracts.enums import ReasonCode
-from citebound.contracts.retrieval import GateTrace
+from citebound.contracts.retrieval import GateMeasures, GateTrace
 from citebound.policy import GatePolicy
 
 
 def apply_gate(
-    similarities: Sequence[float],
-    gate: GatePolicy,
-    coverage: float | None = None,
-    key_terms: int = 0,
-    names_unfound: int = 0,
+    similarities: Sequence[float], gate: GatePolicy, measures: GateMeasures | None = None
 ) -> GateTrace:
-    """Decide on the ranked rows' similarities (and the top row's coverage of the question's
-    `key_terms`, and how many of its names no row holds, when measured); the trace records
-    the numbers behind it."""
+    """Decide on the ranked rows' similarities (and the question's term `measures` over them,
+    when measured); the trace records the numbers behind it."""
     top = max(similarities) if similarities else None
-    reason = gate.refusal(top, coverage, gate.min_score, key_terms, names_unfound)
+    reason = gate.refusal(top, measures, gate.min_score)
     # The rows that count toward min_chunks: those at or above the lowest passing similarity.
     bar = (
         gate.min_score
@@ -48,6 +47,7 @@ def apply_gate(
     enough = sum(1 for s in similarities if s >= bar)
     if reason is None and enough < gate.min_chunks:
         reason = ReasonCode.GATE_TOO_FEW_CHUNKS.value
+    m = measures
     return GateTrace(
         passed=reason is None,
         reason_code=reason,
@@ -55,7 +55,10 @@ def apply_gate(
         min_score=gate.min_score,
         min_chunks=gate.min_chunks,
         chunks_above_min_score=above,
-        coverage=coverage,
-        key_terms=key_terms if coverage is not None else None,
-        names_unfound=names_unfound if coverage is not None else None,
+        coverage=None if m is None else m.coverage,
+        key_terms=None if m is None else m.key_terms,
+        key_terms_held=None if m is None else m.key_terms_held,
+        framing_terms=None if m is None else m.framing_terms,
+        framing_held=None if m is None else m.framing_held,
+        names_unfound=None if m is None else m.names_unfound,
     )

@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Protocol
 
+from citebound.contracts.retrieval import GateMeasures
+
 # THOUSANDS: "10,000" and "10000" are one number to the names check, as to the validator.
 # The validator's suffix stripper (plural, -ed/-ing, final e): "classified" ~ "classifying",
 # "ruled" ~ "rules", so a question and the sentence that answers it match as the support check
@@ -49,10 +51,83 @@ def terms(text: str) -> frozenset[str]:
     return frozenset(stem(w) for w in _WORD.findall(folded) if w not in STOPWORDS)
 
 
+# Words that frame what a question asks rather than say what it is about: the evidence that
+# answers it rarely repeats them (docs/answers.md "The gate: framing words"). Measured on the
+# answerable SQuAD 2.0 dev tune questions (articles 1-2 and 5-6): absent from every row holding
+# the gold answer in 20 of 27 questions saying "type", 13 of 14 "name", 14 of 19 "year", 14 of
+# 23 "country", 8 of 9 "entity", 15 of 15 "commonly"/"typically". Chosen as
+# classes of English words, not from the questions refused:
+# - the kind of answer asked for (a generic noun: "What type of company ...?", "In which year
+#   ...?", "Which entity ...?", "Name a model ...");
+# - hedges and sentence adverbs ("commonly", "typically", "generally", "according to");
+# - verb particles ("kicked ... out");
+# - the measure of "how long / how old / how far ...?" (only after "how": "long-range" is content).
+_ANSWER_KINDS = """
+    type types kind kinds sort sorts name names entity entities year years country countries
+    example examples
+"""
+_HEDGES = """
+    according approximately broadly commonly currently especially eventually generally
+    initially largely mainly mostly often originally particularly primarily roughly
+    specifically typically ultimately usually
+"""
+# Verb particles ("Who kicked Ethelred out?", "What set it off?"): the verb carries the sense.
+_PARTICLES = "out off"
+FRAMING = frozenset(f"{_ANSWER_KINDS} {_HEDGES} {_PARTICLES}".split())
+_MEASURES = "long old far big large small tall high fast wide deep heavy early late soon"
+# "how long", "how old", "how far" ("how many / much" are stopwords; "Describe how pumps fail"
+# keeps "pumps": only a measure word after "how" frames).
+_HOW_MEASURE = re.compile(rf"\bhow\s+({'|'.join(_MEASURES.split())})\b", re.IGNORECASE)
+
+
+@lru_cache(maxsize=4_096)
+def framing(question: str) -> frozenset[str]:
+    """The question's words that frame what it asks (`FRAMING`, the measure after "how"),
+    lower-cased.
+
+    >>> sorted(framing("How long did the invasion typically last, according to the reports?"))
+    ['according', 'long', 'typically']
+    """
+    words = {w.casefold() for w in _WORD.findall(question)}
+    measure = {m.casefold() for m in _HOW_MEASURE.findall(question)}
+    return frozenset(words & FRAMING | measure)
+
+
+@lru_cache(maxsize=4_096)
 def key_terms(question: str) -> frozenset[str]:
     """The question's terms that can say what it is about: one-letter words ("F" of "F´",
-    "L and P") match too much to count, digits always count."""
-    return frozenset(t for t in terms(question) if len(t) > 1 or t.isdigit())
+    "L and P") match too much to count, digits always count, `framing` words never do.
+
+    >>> sorted(key_terms("In which year did the Normans typically conquer England?"))
+    ['conquer', 'england', 'norman']
+    """
+    framed = framing(question)
+    own = [w for w in _WORD.findall(question) if w.casefold() not in framed]
+    return frozenset(t for t in terms(" ".join(own)) if len(t) > 1 or t.isdigit())
+
+
+@lru_cache(maxsize=4_096)
+def framing_terms(question: str) -> frozenset[str]:
+    """Terms of the question's `framing` words that are not also key terms: they count when a
+    text holds them ("What type of reduction ...?" next to "the type of reduction used"), they
+    are never required.
+
+    >>> sorted(framing_terms("What type of reduction is most frequently used?"))
+    ['typ']
+    """
+    return terms(" ".join(sorted(framing(question)))) - key_terms(question)
+
+
+def held_terms(question: str, text_terms: frozenset[str]) -> tuple[int, int]:
+    """How many of the question's key terms `text_terms` holds, and out of how many: a framing
+    term counts on both sides only when held (`framing_terms`).
+
+    >>> held_terms("What type of reduction is most frequently used?", terms("A type of reduction."))
+    (2, 4)
+    """
+    asked = key_terms(question)
+    framed = framing_terms(question) & text_terms
+    return len(asked & text_terms) + len(framed), len(asked) + len(framed)
 
 
 def coverage(question: str, text: str) -> float | None:
@@ -63,10 +138,10 @@ def coverage(question: str, text: str) -> float | None:
     >>> coverage("What is it?", "anything") is None
     True
     """
-    asked = key_terms(question)
-    if not asked:
+    if not key_terms(question):
         return None
-    return len(asked & terms(text)) / len(asked)
+    held, of = held_terms(question, terms(text))
+    return held / of
 
 
 def names(question: str) -> frozenset[str]:
@@ -138,21 +213,30 @@ def row_text(row: _Row) -> str:
     return "\n".join((src.document, *src.heading_path, row.chunk_text))
 
 
-def top_coverage(question: str | None, rows: Sequence[_Row]) -> tuple[float | None, int, int]:
-    """What the retrieval gate and assembly's top-similarity check both weigh: `coverage` of
-    the highest-similarity row (the first in rank order among equals; its `row_text`, so
-    headings count), how many key terms the question has, and how many of its `names` no row
-    holds (a name the collection does not use: "Who conquered the Canary Islands?" against
-    articles that never say "Canary")."""
+def top_coverage(question: str | None, rows: Sequence[_Row]) -> GateMeasures | None:
+    """What the retrieval gate and assembly's top-similarity check both weigh: how many key
+    terms and framing terms the question has, how many of each the highest-similarity row
+    holds (the first in rank order among equals; its `row_text`, so headings count), and how
+    many of its `names` no row holds (a name the collection does not use: "Who conquered the
+    Canary Islands?" against articles that never say "Canary"). None without a question, rows
+    or key terms."""
     if not question or not rows:
-        return None, 0, 0
+        return None
     asked = key_terms(question)
     if not asked:
-        return None, 0, 0
+        return None
     best = min(rows, key=lambda r: (-r.similarity, r.rank, r.chunk_id))
     # A question whose case cannot mark a name (title case, capitals, all lower case) does not
     # say which of its words is one: every key term counts as one, so "Which Engineer Founded
     # The Pump Company Grundfos?" passes only as its normal-case form would.
     marked = names(question) | (asked if unmarked(question) else frozenset())
     marked = marked.difference(*(terms(THOUSANDS.sub("", row_text(r))) for r in rows))
-    return len(asked & terms(row_text(best))) / len(asked), len(asked), len(marked)
+    framed = framing_terms(question)
+    said = terms(row_text(best))
+    return GateMeasures(
+        key_terms=len(asked),
+        key_terms_held=len(asked & said),
+        framing_terms=len(framed),
+        framing_held=len(framed & said),
+        names_unfound=len(marked),
+    )

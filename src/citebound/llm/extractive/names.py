@@ -5,7 +5,8 @@
 which no evidence names: the words that match are about something else, so the extractive
 answerer refuses (provider.py `rank`). One name stated is enough, and a name counts as stated
 when the evidence writes it with another ending (a typo, an inflection) or spells out an
-acronym: users misspell ("Raouliii", "Hatmanis") and abbreviate ("AAA").
+acronym, or with two neighbouring letters swapped: users misspell ("Raouliii", "Hatmanis",
+"TEFU") and abbreviate ("AAA").
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ _WORDS = re.compile(r"\w+")
 # "European"). Shorter stems match only exactly (set by hand: 5 letters keep "post" from
 # matching "PostgreSQL").
 _NAME_PREFIX = 5
+# A swapped pair of neighbouring letters counts from 4 letters (set by hand: "TEFU" / "TFEU";
+# in 3 letters a swap too often makes another word: "tow" / "two", "act" / "cat").
+_TRANSPOSED_MIN = 4
 # An acronym: 2-6 capitals ("AAA", "GDS", "TFEU").
 _ACRONYM = re.compile(r"^[A-Z]{2,6}$")
 # A run of capitalised words, with the short function words names keep inside them
@@ -29,6 +33,22 @@ _ACRONYM = re.compile(r"^[A-Z]{2,6}$")
 _CAPITALISED_RUN = re.compile(
     r"\b[A-Z][\w'-]*(?:\s+(?:(?:of|the|and|for|on|in|de|du|la)\s+)*[A-Z][\w'-]*)+"
 )
+
+
+def _transposed(a: str, b: str) -> bool:
+    """`a` is `b` with two neighbouring letters swapped, the commonest typo ("TEFU" for "TFEU"),
+    for words of at least `_TRANSPOSED_MIN` letters.
+
+    >>> [_transposed("tefu", "tfeu"), _transposed("tefu", "tefu"), _transposed("abcd", "badc")]
+    [True, False, False]
+    """
+    if len(a) != len(b) or len(a) < _TRANSPOSED_MIN:
+        return False
+    diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+    if len(diff) != 2:
+        return False
+    i, j = diff
+    return j == i + 1 and a[i] == b[j] and a[j] == b[i]
 
 
 def _name_words(question: str) -> list[str]:
@@ -67,7 +87,8 @@ def stated(bundle: AnswerBundle, question: str) -> bool:
     ]
     said = frozenset().union(*(terms(t) for t in texts))
     if asked & said or any(
-        min(len(a), len(t)) >= _NAME_PREFIX and (a.startswith(t) or t.startswith(a))
+        (min(len(a), len(t)) >= _NAME_PREFIX and (a.startswith(t) or t.startswith(a)))
+        or _transposed(a, t)
         for a in sorted(asked)
         for t in sorted(said)
     ):

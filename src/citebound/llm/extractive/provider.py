@@ -32,7 +32,7 @@ from citebound.errors import ConfigError, ProviderError
 from citebound.policy import AnswererPolicy
 from citebound.text.markup import question_type
 from citebound.text.subject import defines, subject_in_setting
-from citebound.text.terms import terms
+from citebound.text.terms import framing_terms, key_terms, terms
 from citebound.validate.analysis import is_factual
 
 from . import commands
@@ -190,7 +190,10 @@ class ExtractiveProvider:
         # Mona Lisa?". Carried terms (a follow-up's entities) rank sentences but never lower
         # the bar: it counts the question's own terms, as for the same question asked alone.
         core = frozenset(t for t in question if len(t) > 1 or t.isdigit()) or question
-        bar = frozenset(t for t in own if len(t) > 1 or t.isdigit()) or own or core
+        # The words that frame what is asked ("In which year", "typically") count when a
+        # sentence holds them but are never required, as for the gate (text/terms.py).
+        bar = key_terms(bundle.user_question) or own or core
+        framed = framing_terms(bundle.user_question) - bar
         needed = min(p.min_matches, max(1, len(bar) - 1))
         scored: list[tuple[float, Candidate]] = []
         for c in cands:
@@ -206,8 +209,12 @@ class ExtractiveProvider:
             # The section a sentence sits in says what it is about ("CmdSequencer" in the
             # heading): such terms count toward a match, at reduced weight, never alone.
             context = c.context - shared
-            matched = len(shared & bar) + len(context & bar)
-            if not shared or matched < needed or min(1.0, matched / len(bar)) <= p.floor:
+            # A framing word counts next to a required one, never alone ("Each country sends
+            # ..." does not answer "In what country is the abbey?").
+            held = len(shared & bar) + len(context & bar)
+            extra = len((shared | context) & framed) if held else 0
+            matched = held + extra
+            if not shared or matched < needed or min(1.0, matched / (len(bar) + extra)) <= p.floor:
                 continue
             if own and not (shared & own):
                 continue  # only carried terms matched

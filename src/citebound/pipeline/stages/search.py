@@ -159,7 +159,7 @@ def a3_gate(state: RequestState, ctx: PipelineContext) -> RequestState:
     top = state.views_by_stage["reranked"][: pol.retrieval.top_k]
     rows = [by_id[i].model_copy(update={"rank": r}) for r, i in enumerate(top)]
     # Coverage is measured against what was searched, as promotion in `rerank` reads it.
-    gate = apply_gate([r.similarity for r in rows], pol.gate, *top_coverage(_searched(state), rows))
+    gate = apply_gate([r.similarity for r in rows], pol.gate, top_coverage(_searched(state), rows))
     dropped = [
         DropRecord(
             chunk_id=i,

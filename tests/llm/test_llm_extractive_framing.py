@@ -1,0 +1,64 @@
+"""Issue #15 part 3 refusal rules: words that frame a question ("In what country", "typically",
+"kicked ... out") count when a sentence holds them but are never required, and a name written
+with two neighbouring letters swapped ("TEFU") is stated by the evidence that spells it right.
+Each rule with its control: the words that carry the question are still required."""
+
+from __future__ import annotations
+
+from llm_helpers import make_bundle
+
+from citebound.llm import ExtractiveProvider
+from citebound.llm.extractive.names import stated
+from citebound.policy import load_policy
+
+REFUSAL = load_policy("strict-v1").refusal.model_text
+NORMANDY = ["Normandy lies in the north of France, on the English Channel."]
+
+
+def test_the_kind_of_answer_asked_for_is_not_required() -> None:
+    provider = ExtractiveProvider()
+    # "country" says what kind of answer is wanted; the evidence names the place, not the word:
+    # the question needs one shared word, as "Where is Normandy located?" does.
+    question = "In what country is Normandy located?"
+    assert provider.answer(make_bundle(NORMANDY, question), REFUSAL) != REFUSAL
+    # Control: a question with more words of its own still needs two of them.
+    other = "In what country was the abbey of Normandy founded?"
+    assert provider.answer(make_bundle(NORMANDY, other), REFUSAL) == REFUSAL
+    # Control: a framing word alone never answers ("country" shared, nothing else; no name in
+    # the question, so the names rule does not decide).
+    elsewhere = ["Each country sends one minister to the council."]
+    unnamed = "In what country is the abbey located?"
+    assert provider.answer(make_bundle(elsewhere, unnamed), REFUSAL) == REFUSAL
+
+
+def test_a_framing_word_the_sentence_holds_still_counts() -> None:
+    provider = ExtractiveProvider()
+    texts = [
+        "Many-one reductions are the most frequently employed type of reduction.",
+        "Reductions can be computed in polynomial time.",
+    ]
+    question = "What is the most frequently employed type of reduction?"
+    answer = provider.answer(make_bundle(texts, question), REFUSAL)
+    assert answer.startswith("Many-one reductions")
+
+
+def test_a_verb_particle_is_not_required() -> None:
+    provider = ExtractiveProvider()
+    texts = ["Ethelred fled to Normandy when he was forced from his kingdom by Sweyn Forkbeard."]
+    assert provider.answer(make_bundle(texts, "Who kicked Ethelred out?"), REFUSAL) != REFUSAL
+    # Control: the particle alone never answers ("out" shared, the question's words not).
+    unrelated = ["The lights went out at noon."]
+    assert provider.answer(make_bundle(unrelated, "Who kicked the king out?"), REFUSAL) == REFUSAL
+
+
+def test_a_name_with_two_letters_swapped_is_stated() -> None:
+    texts = ["Article 30 TFEU prohibits quantitative restrictions on trade between states."]
+    question = "Which TEFU article states that no quantitative restrictions can be placed on trade?"
+    bundle = make_bundle(texts, question)
+    assert stated(bundle, question)
+    assert ExtractiveProvider().answer(bundle, REFUSAL) != REFUSAL
+    # Controls: another acronym is not a typo of it, nor is a three-letter swap ("TEU"/"TUE").
+    assert not stated(bundle, "Which TEUF article limits trade?")
+    assert not stated(
+        make_bundle(["The TEU applies."], "What does the TUE say?"), "What does the TUE say?"
+    )
