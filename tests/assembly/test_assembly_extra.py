@@ -47,8 +47,9 @@ def _rows(section: str = SECTION, **where: Any) -> list[dict[str, Any]]:
     return rows
 
 
-def test_policy_ships_one_extra_slot_in_strict_v1_only() -> None:
+def test_policy_ships_one_extra_slot_in_strict_presets_only() -> None:
     assert STRICT.retrieval.extra_chunks == 1
+    assert load_policy("superprompt-v1").retrieval.extra_chunks == 1
     assert load_policy("hybridrag").retrieval.extra_chunks == 0
 
 
