@@ -59,10 +59,12 @@ def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     (last: the refit support rule of [validation] with echo_scattered, #14, and [answerer]
     weak_lead, anaphora_penalty, prefer_overview, max_subject_terms, manner_follower, #15;
     max_code_lines, #15 code blocks; [retrieval] promote_definitions, #15; [gate]
-    found_min_score, found_min_terms, #15; [retrieval] extra_chunks, #15 evidence)."""
+    found_min_score, found_min_terms, #15; [answerer] answer_types, answer_type_bonus,
+    answer_type_penalty, answer_type_firm, answer_type_antecedent, #15 answer types;
+    [retrieval] extra_chunks, #15 evidence)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:57b01ac2bae3e043919167955cfbbc5f40b5a5331888dff59a286c51132b5ef8"
+        "sha256:5faf250fb7adfbceb1678750a07b30ef321e07e99a403213d54b93b43b556383"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint

@@ -9,6 +9,9 @@ from pydantic import Field
 
 from citebound.contracts.base import Contract
 
+# The kinds of answer a factoid question can expect (llm/extractive/answer_type.py).
+AnswerKind = Literal["person", "place", "name", "date", "number"]
+
 
 class AnswererPolicy(Contract):
     """Knobs of the built-in `extractive` answerer (llm/extractive, docs/answers.md).
@@ -161,6 +164,36 @@ class AnswererPolicy(Contract):
         default=True,
         description="Refuse a question none of whose names (capitalised words) "
         "any evidence states ('... a PostgreSQL server?'; llm/extractive/names.py).",
+    )
+    answer_types: tuple[AnswerKind, ...] = Field(
+        default=("person", "place", "name", "date", "number"),
+        description="The expected kinds of answer (from a who / when / where / how-many "
+        "question's wh-word and head noun) the answer-type rules apply to (empty: off; "
+        "llm/extractive/answer_type.py).",
+    )
+    answer_type_bonus: float = Field(
+        default=0.2,
+        ge=0,
+        le=1,
+        description="Added to a sentence holding the kind of answer the question expects (a "
+        "name, date or number the question does not hold).",
+    )
+    answer_type_penalty: float = Field(
+        default=0.0,
+        ge=0,
+        le=1,
+        description="Taken from a sentence lacking the kind of answer the question expects.",
+    )
+    answer_type_firm: tuple[AnswerKind, ...] = Field(
+        default=("date", "number"),
+        description="Kinds whose test is firm (digits, month names): a lead without one takes "
+        "the sentence right after it in its evidence when that one holds one, and a lead "
+        "holding one takes no near-ties (it answers).",
+    )
+    answer_type_antecedent: bool = Field(
+        default=True,
+        description="A lead without the expected kind of answer that opens by pointing back "
+        "('It appoints ...') takes the sentence right before it when that one holds one.",
     )
     neighbours: Literal["none", "next", "both"] = Field(
         default="next",

@@ -36,6 +36,7 @@ from citebound.text.terms import terms
 from citebound.validate.analysis import is_factual
 
 from . import commands
+from .answer_type import answered, asked, completion, shape_bonus
 from .candidates import Candidate, candidates
 from .following import antecedent, follower, neighbours, steps
 from .joining import citation_marker, count_tokens, join, marker_pattern
@@ -55,6 +56,9 @@ from .scoring import (
     weights,
 )
 
+# v10: expected answer types (answer_type.py): a sentence holding the name / date / number a
+# who / when / where / how-many question asks for scores higher, and a lead lacking it takes
+# the sentence next to it that holds one (#15).
 # v9: a list intro joins only with its items (never as a neighbour or a padding next line);
 # a reference list's next entry is not a step; a question whose names no evidence states is
 # refused; comparisons take the lead paragraph's sides; a drawback question skips advantages;
@@ -62,7 +66,7 @@ from .scoring import (
 # v8: a block goes only with the sentence ending in ":" that introduces it; no lead that only
 # announces a block not quoted (commands.py); v7: blockquote markers (`> `) are layout, not
 # quoted (text/markup.py); v6: command blocks.
-EXTRACTIVE_MODEL = "extractive-v9"
+EXTRACTIVE_MODEL = "extractive-v10"
 
 
 class ExtractiveProvider:
@@ -75,7 +79,7 @@ class ExtractiveProvider:
     Example:
         >>> p = ExtractiveProvider(floor=0.25)
         >>> (p.name, p.model, p.settings.floor)
-        ('extractive', 'extractive-v9', 0.25)
+        ('extractive', 'extractive-v10', 0.25)
     """
 
     def __init__(self, settings: AnswererPolicy | None = None, **overrides: object) -> None:
@@ -174,6 +178,7 @@ class ExtractiveProvider:
         qtype = question_type(bundle.user_question)
         named = names_subject(qtype, bundle.user_question, p.max_subject_terms)
         phrases = pairs(bundle.user_question)
+        atype = asked(bundle.user_question, p)
         cands = candidates(bundle, question, refusal_text, p)
         if blocks is None:
             blocks = commands.blocks(bundle, refusal_text, question, p)
@@ -214,7 +219,9 @@ class ExtractiveProvider:
             ) / total
             said = pairs(c.text) | pairs(block.text) if block is not None else pairs(c.text)
             phrase = p.phrase_bonus * len(phrases & said)
-            scored.append((coverage + type_bonus(qtype, c, p, named=named) + phrase, c))
+            # "Who ruled Cyprus?": a sentence with a name the question lacks may answer it.
+            shape = shape_bonus(atype, c, bundle.user_question, p)
+            scored.append((coverage + type_bonus(qtype, c, p, named=named) + phrase + shape, c))
         # Tie-break everywhere: score desc, then evidence order (rank), line, sentence order.
         scored.sort(key=lambda sc: (-sc[0], sc[1].ev, sc[1].line, sc[1].pos))
         return scored, cands
@@ -378,6 +385,12 @@ class ExtractiveProvider:
                     if c.ev == lead.ev and c.line == lead.line and c.pos > lead.pos and c.shared
                 ][: p.max_sentences - 1]
             )
+        # "Stop when answered": a lead without the name / date / number the question asks for
+        # takes the sentence next to it that holds one (answer_type.py); nothing else joins.
+        kind = asked(bundle.user_question, p)
+        if len(chosen) == 1:
+            found = completion(kind, lead, after, cands, bundle.user_question, p)
+            chosen.extend([found] if found is not None else [])
         single = len(chosen) == 1
         if single and again and after is not None:
             chosen.append(after)
@@ -386,8 +399,9 @@ class ExtractiveProvider:
         if single:
             covered = set().union(*(c.shared for c in chosen))
             # Near-ties: the lexical score cannot tell which of them answers, unless the lead
-            # already has what the question type asks for (a number, a defining phrase).
-            ties = not answers_type(qtype, lead)
+            # already has what the question type asks for (a number, a defining phrase), or the
+            # date / number the question expects (answer_type.py `answered`).
+            ties = not (answers_type(qtype, lead) or answered(kind, lead, bundle.user_question, p))
             if qtype == "comparison":
                 # The lead's own document goes on to describe each side it compares ("An
                 # absolute time starts with an A ... A relative command ... runs relative to

@@ -1,0 +1,280 @@
+"""What kind of answer a factoid question expects, and whether a sentence carries one.
+
+"Who ruled Cyprus in 1191?" asks for a person, "In what year did Dyrrachium fall?" for a date,
+"How many judges sit on the court?" for a number, "Which country left the embargo?" for a
+place, "What treaty replaced it?" for a name: the question's wh-word and head noun say so
+(`expected`). A sentence *carries* such an answer when it holds one the question does not
+already hold (`carries`): a capitalised name at least half of whose words are not the
+question's, a year / month / century the question does not write, a number it does not write.
+"The fleet reached Cyprus in 1191." repeats the question; "... the despot Isaac Komnenos."
+carries a person.
+
+No tagger, no model: a name is what English capitalises, a date or a number is what digits and
+a few words write. So the rules that rely on it are scoped by the policy (`[answerer]`
+`answer_types`, `answer_type_firm`): the provider (provider.py) adds `answer_type_bonus`
+to a sentence that carries the expected kind (`shape_bonus`), and a lead that lacks it takes
+the sentence next to it that has it (`completion`) - never a sentence otherwise (no padding).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Literal
+
+from citebound.policy import AnswererPolicy
+from citebound.policy.answerer import AnswerKind
+from citebound.text.terms import STOPWORDS, terms
+
+from .candidates import Candidate
+from .scoring import anaphoric
+
+__all__ = [
+    "AnswerType",
+    "answered",
+    "asked",
+    "carries",
+    "completion",
+    "expected",
+    "shape_bonus",
+]
+
+# The policy's kinds (`AnswerKind`), or "none": the question's words name no kind of answer.
+AnswerType = AnswerKind | Literal["none"]
+
+# Head nouns after "which / what" naming the kind of thing asked for. Small, general lists
+# (not fitted to any article): people, places, named things (what English capitalises).
+_PERSON_NOUNS = (
+    r"person|people|man|woman|men|women|king|queen|prince|princess|emperor|empress|pope|"
+    r"president|leader|ruler|duke|duchess|lord|lady|commander|admiral|"
+    r"chancellor|minister|governor|mayor|senator|author|writer|poet|painter|artist|"
+    r"composer|architect|scientist|philosopher|inventor|explorer|founder|player|coach|"
+    r"singer|actor|actress|director|bishop|archbishop|saint|monk|knight|son|daughter|"
+    r"father|mother|brother|sister|wife|husband|heir|successor|predecessor|individual|"
+    r"mathematician|physicist|chemist|economist|historian|politician|dynasty|family|tribe"
+)
+_PLACE_NOUNS = (
+    r"country|countries|nation|city|cities|town|village|state|province|region|county|"
+    r"island|continent|river|mountain|lake|sea|ocean|capital|port|territory|kingdom|"
+    r"empire|district|place|location|site|area|colony|peninsula|valley|coast|bay"
+)
+_NAME_NOUNS = (
+    r"treaty|treaties|company|companies|organization|organisation|institution|university|"
+    r"college|school|team|club|party|church|religion|language|act|law|court|council|"
+    r"agency|committee|office|ship|book|film|album|band|award|war|battle|army|"
+    r"navy|newspaper|magazine|brand|station|network|airline|bank|program|programme|"
+    r"project|mission|festival|holiday|movement|order|group|body|institute"
+)
+_DATE_NOUNS = r"year|years|century|centuries|decade|date|month|day|era|period|season"
+_NUMBER_NOUNS = (
+    r"percentage|percent|proportion|fraction|number|amount|size|population|length|"
+    r"distance|temperature|speed|cost|price|height|age|total|sum|quantity|"
+    r"weight|mass|volume|rate|ratio|value|score"
+)
+# "what / which [adjective] NOUN", "what is the NOUN of", "in which NOUN", "name of the NOUN".
+_WH_NOUN = r"(?:what|which)\s+(?:(?:is|was|are|were)\s+the\s+)?(?:\w+\s+)?(?:{nouns})(?:'s)?\b"
+
+_RULES: tuple[tuple[AnswerType, re.Pattern[str]], ...] = (
+    # "when" opening a question about an event ("When did X fall?"), not a clause ("When
+    # American car companies rolled out ..., which policy ended?").
+    (
+        "date",
+        re.compile(
+            r"^when\s+(?:did|was|were|is|does|do|will|had|has|are|can|could|would)\b"
+            r"|\bwhen\s*\??$|" + _WH_NOUN.format(nouns=_DATE_NOUNS)
+        ),
+    ),
+    (
+        "number",
+        re.compile(
+            r"\bhow\s+(?:many|much|long|far|old|large|big|tall|high|wide|deep|fast|heavy|"
+            r"often|hot|cold)\b|" + _WH_NOUN.format(nouns=_NUMBER_NOUNS)
+        ),
+    ),
+    (
+        "person",
+        re.compile(
+            r"^(?:who|whom|whose)\b|\b(?:by|to|from|with|for|of)\s+whom\b|\bwho\s*\??$|"
+            + _WH_NOUN.format(nouns=_PERSON_NOUNS)
+        ),
+    ),
+    (
+        "place",
+        re.compile(
+            r"^where\b|\bwhere\s*\??$|\bwhere\s+(?:did|was|were|is|does|do|are)\b|"
+            + _WH_NOUN.format(nouns=_PLACE_NOUNS)
+        ),
+    ),
+    (
+        "name",
+        re.compile(
+            r"\b(?:what|which)\s+(?:is|was|are|were)\s+the\s+names?\b|\bname\s+of\s+the\b|"
+            r"\bwhat\s+(?:is|was|are|were)\s+.{1,60}\s+called\??$|"
+            + _WH_NOUN.format(nouns=_NAME_NOUNS)
+        ),
+    ),
+)
+
+
+# "How many years / centuries ...?" counts: a number, not a date.
+_COUNT_OF_TIME = re.compile(r"\bhow\s+many\s+(?:years|centuries|decades)\b")
+
+
+@lru_cache(maxsize=4096)
+def expected(question: str) -> AnswerType:
+    """The kind of answer `question` expects ("none" when its words do not say).
+
+    The first matching rule wins: date before number ("In what year ...?" is a date, "How many
+    years ...?" a number), person and place before name ("Which country ...?" is a place).
+
+    >>> expected("Who ruled Cyprus in 1191?"), expected("In what year did Dyrrachium fall?")
+    ('person', 'date')
+    >>> expected("Which country is not badly hit?"), expected("What ruined the plans?")
+    ('place', 'none')
+    """
+    q = " ".join(question.casefold().split())
+    for kind, pattern in _RULES:
+        if kind == "date" and _COUNT_OF_TIME.search(q):
+            continue
+        if pattern.search(q):
+            return kind
+    return "none"
+
+
+_YEAR = re.compile(
+    r"\b(?:1\d{3}|20\d{2})s?\b|\b\d{1,4}\s*(?:BC|BCE|AD|CE)\b|\b(?:AD|CE)\s*\d{1,4}\b|\b\d{2}s\b"
+)
+_MONTH = re.compile(
+    r"\b(?:January|February|March|April|May|June|July|August|September|October|November|"
+    r"December)\b"
+)
+_CENTURY = re.compile(
+    r"\b(?:\d{1,2}(?:st|nd|rd|th)|first|second|third|fourth|fifth|sixth|seventh|eighth|"
+    r"ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|"
+    r"eighteenth|nineteenth|twentieth|twenty-first)[\s-]+(?:century|centuries|millennium)\b",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(
+    r"\d+(?:[.,]\d+)*|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|"
+    r"fifty|sixty|seventy|eighty|ninety|hundred|hundreds|thousand|thousands|million|"
+    r"millions|billion|billions|trillion|dozen|dozens|half|twice|thrice|double|triple)\b",
+    re.IGNORECASE,
+)
+# A run of capitalised words with the short function words names keep inside them ("Court
+# of Justice of the European Union", "Isaac Komnenos", "UK").
+_NAME_RUN = re.compile(
+    r"(?<![\w'])[A-Z][\w'’-]*(?:\s+(?:(?:of|the|and|de|du|la|le|von|van|der|al|bin|ibn)\s+)*"
+    r"[A-Z][\w'’-]*)*"
+)
+_WORD = re.compile(r"[\w'’-]+")
+_OPENING = re.compile(r"^\W*")
+
+
+def _new_names(text: str, asked: frozenset[str]) -> bool:
+    """Whether `text` holds a capitalised name at least half of whose capitalised words are
+    not the question's terms (`asked`). The sentence's first word counts only inside a run
+    ("Isaac Komnenos ruled"), never alone ("However, ..."), and stopwords never do."""
+    start = _OPENING.match(text)
+    first = start.end() if start else 0
+    for run in _NAME_RUN.finditer(text):
+        words = [w for w in _WORD.findall(run.group()) if w[:1].isupper()]
+        if run.start() == first and len(words) == 1:
+            continue  # a capital at the sentence start marks the start, not a name
+        words = [w for w in words if w.casefold() not in STOPWORDS]
+        if not words:
+            continue
+        fresh = [w for w in words if not (terms(w) & asked)]
+        if 2 * len(fresh) >= len(words):
+            return True
+    return False
+
+
+def _new_matches(pattern: re.Pattern[str], text: str, question: str) -> bool:
+    """Whether `pattern` matches something in `text` that the question does not write."""
+    said = {m.casefold() for m in pattern.findall(question)}
+    return any(m.casefold() not in said for m in pattern.findall(text))
+
+
+@lru_cache(maxsize=65_536)  # evidence sentences recur across a question's candidates
+def carries(kind: AnswerType, text: str, question: str) -> bool:
+    """Whether sentence `text` holds an answer of `kind` that `question` does not hold.
+
+    >>> q = "Who ruled Cyprus in 1191?"
+    >>> carries("person", "He was taken by the despot Isaac Komnenos.", q)
+    True
+    >>> carries("person", "The fleet reached Cyprus in 1191.", q)
+    False
+    """
+    if kind == "none":
+        return False
+    if kind == "date":
+        return any(_new_matches(p, text, question) for p in (_YEAR, _MONTH, _CENTURY))
+    if kind == "number":
+        return _new_matches(_NUMBER, text, question)
+    return _new_names(text, terms(question))
+
+
+def asked(question: str, policy: AnswererPolicy) -> AnswerType:
+    """The expected kind of answer when the policy applies its rules to it, else "none"."""
+    kind = expected(question)
+    return kind if kind != "none" and kind in policy.answer_types else "none"
+
+
+def shape_bonus(kind: AnswerType, c: Candidate, question: str, policy: AnswererPolicy) -> float:
+    """`answer_type_bonus` for a sentence carrying the expected kind of answer, minus
+    `answer_type_penalty` for one lacking it (0 when the question expects no kind)."""
+    if kind == "none":
+        return 0.0
+    return (
+        policy.answer_type_bonus if carries(kind, c.text, question) else -policy.answer_type_penalty
+    )
+
+
+def answered(kind: AnswerType, lead: Candidate, question: str, policy: AnswererPolicy) -> bool:
+    """Whether the lead holds a kind of answer whose test is firm (`answer_type_firm`: a date
+    or a number the question does not write): then a near-tie adds nothing it lacks, as a
+    number does for a quantity question (`scoring.answers_type`)."""
+    return kind in policy.answer_type_firm and carries(kind, lead.text, question)
+
+
+def completion(
+    kind: AnswerType,
+    lead: Candidate,
+    after: Candidate | None,
+    cands: list[Candidate],
+    question: str,
+    policy: AnswererPolicy,
+) -> Candidate | None:
+    """The sentence that completes a lead lacking the expected kind of answer, or None.
+
+    * `answer_type_antecedent`: a lead that points back ("It appoints the Commissioners ...")
+      leaves its subject to the sentence before it ("The European Council ... is composed of
+      ..."), which joins when it carries the kind asked for ("What body appoints ...?").
+    * `answer_type_firm`: for these kinds, the sentence right after the lead (`after`,
+      `following.follower`) joins when it carries one ("... the Lisbon Treaty was signed." /
+      "It entered into force in 2009.").
+
+    A lead that carries the kind already, a list intro (it only announces) and a lower-case
+    list item (quoted only under its intro) never take or give a completion.
+    """
+    if kind == "none" or carries(kind, lead.text, question):
+        return None
+    if policy.answer_type_antecedent and anaphoric(lead):
+        key = (lead.ev, lead.line, lead.pos - 1)
+        before = next((c for c in cands if (c.ev, c.line, c.pos) == key), None)
+        if _completes(before, kind, question):
+            return before
+    if kind in policy.answer_type_firm and _completes(after, kind, question):
+        return after
+    return None
+
+
+def _completes(c: Candidate | None, kind: AnswerType, question: str) -> bool:
+    return (
+        c is not None
+        and not c.intro
+        and not c.lower
+        and bool(c.shared)
+        and carries(kind, c.text, question)
+    )
