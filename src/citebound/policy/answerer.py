@@ -190,11 +190,6 @@ class AnswererPolicy(Contract):
         "the sentence right after it in its evidence when that one holds one, and a lead "
         "holding one takes no near-ties (it answers).",
     )
-    answer_type_antecedent: bool = Field(
-        default=True,
-        description="A lead without the expected kind of answer that opens by pointing back "
-        "('It appoints ...') takes the sentence right before it when that one holds one.",
-    )
     neighbours: Literal["none", "next", "both"] = Field(
         default="next",
         description="A sentence right next to the lead in its evidence ('next': the one after, "

@@ -27,7 +27,6 @@ from citebound.policy.answerer import AnswerKind
 from citebound.text.terms import STOPWORDS, terms
 
 from .candidates import Candidate
-from .scoring import anaphoric
 
 __all__ = [
     "AnswerType",
@@ -248,9 +247,6 @@ def completion(
 ) -> Candidate | None:
     """The sentence that completes a lead lacking the expected kind of answer, or None.
 
-    * `answer_type_antecedent`: a lead that points back ("It appoints the Commissioners ...")
-      leaves its subject to the sentence before it ("The European Council ... is composed of
-      ..."), which joins when it carries the kind asked for ("What body appoints ...?").
     * `answer_type_firm`: for these kinds, the sentence right after the lead (`after`,
       `following.follower`) joins when it carries one ("... the Lisbon Treaty was signed." /
       "It entered into force in 2009.").
@@ -260,11 +256,6 @@ def completion(
     """
     if kind == "none" or carries(kind, lead.text, question):
         return None
-    if policy.answer_type_antecedent and anaphoric(lead):
-        key = (lead.ev, lead.line, lead.pos - 1)
-        before = next((c for c in cands if (c.ev, c.line, c.pos) == key), None)
-        if _completes(before, kind, question):
-            return before
     if kind in policy.answer_type_firm and _completes(after, kind, question):
         return after
     return None
