@@ -60,10 +60,11 @@ def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     weak_lead, anaphora_penalty, prefer_overview, max_subject_terms, manner_follower, #15;
     max_code_lines, #15 code blocks; [retrieval] promote_definitions, #15; [gate]
     found_min_score, found_min_terms, #15; [answerer] answer_types, answer_type_bonus,
-    answer_type_penalty, answer_type_firm, #15 answer types)."""
+    answer_type_penalty, answer_type_firm, #15 answer types; [retrieval] extra_chunks,
+    #15 evidence)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:fca584643042451ababeac57a5ca80f365f1b8f098010056c99d1889b13c8a25"
+        "sha256:b57620a9d3ce3b97ff63dcf51ede020949d7c68d4fa226524229c17f914a52f4"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint

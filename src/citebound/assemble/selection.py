@@ -15,6 +15,11 @@ The top-similarity gate runs first over the rows that pass the filters. Once a r
 evidence budget, no later row is added ("stop adding", R2.5), so pruning is always lowest-rank
 first. A row larger than `max_chunk_token_ratio` of the budget is trimmed at a sentence (else
 word) boundary to a prefix of its sanitized text and flagged `truncated`.
+
+Then, up to `[retrieval] extra_chunks` rows that `max_chunks` or the per-document cap dropped
+join on top (never in place of a kept row) when they are a section of the best row's document
+closer to the question than the best row (`assemble/extra.py`), passing the same content
+checks and the evidence budget; they take their rank's place in the evidence.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 
+from citebound.assemble.extra import closer_section
 from citebound.contracts.enums import ReasonCode
 from citebound.contracts.retrieval import FiltersApplied, GateMeasures, RetrievalRow
 from citebound.policy import Policy
@@ -262,5 +268,59 @@ def select(
         sel.kept.append(Kept(row, text, truncated, tok.count(candidate[-1])))
         kept_words.append(words)
         per_knowledge[row.knowledge_id] = per_knowledge.get(row.knowledge_id, 0) + 1
+    if not budget_closed and sel.kept:
+        _admit_extra(sel, admissible, kept_words, policy, tok, question)
     sel.dropped.sort(key=lambda d: (d.row.rank, d.row.chunk_id))
     return sel
+
+
+_CAPPED = (ReasonCode.DROP_MAX_CHUNKS, ReasonCode.DROP_PER_KNOWLEDGE_CAP)
+
+
+def _admit_extra(
+    sel: Selection,
+    admissible: list[RetrievalRow],
+    kept_words: list[frozenset[str]],
+    policy: Policy,
+    tok: Tokenizer,
+    question: str | None,
+) -> None:
+    """Up to `policy.retrieval.extra_chunks` rows that `max_chunks` or the per-document cap
+    dropped, first in rank order, join the evidence when they bring what the kept rows lack
+    (`extra.closer_section`) and pass every content check a kept row passes (sanitized, no
+    structure conflict, not a near-duplicate, trimmed to the per-chunk cap, within the
+    evidence budget). They take their rank's place among the kept rows."""
+    slots = policy.retrieval.extra_chunks
+    if slots <= 0:
+        return
+    best = min(admissible, key=lambda r: (-r.similarity, r.rank, r.chunk_id))
+    chunk_cap = int(policy.max_chunk_token_ratio * policy.max_evidence_tokens)
+    for dropped in [d for d in sel.dropped if d.code in _CAPPED]:
+        if slots <= 0:
+            return
+        row = dropped.row
+        if not closer_section(question, row, best):
+            continue
+        text = safe_normalize_v1(row.chunk_text)
+        if not text or structure_conflict(text) is not None:
+            continue
+        words = _words(text)
+        if any(overlap_ratio(words, w) >= policy.overlap_ratio_threshold for w in kept_words):
+            continue
+        truncated = False
+        if tok.count(_entry(row, text)) > chunk_cap:
+            trimmed = trim_to_tokens(row, text, chunk_cap, tok)
+            if trimmed is None:
+                continue
+            text, truncated = trimmed, True
+        at = sum(1 for k in sel.kept if (k.row.rank, k.row.chunk_id) < (row.rank, row.chunk_id))
+        entries = [_entry(k.row, k.text) for k in sel.kept]
+        entries.insert(at, _entry(row, text))
+        block_tokens = tok.count(render_block(entries))
+        if block_tokens > policy.max_evidence_tokens:
+            continue
+        sel.kept.insert(at, Kept(row, text, truncated, tok.count(entries[at])))
+        kept_words.insert(at, words)
+        sel.dropped.remove(dropped)
+        sel.evidence_tokens = block_tokens
+        slots -= 1

@@ -121,6 +121,7 @@ _OMIT_NESTED_WHEN_DEFAULT: dict[tuple[str, str], object] = {
     (section, name): model.model_fields[name].default
     for section, model, names in (
         ("validation", ValidationPolicy, ("regenerate_on_failure",)),
+        ("retrieval", RetrievalPolicy, ("extra_chunks",)),
         (
             "gate",
             GatePolicy,

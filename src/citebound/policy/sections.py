@@ -149,6 +149,14 @@ class RetrievalPolicy(Contract):
         "sentence defining X (for 'What N kinds ...?': the 'N Types' section) move to the "
         "front, similarities unchanged (retrieve/definitions.py; 0 = off).",
     )
+    extra_chunks: int = Field(
+        default=0,
+        ge=0,
+        description="Evidence slots beyond max_chunks / the per-document cap for a row those "
+        "caps cut that brings a question term no kept row holds, or that is of the best row's "
+        "document and covers more of the question than the best row "
+        "(assemble/extra.py; 0 = off).",
+    )
 
 
 class LLMPolicy(Contract):
