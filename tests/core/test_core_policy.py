@@ -59,10 +59,10 @@ def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     (last: the refit support rule of [validation] with echo_scattered, #14, and [answerer]
     weak_lead, anaphora_penalty, prefer_overview, max_subject_terms, manner_follower, #15;
     max_code_lines, #15 code blocks; [retrieval] promote_definitions, #15; [gate]
-    found_min_score, found_min_terms, #15)."""
+    found_min_score, found_min_terms, #15; [answerer] semantic*, #15 semantic signal)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:f2bb1a7189f5a6bdd8c11c48cff8299dbe33a8db567dcac8b1217ce333c344bd"
+        "sha256:4b700b4be5c5b80e18632a30a5880a2ffa1afc17a7d36db7b87daf127fb40811"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint
