@@ -196,3 +196,31 @@ class AnswererPolicy(Contract):
         "'both': also the one before) joins when it holds a question term the lead lacks, "
         "even with fewer shared terms than a candidate needs (it continues the lead).",
     )
+    # The one default that is not strict-v1's value: on, every bare `ExtractiveProvider()`
+    # (unit tests, offline studies) would load the MiniLM encoder. The presets turn it on.
+    semantic: bool = Field(
+        default=False,
+        description="Add the question-sentence similarity of the packaged MiniLM encoder to "
+        "sentence choice (llm/extractive/semantic.py); off when the encoder is unavailable.",
+    )
+    semantic_weight: float = Field(
+        default=0.0,
+        ge=0,
+        le=2,
+        description="Taken from an embedded sentence's score per unit of cosine similarity "
+        "below the closest sentence's (0: no ranking term; the encoder then runs only when "
+        "no sentence qualifies on its terms).",
+    )
+    semantic_qualify: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="A prose sentence whose similarity to the question is at least this "
+        "qualifies even when it shares too few question terms (1: only a perfect match).",
+    )
+    semantic_max_sentences: int = Field(
+        default=20,
+        ge=0,
+        description="Candidate sentences embedded per question at most, in evidence (rank) "
+        "order: bounds the signal's cost.",
+    )

@@ -35,7 +35,7 @@ from citebound.text.subject import defines, subject_in_setting
 from citebound.text.terms import framing_terms, key_terms, terms
 from citebound.validate.analysis import is_factual
 
-from . import commands
+from . import commands, semantic
 from .answer_type import answered, asked, completion, shape_bonus
 from .candidates import Candidate, candidates
 from .following import antecedent, follower, neighbours, steps
@@ -82,7 +82,15 @@ class ExtractiveProvider:
         ('extractive', 'extractive-v10', 0.25)
     """
 
-    def __init__(self, settings: AnswererPolicy | None = None, **overrides: object) -> None:
+    def __init__(
+        self,
+        settings: AnswererPolicy | None = None,
+        *,
+        signal: semantic.SemanticSignal | None = None,
+        **overrides: object,
+    ) -> None:
+        # Question-sentence similarity (`semantic`), used only when the policy turns it on.
+        self.semantic = signal or semantic.SemanticSignal()
         base = settings or AnswererPolicy()
         try:
             self.settings = AnswererPolicy.model_validate({**base.model_dump(), **overrides})
@@ -162,9 +170,11 @@ class ExtractiveProvider:
         *,
         extra_terms: str = "",
         blocks: commands.Blocks | None = None,
+        sims: dict[semantic.Key, float] | None = None,
     ) -> tuple[list[tuple[float, Candidate]], list[Candidate]]:
         """Qualifying sentences with their scores, best first, and all candidates (`blocks`:
-        the quotable command blocks, when the caller has them)."""
+        the quotable command blocks, when the caller has them; `sims`: the sentences'
+        similarities to the question, when computed already)."""
         p = self.settings
         own = terms(bundle.user_question)
         question = own | terms(extra_terms)
@@ -184,6 +194,11 @@ class ExtractiveProvider:
             blocks = commands.blocks(bundle, refusal_text, question, p)
         weight = weights(question, cands)
         total = sum(weight.values())
+        if sims is None:
+            # The ranking term needs the similarities up front; without it (no weight) they
+            # only matter when no sentence qualifies on its terms (the fallback below).
+            ranked = p.semantic and p.semantic_weight > 0
+            sims = self.semantic.similarities(bundle.user_question, cands, p) if ranked else {}
         # A one-letter term ("F" of "F´", "L" of "L and P") counts when matched but is never
         # required. A two-term question ("What is a topology in F´?") needs one match, a longer
         # one `min_matches`, so one shared word ("painted") does not answer "Who painted the
@@ -214,9 +229,13 @@ class ExtractiveProvider:
             held = len(shared & bar) + len(context & bar)
             extra = len((shared | context) & framed) if held else 0
             matched = held + extra
-            if not shared or matched < needed or min(1.0, matched / (len(bar) + extra)) <= p.floor:
+            # A paraphrase close enough in meaning qualifies with too few shared terms.
+            close = semantic.close(sims, c, p)
+            if not close and (
+                not shared or matched < needed or min(1.0, matched / (len(bar) + extra)) <= p.floor
+            ):
                 continue
-            if own and not (shared & own):
+            if own and not (shared & own) and not close:
                 continue  # only carried terms matched
             coverage = (
                 # Summed in term order: equal term sets give equal scores, bit for bit, whatever
@@ -228,7 +247,17 @@ class ExtractiveProvider:
             phrase = p.phrase_bonus * len(phrases & said)
             # "Who ruled Cyprus?": a sentence with a name the question lacks may answer it.
             shape = shape_bonus(atype, c, bundle.user_question, p)
-            scored.append((coverage + type_bonus(qtype, c, p, named=named) + phrase + shape, c))
+            meaning = semantic.bonus(sims, c, p)
+            score = coverage + type_bonus(qtype, c, p, named=named) + phrase + shape + meaning
+            scored.append((score, c))
+        if not scored and not sims and p.semantic:
+            # Nothing qualifies on shared terms: a paraphrase close in meaning may (semantic.py;
+            # {} when the encoder is unavailable: the refusal stands).
+            fallback = self.semantic.similarities(bundle.user_question, cands, p)
+            if fallback:
+                return self.rank(
+                    bundle, refusal_text, extra_terms=extra_terms, blocks=blocks, sims=fallback
+                )
         # Tie-break everywhere: score desc, then evidence order (rank), line, sentence order.
         scored.sort(key=lambda sc: (-sc[0], sc[1].ev, sc[1].line, sc[1].pos))
         return scored, cands
