@@ -31,13 +31,13 @@ from citebound.contracts.provider import ProviderReply, ProviderRequest
 from citebound.errors import ConfigError, ProviderError
 from citebound.policy import AnswererPolicy
 from citebound.text.markup import question_type
-from citebound.text.subject import defines, subject_in_setting
 from citebound.text.terms import framing_terms, key_terms, terms
 from citebound.validate.analysis import is_factual
 
 from . import commands, semantic
 from .answer_type import answered, asked, completion, shape_bonus
 from .candidates import Candidate, candidates
+from .choice import join_near_ties, lead_pool, pick_lead
 from .following import antecedent, follower, neighbours, steps
 from .joining import citation_marker, count_tokens, join, marker_pattern
 from .names import stated
@@ -49,13 +49,14 @@ from .scoring import (
     names_subject,
     opposite_side,
     pairs,
-    redundant,
     says_how,
     type_bonus,
-    weak_lead,
     weights,
 )
 
+# v11: framing words count when held, never required; a paraphrase close in meaning may
+# qualify when no sentence shares enough terms (semantic.py); a lead pointing back brings its
+# antecedent; "What is X in Y?" asks about X; an extra evidence slot (assembly) (#15).
 # v10: expected answer types (answer_type.py): a sentence holding the name / date / number a
 # who / when / where / how-many question asks for scores higher, and a lead lacking it takes
 # the sentence next to it that holds one (#15).
@@ -66,7 +67,7 @@ from .scoring import (
 # v8: a block goes only with the sentence ending in ":" that introduces it; no lead that only
 # announces a block not quoted (commands.py); v7: blockquote markers (`> `) are layout, not
 # quoted (text/markup.py); v6: command blocks.
-EXTRACTIVE_MODEL = "extractive-v10"
+EXTRACTIVE_MODEL = "extractive-v11"
 
 
 class ExtractiveProvider:
@@ -79,7 +80,7 @@ class ExtractiveProvider:
     Example:
         >>> p = ExtractiveProvider(floor=0.25)
         >>> (p.name, p.model, p.settings.floor)
-        ('extractive', 'extractive-v10', 0.25)
+        ('extractive', 'extractive-v11', 0.25)
     """
 
     def __init__(
@@ -274,78 +275,10 @@ class ExtractiveProvider:
         named = names_subject(qtype, bundle.user_question, p.max_subject_terms)
         if not scored:
             return []
-        pool = scored
-        if blocks or qtype == "procedure":
-            # "To reset it, run:" whose block is not quotable would answer with a promise.
-            pool = [
-                sc
-                for sc in pool
-                if not commands.dangling(sc[1], blocks, steps(sc[1], cands, p.max_steps))
-            ]
-            if not pool:
-                return []
-        # An intro over a list none of whose items is quotable ("The following tools are
-        # needed:" + items cut mid-phrase) only announces: it does not lead (v9: "an intro
-        # only with its items").
-        pool = [
-            sc
-            for sc in pool
-            if not (sc[1].intro and sc[1].listing)
-            or commands.block_of(sc[1], blocks) is not None
-            or steps(sc[1], cands, p.max_steps)
-        ]
+        pool, defined = lead_pool(scored, cands, blocks, bundle.user_question, qtype, named, p)
         if not pool:
             return []
-        defined = False  # the lead defines the subject of "What is X?"
-        if p.weak_lead:
-            # A sentence that leans on the one before it ("In this case, this component ...")
-            # or only announces a list ("X has the following ports:") does not answer alone.
-            # A document's opening sentence leaves its subject to the title (`titled`).
-            pool = [
-                sc for sc in pool if sc[1].titled or not weak_lead(qtype, sc[1], named=named)
-            ] or pool
-        if qtype == "definition" and p.prefer_defining:
-            # "What is a queued component?": a sentence that defines the subject answers it;
-            # one that mentions it in passing ("This class is used by queued components.")
-            # does not, whatever its evidence's rank. Subject = the question's key terms.
-            # "What is a hub in the hub pattern?": the hub, not the pattern (`setting`). A list
-            # intro ("The class C `TesterBase` provides the following histories:") announces
-            # what X has; it does not say what X is.
-            subject, setting = subject_in_setting(bundle.user_question)
-            defining = [
-                sc
-                for sc in pool
-                if not sc[1].intro
-                and (
-                    defines(subject, sc[1].text, p.subject_qualifiers, setting)
-                    # "# components::SeqDispatcher" / "Dispatches command sequences to ...":
-                    # the title names the subject the sentence leaves out.
-                    or (sc[1].titled and subject <= sc[1].shared)
-                )
-            ]
-            # A document says what its subject is in its introduction / overview section:
-            # such a definition comes before one from its design notes.
-            overview = [sc for sc in defining if sc[1].overview] if p.prefer_overview else []
-            pool = overview or defining or pool
-            defined = bool(defining)
-        best = pool[0][0]
-        # The lead comes from the best-ranked evidence that answers nearly as well as the best.
-        # A penalty can make every score negative; the best sentence then still qualifies (a
-        # bare `rank_tolerance * best` would exceed it and leave nothing to choose).
-        bar = min(best, p.rank_tolerance * best)
-        # Tie-break: on equal scores within a line that introduces a command block, the
-        # sentence introducing it ("... you would just run the following:") leads. Otherwise
-        # the earlier sentence.
-        lead_score, lead = min(
-            (sc for sc in pool if sc[0] >= bar),
-            key=lambda sc: (
-                sc[1].ev,
-                -sc[0],
-                sc[1].line,
-                commands.block_of(sc[1], blocks) is None,
-                sc[1].pos,
-            ),
-        )
+        lead_score, lead = pick_lead(pool, blocks, p)
         chosen = [lead]
         block = commands.block_of(lead, blocks)
         if block is not None:
@@ -443,34 +376,7 @@ class ExtractiveProvider:
                 # absolute time starts with an A ... A relative command ... runs relative to
                 # the previous command"): its sentences are taken before other documents'.
                 scored = sorted(scored, key=lambda sc: sc[1].ev != lead.ev)
-            for score, c in scored:
-                if len(chosen) >= p.max_sentences or score < p.relative_floor * lead_score:
-                    break
-                tied = ties and score >= p.tie_share * lead_score and len(chosen) < p.max_tied
-                if c.text in {x.text for x in chosen} or not (c.shared - covered or tied):
-                    continue  # stop when answered: a sentence must add a question term
-                if (
-                    p.weak_lead
-                    and weak_lead(qtype, c, named=named)
-                    and all(follower(x, cands) != c for x in chosen)
-                ):
-                    continue  # leans on a sentence not quoted, or announces what is not asked
-                if c.intro:
-                    # A list intro joins with the items it announces, or not at all: alone
-                    # it promises an answer it does not give ("... has the following values:").
-                    items = steps(c, cands, p.max_steps)
-                    if not items or qtype not in ("procedure", "list"):
-                        continue
-                    chosen.extend([c, *items])
-                    covered |= c.shared.union(*(x.shared for x in items))
-                    continue
-                if redundant(c, chosen, p.redundant_share):
-                    # It says again what is quoted; its question terms are as good as covered,
-                    # so a weaker sentence does not join for them instead.
-                    covered |= c.shared
-                    continue
-                chosen.append(c)
-                covered |= c.shared
+            join_near_ties(chosen, covered, scored, cands, lead_score, ties, qtype, named, p)
         # A later sentence of a list item leans on the item's first sentence, which names what
         # the item is about ("`-j JOBS`: set the number of parallel jobs ..." / "Defaults to 1,
         # ..."): it comes along, when it speaks of the question.
