@@ -142,7 +142,10 @@ def test_bad_questions_fail_with_the_row(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="row 2: `text` must be a non-empty string"):
         read_questions(path)
     path.write_text('{"text": "same?"}\n{"text": "nul\\u0000?"}\n')
-    with pytest.raises(ConfigError, match=r"row 2: `text` contains U\+0000"):
+    with pytest.raises(ConfigError, match=r"row 2: `text` or its id contains U\+0000"):
+        read_questions(path)
+    path.write_text('{"text": "same?"}\n{"_id": "q\\u0000x", "text": "other?"}\n')
+    with pytest.raises(ConfigError, match=r"row 2: `text` or its id contains U\+0000"):
         read_questions(path)
     path.write_text('{"text": "same?"}\n')
     ((rid, _),) = read_questions(path)

@@ -62,3 +62,23 @@ def test_a_name_with_two_letters_swapped_is_stated() -> None:
     assert not stated(
         make_bundle(["The TEU applies."], "What does the TUE say?"), "What does the TUE say?"
     )
+
+
+def test_a_framing_word_is_waived_only_for_a_sentence_holding_what_it_asks_for() -> None:
+    # Review of #15: with the framing words waived for every sentence, one shared content word
+    # answered ("Inspect the pump seals ..." for which country makes the pump). A sentence that
+    # lacks the kind of answer asked for needs as many matches as before framing was known.
+    provider = ExtractiveProvider()
+    cases = [
+        ("Which country typically manufactures the pump?", "Inspect the pump seals every week."),
+        ("In which year was the reactor commonly named?", "The reactor was shut down for repair."),
+        ("How long is the valve typically open?", "The valve must be closed before the start."),
+    ]
+    for question, text in cases:
+        assert provider.answer(make_bundle([text], question), REFUSAL) == REFUSAL, question
+    # Controls: the sentence holds the place / duration asked for: answered.
+    country = "In what country is Normandy located?"
+    assert provider.answer(make_bundle(NORMANDY, country), REFUSAL).startswith("Normandy lies")
+    held = "The valve stays open for 30 seconds."
+    answer = provider.answer(make_bundle([held], "How long is the valve typically open?"), REFUSAL)
+    assert answer == f"{held} [C0]"

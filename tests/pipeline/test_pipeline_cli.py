@@ -212,6 +212,9 @@ def test_a_question_holding_nul_is_refused_before_any_work(
     qfile.write_text(qfile.read_text() + json.dumps({"_id": "q2", "text": "What\x00?"}) + "\n")
     code, _, err = _ask(demo_store, tmp_path, "--questions", str(qfile))
     assert code == 2 and "q.jsonl:2" in err and "U+0000" in err
+    qfile.write_text(json.dumps({"_id": "q\x001", "text": TORQUE}) + "\n")
+    code, _, err = _ask(demo_store, tmp_path, "--questions", str(qfile))
+    assert code == 2 and "q.jsonl:1" in err and "U+0000" in err
     assert not (tmp_path / "audit.sqlite").exists()
     code, _, _ = _ask(demo_store, tmp_path, TORQUE)  # the control: same store, answered
     assert code == 0 and (tmp_path / "audit.sqlite").exists()

@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 from retrieve_helpers import row
 
-from citebound.contracts import GateMeasures, ReasonCode
+from citebound.contracts import GateMeasures, GateTrace, ReasonCode
 from citebound.policy import GatePolicy, load_policy
 from citebound.retrieve.gate import apply_gate
 from citebound.text.terms import (
@@ -283,3 +283,50 @@ def test_a_measure_word_frames_only_after_how() -> None:
     assert "long" in key_terms("Which long-range missiles were deployed?")
     # "Describe how pumps fail": what follows "how" is the subject, not a measure.
     assert key_terms("Describe how pumps fail.") == {"pump", "fail"}
+
+
+def test_framing_words_never_make_a_short_question_long_enough() -> None:
+    # Review of #15: "How long is the runway typically?" has one key term; its two framing
+    # words counted toward covered_min_terms and let it pass from 0.55 where "How long is the
+    # runway?" is refused.
+    strict = load_policy("strict-v1").gate
+    rows = [row(0, 0.56, "The runway was resurfaced last spring.")]
+    for question in ("How long is the runway?", "How long is the runway typically?"):
+        measured = top_coverage(question, rows)
+        assert measured is not None and measured.key_terms == 1, question
+        assert not apply_gate([0.56], strict, measured).passed, question
+    # Control: a question of three key terms the row holds passes from 0.56.
+    three = "When was the main runway resurfaced?"
+    held = top_coverage(three, [row(0, 0.56, "The main runway was resurfaced last spring.")])
+    assert held is not None and held.key_terms >= 3
+    assert apply_gate([0.56], strict, held).passed
+
+
+def test_gate_counts_cannot_exceed_the_question() -> None:
+    # A caller bundle's gate trace is checked as a contract: no traceback from `.measures`.
+    with pytest.raises(ValidationError):
+        GateMeasures(key_terms=2, key_terms_held=3, names_unfound=0)
+    with pytest.raises(ValidationError):
+        GateTrace.model_validate(
+            {
+                "passed": True,
+                "min_score": 0.7,
+                "min_chunks": 1,
+                "chunks_above_min_score": 1,
+                "coverage": 1.0,
+                "key_terms": 6,
+                "key_terms_held": 99,
+            }
+        )
+    with pytest.raises(ValidationError):
+        GateTrace.model_validate(
+            {
+                "passed": True,
+                "min_score": 0.7,
+                "min_chunks": 1,
+                "chunks_above_min_score": 1,
+                "coverage": 1.0,
+                "key_terms": 6,
+                "key_terms_held": -1,
+            }
+        )

@@ -85,8 +85,8 @@ def read_questions(
     for n, qid, qtext in rows:
         if not isinstance(qtext, str) or not qtext.strip():
             raise ConfigError(f"{text}: row {n}: `text` must be a non-empty string")
-        if has_nul(qtext):
-            raise ConfigError(f"{text}: row {n}: `text` {NUL_REFUSAL}")
+        if has_nul(qtext) or (qid is not None and has_nul(str(qid))):
+            raise ConfigError(f"{text}: row {n}: `text` or its id {NUL_REFUSAL}")
         rid = row_request_id(qid, qtext)
         if rid in out:
             raise ConfigError(f"{text}: row {n}: id {rid!r} repeats row {out[rid][0]}")

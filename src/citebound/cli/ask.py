@@ -119,8 +119,8 @@ def _read_questions(path: Path) -> list[tuple[str | None, str]]:
             fail(f"{path}:{n}: not JSON: {err.msg}")
         if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
             fail(f'{path}:{n}: each line needs {{"_id", "text"}}')
-        if has_nul(obj["text"]):
-            fail(f"{path}:{n}: the question {NUL_REFUSAL}")
+        if has_nul(obj["text"]) or has_nul(str(obj.get("_id", obj.get("id", "")))):
+            fail(f"{path}:{n}: the question or its _id {NUL_REFUSAL}")
         qid = obj.get("_id", obj.get("id"))
         if qid is not None:
             qid = str(qid)

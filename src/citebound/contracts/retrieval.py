@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import AliasChoices, Field, StrictInt
+from pydantic import AliasChoices, Field, StrictInt, model_validator
 
 from citebound.contracts.base import Contract
 from citebound.contracts.enums import RetrievalStatus
@@ -95,12 +95,31 @@ class GateMeasures(Contract):
         return self.key_terms + self.framing_terms
 
     @property
+    def counted(self) -> int:
+        """Terms the coverage counts: the key terms and the framing terms the row holds."""
+        return self.key_terms + self.framing_held
+
+    @property
     def coverage(self) -> float | None:
         """Share of the question's terms the best row holds, a framing term counted only when
         held; None when the question has no key term."""
         if not self.key_terms:
             return None
-        return self.held / (self.key_terms + self.framing_held)
+        return self.held / self.counted
+
+    @property
+    def full_coverage(self) -> float | None:
+        """Share of all the question's terms the best row holds, framing ones counted whether
+        held or not (the share before framing words were known); None without key terms."""
+        if not self.key_terms:
+            return None
+        return self.held / self.asked
+
+    @model_validator(mode="after")
+    def _held_within(self) -> GateMeasures:
+        if self.key_terms_held > self.key_terms or self.framing_held > self.framing_terms:
+            raise ValueError("a row cannot hold more terms than the question has")
+        return self
 
 
 class GateTrace(Contract):
@@ -118,26 +137,40 @@ class GateTrace(Contract):
         "measured, or the question has no key terms).",
     )
     key_terms: int | None = Field(
-        default=None, description="How many key terms the question has (None: not measured)."
+        default=None, ge=0, description="How many key terms the question has (None: not measured)."
     )
     names_unfound: int | None = Field(
         default=None,
+        ge=0,
         description="How many of the question's names and numbers no ranked row holds "
         "(None: not measured).",
     )
     key_terms_held: int | None = Field(
         default=None,
+        ge=0,
         description="How many of the key terms the top-similarity row holds (None: not measured).",
     )
     framing_terms: int | None = Field(
         default=None,
+        ge=0,
         description="How many framing terms ('In which year', 'typically') the question has "
         "besides its key terms (None: not measured).",
     )
     framing_held: int | None = Field(
         default=None,
+        ge=0,
         description="How many of them the top-similarity row holds (None: not measured).",
     )
+
+    @model_validator(mode="after")
+    def _held_within(self) -> GateTrace:
+        for held, total in (
+            (self.key_terms_held, self.key_terms),
+            (self.framing_held, self.framing_terms),
+        ):
+            if held is not None and total is not None and held > total:
+                raise ValueError("a row cannot hold more terms than the question has")
+        return self
 
     @property
     def measures(self) -> GateMeasures | None:

@@ -91,10 +91,19 @@ class GatePolicy(Contract):
             return True
         if measures is None:
             return False
-        share = measures.coverage
+        # Covered: the row holds `covered_share` of the terms counted (a framing word only when
+        # held) and those are at least `covered_min_terms`, or, as before framing words were
+        # known, of all the question's terms. Framing words never make a short question long
+        # enough: "How long is the runway typically?" is one key term, as "How long is the
+        # runway?" is (review of #15: two framing words let one key term pass from 0.55).
+        share, full = measures.coverage, measures.full_coverage
         covered = (
             share is not None
             and share >= self.covered_share
+            and measures.counted >= self.covered_min_terms
+        ) or (
+            full is not None
+            and full >= self.covered_share
             and measures.asked >= self.covered_min_terms
         )
         low = self.covered_min_score

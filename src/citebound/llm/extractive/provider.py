@@ -35,7 +35,7 @@ from citebound.text.terms import framing_terms, key_terms, terms
 from citebound.validate.analysis import is_factual
 
 from . import commands, semantic
-from .answer_type import answered, asked, completion, shape_bonus
+from .answer_type import answered, asked, carries, completion, shape_bonus
 from .candidates import Candidate, candidates
 from .choice import join_near_ties, lead_pool, pick_lead
 from .following import antecedent, follower, neighbours, steps
@@ -206,11 +206,16 @@ class ExtractiveProvider:
         # Mona Lisa?". Carried terms (a follow-up's entities) rank sentences but never lower
         # the bar: it counts the question's own terms, as for the same question asked alone.
         core = frozenset(t for t in question if len(t) > 1 or t.isdigit()) or question
-        # The words that frame what is asked ("In which year", "typically") count when a
-        # sentence holds them but are never required, as for the gate (text/terms.py).
+        # The words that frame what is asked ("In what country", "How long", "typically")
+        # count when a sentence holds them. They go unrequired only for a sentence holding the
+        # kind of answer they ask for (answer_type.py: a new name, a date, a number): "Normandy
+        # is in France." answers "In what country is Normandy located?". Any other sentence
+        # needs as many matches as when they were plain terms: "Inspect the pump seals every
+        # 500 hours." does not answer "Which country typically manufactures the pump?".
         bar = key_terms(bundle.user_question) or own or core
         framed = framing_terms(bundle.user_question) - bar
-        needed = min(p.min_matches, max(1, len(bar) - 1))
+        needed = min(p.min_matches, max(1, len(bar) + len(framed) - 1))
+        needed_kind = min(p.min_matches, max(1, len(bar) - 1))
         scored: list[tuple[float, Candidate]] = []
         for c in cands:
             if c.lower or opposite_side(bundle.user_question, c):
@@ -230,10 +235,14 @@ class ExtractiveProvider:
             held = len(shared & bar) + len(context & bar)
             extra = len((shared | context) & framed) if held else 0
             matched = held + extra
+            kind = bool(framed) and carries(atype, c.text, bundle.user_question)
+            need, asked_terms = (
+                (needed_kind, len(bar) + extra) if kind else (needed, len(bar) + len(framed))
+            )
             # A paraphrase close enough in meaning qualifies with too few shared terms.
             close = semantic.close(sims, c, p)
             if not close and (
-                not shared or matched < needed or min(1.0, matched / (len(bar) + extra)) <= p.floor
+                not shared or matched < need or min(1.0, matched / asked_terms) <= p.floor
             ):
                 continue
             if own and not (shared & own) and not close:
