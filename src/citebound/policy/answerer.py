@@ -196,6 +196,12 @@ class AnswererPolicy(Contract):
         "'both': also the one before) joins when it holds a question term the lead lacks, "
         "even with fewer shared terms than a candidate needs (it continues the lead).",
     )
+    code_scope: bool = Field(
+        default=True,
+        description="A question naming an item by its code ('the HP-220 pump') is answered "
+        "only by a sentence whose text or section names that code and that holds a term of "
+        "what is asked of it (text/codes.py).",
+    )
     # The one default that is not strict-v1's value: on, every bare `ExtractiveProvider()`
     # (unit tests, offline studies) would load the MiniLM encoder. The presets turn it on.
     semantic: bool = Field(

@@ -30,6 +30,7 @@ from citebound.contracts.enums import ReasonCode
 from citebound.contracts.provider import ProviderReply, ProviderRequest
 from citebound.errors import ConfigError, ProviderError
 from citebound.policy import AnswererPolicy
+from citebound.text.codes import scope as code_scope
 from citebound.text.markup import question_type
 from citebound.text.terms import framing_terms, key_terms, terms
 from citebound.validate.analysis import is_factual
@@ -216,6 +217,17 @@ class ExtractiveProvider:
         framed = framing_terms(bundle.user_question) - bar
         needed = min(p.min_matches, max(1, len(bar) + len(framed) - 1))
         needed_kind = min(p.min_matches, max(1, len(bar) - 1))
+        # "Which country manufactures the HP-220 pump?": only a sentence about the HP-220 (in
+        # its text or its section) that says what is asked of it answers (text/codes.py).
+        coded = code_scope(bundle.user_question) if p.code_scope else None
+        sections = [
+            " ".join(
+                [e.equipment_id or "", e.source.document, *e.source.heading_path]
+                if e.source
+                else [e.equipment_id or ""]
+            )
+            for e in bundle.selected_evidence
+        ]
         scored: list[tuple[float, Candidate]] = []
         for c in cands:
             if c.lower or opposite_side(bundle.user_question, c):
@@ -247,6 +259,10 @@ class ExtractiveProvider:
                 continue
             if own and not (shared & own) and not close:
                 continue  # only carried terms matched
+            if coded is not None and not coded.admits(
+                c.text, sections[c.ev], shared | context | c.context
+            ):
+                continue  # another item's sentence, or one that says something else of it
             coverage = (
                 # Summed in term order: equal term sets give equal scores, bit for bit, whatever
                 # the set's iteration order (ties are then broken by the stated rules).
