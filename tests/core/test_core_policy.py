@@ -61,10 +61,11 @@ def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     max_code_lines, #15 code blocks; [retrieval] promote_definitions, #15; [gate]
     found_min_score, found_min_terms, #15; [answerer] answer_types, answer_type_bonus,
     answer_type_penalty, answer_type_firm, #15 answer types; [retrieval] extra_chunks,
-    #15 evidence; [answerer] semantic*, #15 semantic signal)."""
+    #15 evidence; [answerer] semantic*, #15 semantic signal; [answerer] transposed_min_letters,
+    #15 review)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:63aa2fa549a2766ede19dce1873134a0a61885e3d3a2b924a3876b97e45966c7"
+        "sha256:d91081100da03161d23b292022cf594e623140d4231dddbd9c54642234f98a67"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint

@@ -181,7 +181,7 @@ class ExtractiveProvider:
         question = own | terms(extra_terms)
         if not question:
             return [], []
-        if p.names_stated and not stated(bundle, bundle.user_question):
+        if p.names_stated and not stated(bundle, bundle.user_question, p.transposed_min_letters):
             # The question names what it asks about ("What is the default port of a PostgreSQL
             # server?") and no evidence states any of its names: whatever matches the other
             # words is about something else (names.py).
