@@ -358,7 +358,7 @@ class ExtractiveProvider:
         # takes the sentence next to it that holds one (answer_type.py); nothing else joins.
         kind = asked(bundle.user_question, p)
         if len(chosen) == 1:
-            found = completion(kind, lead, after, cands, bundle.user_question, p)
+            found = completion(kind, lead, after, bundle.user_question, p)
             chosen.extend([found] if found is not None else [])
         single = len(chosen) == 1
         if single and again and after is not None:
