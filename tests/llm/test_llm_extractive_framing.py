@@ -62,7 +62,9 @@ def test_a_name_with_two_letters_swapped_is_stated() -> None:
     # Controls: another acronym is not a typo of it, nor is a three-letter swap ("TEU"/"TUE").
     assert not stated(bundle, "Which TEUF article limits trade?", MIN_SWAP)
     assert not stated(
-        make_bundle(["The TEU applies."], "What does the TUE say?"), "What does the TUE say?", MIN_SWAP
+        make_bundle(["The TEU applies."], "What does the TUE say?"),
+        "What does the TUE say?",
+        MIN_SWAP,
     )
 
 
@@ -88,5 +90,3 @@ def test_a_swapped_code_or_short_name_is_another_thing() -> None:
     # Control: the same code written the same way is stated.
     same = make_bundle(["The CD4071 is a quad OR gate."], "What is the CD4071?")
     assert stated(same, "What is the CD4071?", MIN_SWAP)
-
-
