@@ -206,6 +206,7 @@ def _cand(text: str, question: str, pos: int) -> Candidate:
         ("date", "The buffer was resized in 2019.", True),
         ("date", "It was built in the 1990s in Paris.", True),
         ("date", "It was founded in 1947 in Paris.", True),
+        ("date", "Prices rose in the mid-1990s.", True),
     ],
 )
 def test_digits_that_name_or_measure_carry_no_number_or_date(

@@ -153,12 +153,11 @@ def expected(question: str) -> AnswerType:
 # Units after a year-like number make it a quantity ("1024 bytes", "2000 h"): the validator's
 # units (validate/swap.py) and data sizes, without "in" ("founded in 1947 in Paris").
 _UNIT_WORDS = sorted((UNITS - {"in"}) | {"byte", "bytes", "bit", "bits", "kb", "mb", "gb"})
-_NO_UNIT = r"(?!\s?°?\s?(?:" + "|".join(_UNIT_WORDS) + r")\b)"
+_NO_UNIT = r"(?!\s?°?\s?(?i:" + "|".join(_UNIT_WORDS) + r")\b)"
 _YEAR = re.compile(
     r"\b(?:1\d{3}|20\d{2})s?\b"
     + _NO_UNIT
-    + r"|\b\d{1,4}\s*(?:BC|BCE|AD|CE)\b|\b(?:AD|CE)\s*\d{1,4}\b|\b\d{2}s\b",
-    re.IGNORECASE,
+    + r"|\b\d{1,4}\s*(?:BC|BCE|AD|CE)\b|\b(?:AD|CE)\s*\d{1,4}\b|\b\d{2}s\b"
 )
 _MONTH = re.compile(
     r"\b(?:January|February|March|April|May|June|July|August|September|October|November|"
@@ -181,9 +180,9 @@ _NUMBER_WORDS = (
     "triple",
 )
 # Digits count when they start a token: not inside an identifier ("CD4017", "x86_64") nor after
-# a letter code and its hyphen ("SDD-0012").
+# a capital-letter code and its hyphen ("SDD-0012"; "mid-1990s" keeps its number).
 _NUMBER = re.compile(
-    r"(?<![\w.])(?<![^\W\d_]-)\d+(?:[.,]\d+)*|\b(?:" + "|".join(_NUMBER_WORDS) + r")\b",
+    r"(?<![\w.])(?<!(?-i:[A-Z])-)\d+(?:[.,]\d+)*|\b(?:" + "|".join(_NUMBER_WORDS) + r")\b",
     re.IGNORECASE,
 )
 # References to a part of a document: their numbers say where, not how many or when.
@@ -193,9 +192,10 @@ _REFERENCE = re.compile(
     r"\s*[A-Z]?\d+(?:[.-]\d+)*[a-z]?\b",
     re.IGNORECASE,
 )
-# Digits after letters make an identifier ("CD4017", "x86_64", "SDD-0012", "ATmega328");
-# removed before a year is looked for. Digits first stay: "10th", "1990s", "25Nm".
-_IDENTIFIER = re.compile(r"\b[^\W\d_][\w-]*\d\w*")
+# Digits right after letters ("CD4017", "x86_64", "ATmega328") or after a capital-letter code
+# and a hyphen ("SDD-0012") make an identifier, removed before a year is looked for. Digits
+# first stay ("10th", "1990s", "25Nm"), and so does a prefixed year ("mid-1990s", "post-1945").
+_IDENTIFIER = re.compile(r"\b(?:[^\W\d_]+\d|[A-Z][A-Z0-9]*-\d)\w*")
 # A run of capitalised words with the short function words names keep inside them ("Court
 # of Justice of the European Union", "Isaac Komnenos", "UK").
 _NAME_RUN = re.compile(
