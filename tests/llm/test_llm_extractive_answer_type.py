@@ -219,3 +219,16 @@ def test_port_and_state_ask_for_no_place() -> None:
     assert expected("Which port does the dispatcher use for command responses?") == "none"
     assert expected("Which state is the component in after reset?") == "none"
     assert expected("Which city hosts the agency?") == "place"  # control
+
+
+def test_a_reference_is_no_number_for_a_quantity_question() -> None:
+    """The quantity cue (scoring.py `type_bonus`) counts numbers, not section numbers: the
+    reference no longer outranks the sentence before it."""
+    question = "How long does the self test take?"
+    text = "The self test checks each sensor in turn. The self test is described in Section 4.2."
+    answer = ExtractiveProvider().answer(make_bundle([text], question), REFUSAL)
+    assert answer.startswith("The self test checks each sensor")
+    # Control: a sentence with a real number does lead.
+    timed = text.replace("is described in Section 4.2", "takes four minutes")
+    answer = ExtractiveProvider().answer(make_bundle([timed], question), REFUSAL)
+    assert answer.startswith("The self test takes four minutes.")

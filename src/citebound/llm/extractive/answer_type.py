@@ -42,7 +42,7 @@ __all__ = [
     "carries",
     "completion",
     "expected",
-    "has_digits",
+    "has_number",
     "shape_bonus",
 ]
 
@@ -233,17 +233,15 @@ def _quantities(text: str) -> str:
     return _IDENTIFIER.sub(" ", _REFERENCE.sub(" ", text))
 
 
-_DIGITS = re.compile(r"\d")
+def has_number(text: str) -> bool:
+    """Whether `text` writes a number outside references and identifiers, in digits or words:
+    a quantity question's type cue (scoring.py). "Described in Section 4.2." has none, "up to
+    six arguments" has one.
 
-
-def has_digits(text: str) -> bool:
-    """Whether `text` writes digits outside references and identifiers: a quantity
-    question's type cue (scoring.py). "Described in Section 4.2." has none.
-
-    >>> has_digits("It takes 4 minutes."), has_digits("See Section 4.2 and SDD-0012.")
+    >>> has_number("It takes 4 minutes."), has_number("See Section 4.2 and SDD-0012.")
     (True, False)
     """
-    return _DIGITS.search(_quantities(text)) is not None
+    return _NUMBER.search(_quantities(text)) is not None
 
 
 def _new_matches(pattern: re.Pattern[str], text: str, question: str) -> bool:
