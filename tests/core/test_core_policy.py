@@ -61,10 +61,11 @@ def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     max_code_lines, #15 code blocks; [retrieval] promote_definitions, #15; [gate]
     found_min_score, found_min_terms, #15; [answerer] answer_types, answer_type_bonus,
     answer_type_penalty, answer_type_firm, #15 answer types; [retrieval] extra_chunks,
-    #15 evidence; [answerer] semantic*, #15 semantic signal; code_scope, #15 review)."""
+    #15 evidence; [answerer] semantic*, #15 semantic signal; code_scope,
+    transposed_min_letters, #15 review)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:ae065373774f1cd1554a1701c9763c60772c277b9d61dd36342b5ed7aa80cdec"
+        "sha256:6ebd35fd27a8465686c976a5af6984f7317ac196ab584cc7826eaa903af73e14"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint

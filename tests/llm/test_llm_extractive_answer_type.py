@@ -10,9 +10,12 @@ from llm_helpers import fast_policy, make_bundle
 
 from citebound.cli.demo import padded_sentences
 from citebound.llm import ExtractiveProvider
-from citebound.llm.extractive.answer_type import carries, expected
+from citebound.llm.extractive.answer_type import asked, carries, completion, expected
+from citebound.llm.extractive.candidates import Candidate
+from citebound.text.terms import terms
 
 REFUSAL = fast_policy().refusal.model_text
+POLICY = fast_policy().answerer
 OFF = {"answer_types": (), "answer_type_firm": ()}
 
 
@@ -138,3 +141,94 @@ def test_a_lead_with_a_firm_kind_takes_no_near_tie() -> None:
     # Control: with no firm kinds the near-tie joins (the lexical score cannot separate them).
     loose = ExtractiveProvider(answer_type_firm=()).answer(make_bundle(texts, question), REFUSAL)
     assert "Norman knights" in loose
+
+
+@pytest.mark.parametrize(
+    ("question", "lead", "after"),
+    [
+        (
+            "How long does the self test take?",
+            "The self test checks each sensor in turn.",
+            "The self test is described in Section 4.2.",
+        ),
+        (
+            "When was the command buffer resized?",
+            "The command buffer was resized after the queue overflow incident.",
+            "The command buffer now holds 1024 bytes.",
+        ),
+        (
+            "How many sequences can the sequencer hold?",
+            "The sequencer loads sequences from files.",
+            "Sequences are described in SDD-0012.",
+        ),
+    ],
+)
+def test_a_reference_identifier_or_measure_completes_nothing(
+    question: str, lead: str, after: str
+) -> None:
+    """Review of #15: digits that name (a section, a document code) or measure ("1024 bytes")
+    are no number or date, so they no longer complete a lead that lacks one."""
+    kind = asked(question, POLICY)
+    assert (
+        completion(kind, _cand(lead, question, 0), _cand(after, question, 1), question, POLICY)
+        is None
+    )
+    # Control: a sentence with a count or a year does complete the lead.
+    real = after.rstrip(".") + (" in 2019." if kind == "date" else " and takes 4 minutes.")
+    found = completion(kind, _cand(lead, question, 0), _cand(real, question, 1), question, POLICY)
+    assert found is not None and found.text == real
+
+
+def _cand(text: str, question: str, pos: int) -> Candidate:
+    return Candidate(
+        ev=0,
+        line=0,
+        pos=pos,
+        text=text,
+        anchor="C0",
+        kind="prose",
+        intro=False,
+        first=pos == 0,
+        shared=terms(text) & terms(question),
+        context=frozenset(),
+    )
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "carried"),
+    [
+        ("number", "It is described in Section 4.2, Figure 3 and Table 2.", False),
+        ("number", "Use the x86_64 build of the CD4017 per SDD-0012.", False),
+        ("date", "The buffer now holds 1024 bytes.", False),
+        ("date", "The seal is replaced every 2000 h.", False),
+        # Controls: a count, a year and a decade still carry.
+        ("number", "The self test takes 4 minutes.", True),
+        ("date", "The buffer was resized in 2019.", True),
+        ("date", "It was built in the 1990s in Paris.", True),
+        ("date", "It was founded in 1947 in Paris.", True),
+        ("date", "Prices rose in the mid-1990s.", True),
+    ],
+)
+def test_digits_that_name_or_measure_carry_no_number_or_date(
+    kind: str, text: str, carried: bool
+) -> None:
+    assert carries(kind, text, "How long or when?") is carried  # type: ignore[arg-type]
+
+
+def test_port_and_state_ask_for_no_place() -> None:
+    assert expected("Which port does the dispatcher use for command responses?") == "none"
+    assert expected("Which state is the component in after reset?") == "none"
+    assert expected("Which city hosts the agency?") == "place"  # control
+
+
+def test_a_reference_is_no_number_for_a_quantity_question() -> None:
+    """The quantity cue (scoring.py `type_bonus`) counts numbers, not section numbers: the
+    reference no longer outranks the sentence before it."""
+    question = "How long does the self test take?"
+    text = "The self test checks each sensor in turn. The self test is described in Section 4.2."
+    answer = ExtractiveProvider().answer(make_bundle([text], question), REFUSAL)
+    assert answer.startswith("The self test checks each sensor")
+    # Control: a sentence with a real number does lead.
+    timed = text.replace("is described in Section 4.2", "takes four minutes")
+    answer = ExtractiveProvider().answer(make_bundle([timed], question), REFUSAL)
+    assert answer.startswith("The self test takes four minutes.")

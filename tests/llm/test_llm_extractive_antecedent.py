@@ -7,6 +7,7 @@ hub in the hub pattern?". Each rule is checked against the sentence it must (not
 
 from __future__ import annotations
 
+import pytest
 from llm_helpers import fast_policy, make_bundle
 
 from citebound.contracts.retrieval import SourceRef
@@ -75,6 +76,45 @@ def test_what_is_x_in_y_is_answered_by_the_definition_of_x() -> None:
     # Control: asked about the pattern, the pattern's definition leads.
     pattern = ExtractiveProvider().answer(make_bundle([text], "What is the hub pattern?"), REFUSAL)
     assert pattern.startswith("The Hub pattern is a way to distribute")
+
+
+@pytest.mark.parametrize(
+    ("question", "texts"),
+    [
+        (
+            "What is the drop in pressure across the filter?",
+            [
+                "The drop in pressure across the filter is 0.3 bar when clean.",
+                "A drop is shown on the panel after the filter alarm.",
+            ],
+        ),
+        (
+            "What is the change in torque after the service?",
+            [
+                "The change in torque after the service is below 5 Nm.",
+                "A change is logged after the service by the technician.",
+            ],
+        ),
+    ],
+)
+def test_in_after_a_bare_noun_joins_one_noun_phrase(question: str, texts: list[str]) -> None:
+    """Review of #15: "the drop in pressure" is one subject, not X="drop" in the setting
+    "pressure", so the sentence about the whole phrase leads."""
+    assert subject_in_setting(question)[1] == frozenset()
+    answer = ExtractiveProvider().answer(make_bundle(texts, question), REFUSAL)
+    assert answer.startswith(texts[0])
+
+
+def test_a_setting_opens_with_a_determiner_or_a_name() -> None:
+    for question in (
+        "What is a port in FPP?",
+        "What is a component in `Svc::ComStub`?",
+        "What is a hub in this pattern?",
+    ):
+        subject, setting = subject_in_setting(question)
+        assert subject and setting, question
+    # Control: a bare lower-case noun after "in" is no setting.
+    assert subject_in_setting("What is the increase in speed?")[1] == frozenset()
 
 
 def _titled(texts: list[str], question: str, paths: list[tuple[str, ...]]) -> str:

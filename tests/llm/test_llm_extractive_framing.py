@@ -1,6 +1,7 @@
 """Issue #15 part 3 refusal rules: words that frame a question ("In what country", "typically",
 "kicked ... out") count when a sentence holds them but are never required, and a name written
-with two neighbouring letters swapped ("TEFU") is stated by the evidence that spells it right.
+with two neighbouring letters swapped ("Gutneberg", 5+ letters, no digit) is stated by the
+evidence that spells it right.
 Each rule with its control: the words that carry the question are still required."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from citebound.llm import ExtractiveProvider
 from citebound.llm.extractive.names import stated
 from citebound.policy import load_policy
 
+MIN_SWAP = load_policy("strict-v1").answerer.transposed_min_letters
 REFUSAL = load_policy("strict-v1").refusal.model_text
 NORMANDY = ["Normandy lies in the north of France, on the English Channel."]
 
@@ -52,15 +54,17 @@ def test_a_verb_particle_is_not_required() -> None:
 
 
 def test_a_name_with_two_letters_swapped_is_stated() -> None:
-    texts = ["Article 30 TFEU prohibits quantitative restrictions on trade between states."]
-    question = "Which TEFU article states that no quantitative restrictions can be placed on trade?"
+    texts = ["Johannes Gutenberg founded the guild of printers in 1440 after the flood."]
+    question = "When did Gutneberg found the guild of printers?"
     bundle = make_bundle(texts, question)
-    assert stated(bundle, question)
+    assert stated(bundle, question, MIN_SWAP)
     assert ExtractiveProvider().answer(bundle, REFUSAL) != REFUSAL
     # Controls: another acronym is not a typo of it, nor is a three-letter swap ("TEU"/"TUE").
-    assert not stated(bundle, "Which TEUF article limits trade?")
+    assert not stated(bundle, "Which TEUF article limits trade?", MIN_SWAP)
     assert not stated(
-        make_bundle(["The TEU applies."], "What does the TUE say?"), "What does the TUE say?"
+        make_bundle(["The TEU applies."], "What does the TUE say?"),
+        "What does the TUE say?",
+        MIN_SWAP,
     )
 
 
@@ -82,3 +86,27 @@ def test_a_framing_word_is_waived_only_for_a_sentence_holding_what_it_asks_for()
     held = "The valve stays open for 30 seconds."
     answer = provider.answer(make_bundle([held], "How long is the valve typically open?"), REFUSAL)
     assert answer == f"{held} [C0]"
+
+
+def test_a_swapped_code_or_short_name_is_another_thing() -> None:
+    """A swap inside a part number or a 4-letter name names something else (review of #15):
+    these were stated with the former 4-letter, digits-allowed rule."""
+    cases = [
+        (
+            "What is the supply voltage range of the CD4071?",
+            "The CD4017 is a decade counter; supply voltage range 3 V to 15 V.",
+        ),
+        ("What year was the ATmega238 released?", "The ATmega328 was released in 2009."),
+        ("When did Saab build its first car?", "Saba is an island; its first car arrived in 1947."),
+        (
+            "Which TEFU article states that no quantitative restrictions can be placed on trade?",
+            "Article 30 TFEU prohibits quantitative restrictions on trade between states.",
+        ),
+    ]
+    for question, text in cases:
+        bundle = make_bundle([text], question)
+        assert not stated(bundle, question, MIN_SWAP), question
+        assert ExtractiveProvider().answer(bundle, REFUSAL) == REFUSAL, question
+    # Control: the same code written the same way is stated.
+    same = make_bundle(["The CD4071 is a quad OR gate."], "What is the CD4071?")
+    assert stated(same, "What is the CD4071?", MIN_SWAP)

@@ -82,7 +82,7 @@ def test_a_struck_through_row_or_line_is_withdrawn_not_quoted() -> None:
         "BUILD_31: The build system shall run autocoder tests.",
         "~~Old~~ text stays: only part of it is struck.",
     ]
-    # Control: chunking's view (`withdrawn=True`) still reads them as text, so a block of
+    # Control: chunking's view (`chunking=True`) still reads them as text, so a block of
     # struck rows is not metadata and the chunks do not change.
     assert len(render_units(lines, chunking=True)) == 4
     assert not is_metadata("~~BUILD_30~~ | ~~The build system shall run GSE tests.~~ |")
@@ -103,3 +103,31 @@ def test_a_bold_line_without_a_stop_is_a_label_not_a_statement() -> None:
     # Control: the chunker still reads the label as text (a block of it is not metadata).
     assert not is_metadata("**Build Commands(Linux, Mac OS X)**")
     assert len(render_units(lines, chunking=True)) == 4
+
+
+def test_a_bold_warning_is_a_statement_not_a_heading() -> None:
+    """Review of #15: a bold line is a heading only when short and without sentence
+    punctuation; a bold warning is what the reader must be told."""
+    lines = [
+        "**Do not open the drain valve while the pump is running**",
+        "**Warning: torque the gland nuts to 25 Nm, never more**",
+        "**Callback Formation**",
+        "**When To Use Svc.BufferManager**",
+    ]
+    assert [u.text for u in render_units(lines)] == [
+        "Do not open the drain valve while the pump is running",
+        "Warning: torque the gland nuts to 25 Nm, never more",
+    ]
+
+
+def test_a_row_with_any_cell_struck_through_is_withdrawn() -> None:
+    lines = [
+        "| PUMP-005 | ~~The seal shall be replaced every 1000 h~~ |",
+        "| PUMP-006 | The seal shall be replaced every 2000 h |",
+        "| PUMP-007 | ~~1000 h~~ 2000 h |",
+    ]
+    assert [u.text for u in render_units(lines)] == [
+        "PUMP-006: The seal shall be replaced every 2000 h",
+        "PUMP-007: ~~1000 h~~ 2000 h",  # control: only part of the cell is struck
+    ]
+    assert len(render_units(lines, chunking=True)) == 3  # the chunks do not change

@@ -165,6 +165,12 @@ class AnswererPolicy(Contract):
         description="Refuse a question none of whose names (capitalised words) "
         "any evidence states ('... a PostgreSQL server?'; llm/extractive/names.py).",
     )
+    transposed_min_letters: int = Field(
+        default=5,
+        ge=2,
+        description="A name with two neighbouring letters swapped counts as stated from this "
+        "many letters, never for a word with a digit ('CD4071' is not 'CD4017').",
+    )
     answer_types: tuple[AnswerKind, ...] = Field(
         default=("person", "place", "name", "date", "number"),
         description="The expected kinds of answer (from a who / when / where / how-many "

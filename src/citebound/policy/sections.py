@@ -161,10 +161,9 @@ class RetrievalPolicy(Contract):
     extra_chunks: int = Field(
         default=0,
         ge=0,
-        description="Evidence slots beyond max_chunks / the per-document cap for a row those "
-        "caps cut that brings a question term no kept row holds, or that is of the best row's "
-        "document and covers more of the question than the best row "
-        "(assemble/extra.py; 0 = off).",
+        description="Evidence slots beyond max_chunks / the per-document cap for rows those "
+        "caps cut that are sections of the best row's document holding more of the question's "
+        "key terms than the best row (assemble/extra.py; 0 = off).",
     )
 
 

@@ -9,9 +9,10 @@ comment as a statement, so neither does the answerer:
   items (a list item that is only a link);
 * a table row is rendered as readable text: `ID: cell; cell` (first cell, a colon, the other
   filled cells joined by `; `);
-* a struck-through row or line (`~~BUILD_30~~ | ~~The build system shall ...~~ |`, a
-  withdrawn requirement) states what no longer holds, and a line bold as a whole without a
-  stop or colon (`**Callback Formation**`) is a heading written in bold: neither is quoted
+* a struck-through line, or a row with a cell struck through as a whole (`~~BUILD_30~~ |
+  ...`, `PUMP-005 | ~~The seal shall ...~~`, a withdrawn requirement) states what no longer
+  holds, and a short line bold as a whole without sentence punctuation (`**Callback
+  Formation**`) is a heading written in bold: neither is quoted (a bold warning is)
   (chunking still sees them as text, so `is_metadata` and the chunks do not change);
 * list markers (`-`, `*`, `1.`), blockquote markers (`> `, `> > `) and emphasis (`**`, `__`)
   are dropped, a link keeps its text only (`[Ports](ports.md)` -> `Ports`); code spans keep
@@ -198,23 +199,34 @@ def _cells(line: str) -> list[str]:
 _STRUCK = re.compile(r"^~~(?:(?!~~).)+~~$")
 
 
-# A line that is bold as a whole and ends without a stop or colon ("**Callback Formation**",
-# "**Build Commands(Linux, Mac OS X)**") is a heading written in bold: a label, not a
-# statement. One ending with ":" ("**Running:**") introduces what follows and stays.
+# A line that is bold as a whole is a heading written in bold ("**Callback Formation**",
+# "**Build Commands(Linux, Mac OS X)**") only when it reads as a title: at most
+# `_HEADING_MAX_WORDS` words and no sentence punctuation (". , ; : ! ?" before a space or at
+# the end; text in brackets aside). A bold statement is a warning and stays quotable: "**Do not
+# open the drain valve while the pump is running**", "**Warning: torque ... 25 Nm, never
+# more**"; so does "**Running:**", which introduces what follows.
 _BOLD_LINE = re.compile(r"^(\*\*|__)(?=\S)(?P<inner>.+?)(?<=\S)\1$")
+# Set by hand from the F´ docs (not fitted): their bold headings without sentence punctuation
+# are 1-6 words; a warning runs longer ("Do not open the drain valve ..." is 11).
+_HEADING_MAX_WORDS = 8
+_SENTENCE_PUNCTUATION = re.compile(r"[.,;:!?](?:\s|$)")
+_BRACKETED = re.compile(r"\([^()]*\)")
 
 
 def _label(body: str) -> bool:
     m = _BOLD_LINE.match(body)
-    return m is not None and "**" not in m["inner"] and m["inner"][-1] not in ".!?:;"
+    if m is None or "**" in m["inner"]:
+        return False
+    title = _BRACKETED.sub(" ", m["inner"])
+    return len(title.split()) <= _HEADING_MAX_WORDS and _SENTENCE_PUNCTUATION.search(title) is None
 
 
 def _row_text(line: str, *, withdrawn: bool = False) -> str:
     filled = [c for c in _cells(line) if c]
     if len(filled) < 2:
         return ""  # a one-cell row (`| FPP Documentation |`) states nothing
-    if not withdrawn and _STRUCK.match(filled[0]):
-        return ""  # its key cell is struck through: a withdrawn row
+    if not withdrawn and any(_STRUCK.match(c) for c in filled):
+        return ""  # a cell struck through as a whole: the author withdrew the row
     return f"{filled[0]}: " + "; ".join(filled[1:])
 
 
@@ -237,7 +249,8 @@ def render_units(
 
     With `max_code_lines` > 0, short fenced code blocks that follow a prose line or list item
     are `code` units too (see the module docstring); by default code is never quoted. With
-    `withdrawn`, struck-through rows and lines are units too (text, though not quotable).
+    `chunking`, struck-through rows and lines and bold headings are units too (text the
+    chunker sees, though never quoted).
     """
     out: list[Unit] = []
     fenced = False

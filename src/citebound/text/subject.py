@@ -64,16 +64,29 @@ def definition_subject(question: str) -> frozenset[str]:
 # "What is a hub in the hub pattern?", "What is a topology in F´?": X, then where it lives.
 # The setting is not part of what is defined: "The Hub pattern is a way to ..." defines the
 # pattern, "A hub is a component with ..." the hub.
-_IN_SETTING = re.compile(r"^(?P<x>.+?)\s+(in|within|inside)\s+(?P<setting>.+)$")
+# Y is a setting only when it opens with a determiner or a name / code ("in the hub pattern",
+# "in F´", "in `Svc::ComStub`", "in Python"): after a bare noun "in" joins one noun phrase
+# ("the drop in pressure across the filter", "the change in torque").
+_IN_SETTING = re.compile(
+    r"^(?P<x>.+?)\s+(in|within|inside)\s+(?P<setting>"
+    r"(?:(?i:the|a|an|this|that|these|those|its)\s|[A-Z`]|[^\s]*(?:::|´)).+)$"
+)
+_WHAT_IS_ANY_CASE = re.compile(_WHAT_IS.pattern, re.IGNORECASE)
 
 
 def subject_in_setting(question: str) -> tuple[frozenset[str], frozenset[str]]:
     """X of "What is X in Y?" and the terms of Y that X lacks ((X, empty) for "What is X?";
     both empty when the question is not of that form). One-letter terms (the F of F´) are in
-    neither, as in `definition_subject`."""
+    neither, as in `definition_subject`.
+
+    >>> [sorted(t) for t in subject_in_setting("What is a hub in the hub pattern?")]
+    [['hub'], ['pattern']]
+    >>> subject_in_setting("What is the drop in pressure across the filter?")[1]
+    frozenset()
+    """
     whole = definition_subject(question)
-    q = " ".join(question.casefold().split())
-    m = _WHAT_IS.match(q)
+    # The question's own case: a capital opens a name ("in Python", not "in pressure").
+    m = _WHAT_IS_ANY_CASE.match(" ".join(question.split()))
     split = _IN_SETTING.match(m.group("x")) if m is not None and whole else None
     if split is None:
         return whole, frozenset()

@@ -14,6 +14,11 @@ a few words write. So the rules that rely on it are scoped by the policy (`[answ
 `answer_types`, `answer_type_firm`): the provider (provider.py) adds `answer_type_bonus`
 to a sentence that carries the expected kind (`shape_bonus`), and a lead that lacks it takes
 the sentence next to it that has it (`completion`) - never a sentence otherwise (no padding).
+
+Digits that name rather than count are neither a number nor a date: inside an identifier
+("SDD-0012", "x86_64", "CD4017") or a reference ("Section 4.2", "Figure 3", "Table 2"), and a
+year-like number with a unit after it measures ("1024 bytes"): "When was the buffer resized?"
+is not answered by "It now holds 1024 bytes."
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from typing import Literal
 from citebound.policy import AnswererPolicy
 from citebound.policy.answerer import AnswerKind
 from citebound.text.terms import STOPWORDS, terms
+from citebound.validate.checks import MAGNITUDE_WORDS, MULTIPLIER_WORDS, number_words
+from citebound.validate.swap import UNITS
 
 from .candidates import Candidate
 
@@ -35,6 +42,7 @@ __all__ = [
     "carries",
     "completion",
     "expected",
+    "has_number",
     "shape_bonus",
 ]
 
@@ -52,9 +60,11 @@ _PERSON_NOUNS = (
     r"father|mother|brother|sister|wife|husband|heir|successor|predecessor|individual|"
     r"mathematician|physicist|chemist|economist|historian|politician|dynasty|family|tribe"
 )
+# Not "port" nor "state": in technical text they are a software port and a state machine's
+# state ("Which port does the dispatcher use?").
 _PLACE_NOUNS = (
-    r"country|countries|nation|city|cities|town|village|state|province|region|county|"
-    r"island|continent|river|mountain|lake|sea|ocean|capital|port|territory|kingdom|"
+    r"country|countries|nation|city|cities|town|village|province|region|county|"
+    r"island|continent|river|mountain|lake|sea|ocean|capital|territory|kingdom|"
     r"empire|district|place|location|site|area|colony|peninsula|valley|coast|bay"
 )
 _NAME_NOUNS = (
@@ -140,8 +150,14 @@ def expected(question: str) -> AnswerType:
     return "none"
 
 
+# Units after a year-like number make it a quantity ("1024 bytes", "2000 h"): the validator's
+# units (validate/swap.py) and data sizes, without "in" ("founded in 1947 in Paris").
+_UNIT_WORDS = sorted((UNITS - {"in"}) | {"byte", "bytes", "bit", "bits", "kb", "mb", "gb"})
+_NO_UNIT = r"(?!\s?°?\s?(?i:" + "|".join(_UNIT_WORDS) + r")\b)"
 _YEAR = re.compile(
-    r"\b(?:1\d{3}|20\d{2})s?\b|\b\d{1,4}\s*(?:BC|BCE|AD|CE)\b|\b(?:AD|CE)\s*\d{1,4}\b|\b\d{2}s\b"
+    r"\b(?:1\d{3}|20\d{2})s?\b"
+    + _NO_UNIT
+    + r"|\b\d{1,4}\s*(?:BC|BCE|AD|CE)\b|\b(?:AD|CE)\s*\d{1,4}\b|\b\d{2}s\b"
 )
 _MONTH = re.compile(
     r"\b(?:January|February|March|April|May|June|July|August|September|October|November|"
@@ -153,13 +169,33 @@ _CENTURY = re.compile(
     r"eighteenth|nineteenth|twentieth|twenty-first)[\s-]+(?:century|centuries|millennium)\b",
     re.IGNORECASE,
 )
+# Number words: the validator's one list (two to ninety, the magnitudes with their plurals,
+# "half / twice / thrice"), plus "double / triple", which say how many times as the
+# multipliers do but which the validator need not compare.
+_NUMBER_WORDS = (
+    *number_words(2, 90),
+    *(f"{w}s?" for w in MAGNITUDE_WORDS),
+    *MULTIPLIER_WORDS,
+    "double",
+    "triple",
+)
+# Digits count when they start a token: not inside an identifier ("CD4017", "x86_64") nor after
+# a capital-letter code and its hyphen ("SDD-0012"; "mid-1990s" keeps its number).
 _NUMBER = re.compile(
-    r"\d+(?:[.,]\d+)*|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
-    r"thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|"
-    r"fifty|sixty|seventy|eighty|ninety|hundred|hundreds|thousand|thousands|million|"
-    r"millions|billion|billions|trillion|dozen|dozens|half|twice|thrice|double|triple)\b",
+    r"(?<![\w.])(?<!(?-i:[A-Z])-)\d+(?:[.,]\d+)*|\b(?:" + "|".join(_NUMBER_WORDS) + r")\b",
     re.IGNORECASE,
 )
+# References to a part of a document: their numbers say where, not how many or when.
+_REFERENCE = re.compile(
+    r"(?:\b(?:sections?|sect\.|chapters?|ch\.|figures?|figs?\.|tables?|pages?|pp?\.|"
+    r"appendix|appendices|annex|clauses?|paragraphs?|para\.|equations?|eqs?\.)|§)"
+    r"\s*[A-Z]?\d+(?:[.-]\d+)*[a-z]?\b",
+    re.IGNORECASE,
+)
+# Digits right after letters ("CD4017", "x86_64", "ATmega328") or after a capital-letter code
+# and a hyphen ("SDD-0012") make an identifier, removed before a year is looked for. Digits
+# first stay ("10th", "1990s", "25Nm"), and so does a prefixed year ("mid-1990s", "post-1945").
+_IDENTIFIER = re.compile(r"\b(?:[^\W\d_]+\d|[A-Z][A-Z0-9]*-\d)\w*")
 # A run of capitalised words with the short function words names keep inside them ("Court
 # of Justice of the European Union", "Isaac Komnenos", "UK").
 _NAME_RUN = re.compile(
@@ -184,15 +220,41 @@ def _new_names(text: str, asked: frozenset[str]) -> bool:
         if not words:
             continue
         fresh = [w for w in words if not (terms(w) & asked)]
+        # "New" is a definition, not a fitted share: a name is new unless most of its words
+        # are the question's ("Isaac Komnenos" is new to "Who ruled after Isaac?").
         if 2 * len(fresh) >= len(words):
             return True
     return False
 
 
+def _quantities(text: str) -> str:
+    """`text` without its references ("Section 4.2") and identifiers ("SDD-0012"): what is
+    left of its digits counts or dates."""
+    return _IDENTIFIER.sub(" ", _REFERENCE.sub(" ", text))
+
+
+def has_number(text: str) -> bool:
+    """Whether `text` writes a number outside references and identifiers, in digits or words:
+    a quantity question's type cue (scoring.py). "Described in Section 4.2." has none, "up to
+    six arguments" has one.
+
+    >>> has_number("It takes 4 minutes."), has_number("See Section 4.2 and SDD-0012.")
+    (True, False)
+    """
+    return _NUMBER.search(_quantities(text)) is not None
+
+
 def _new_matches(pattern: re.Pattern[str], text: str, question: str) -> bool:
-    """Whether `pattern` matches something in `text` that the question does not write."""
-    said = {m.casefold() for m in pattern.findall(question)}
-    return any(m.casefold() not in said for m in pattern.findall(text))
+    """Whether `pattern` matches something in `text` that the question does not write
+    (references and identifiers left out of both).
+
+    >>> _new_matches(_NUMBER, "It is described in Section 4.2 and SDD-0012.", "How long?")
+    False
+    >>> [_new_matches(_YEAR, t, "When?") for t in ("It holds 1024 bytes.", "In 1024.")]
+    [False, True]
+    """
+    said = {m.casefold() for m in pattern.findall(_quantities(question))}
+    return any(m.casefold() not in said for m in pattern.findall(_quantities(text)))
 
 
 @lru_cache(maxsize=65_536)  # evidence sentences recur across a question's candidates
@@ -241,7 +303,6 @@ def completion(
     kind: AnswerType,
     lead: Candidate,
     after: Candidate | None,
-    cands: list[Candidate],
     question: str,
     policy: AnswererPolicy,
 ) -> Candidate | None:

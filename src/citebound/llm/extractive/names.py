@@ -5,8 +5,11 @@
 which no evidence names: the words that match are about something else, so the extractive
 answerer refuses (provider.py `rank`). One name stated is enough, and a name counts as stated
 when the evidence writes it with another ending (a typo, an inflection) or spells out an
-acronym, or with two neighbouring letters swapped: users misspell ("Raouliii", "Hatmanis",
-"TEFU") and abbreviate ("AAA").
+acronym, or with two neighbouring letters swapped in a word of at least `[answerer]
+transposed_min_letters` letters and no digit: users misspell ("Raouliii", "Hatmanis") and
+abbreviate ("AAA"), but "CD4071" / "CD4017", "ATmega238" / "ATmega328" and "Saab" / "Saba"
+name different things, so a swapped pair never makes a code (a word with a digit) or a short
+word stated.
 """
 
 from __future__ import annotations
@@ -23,9 +26,6 @@ _WORDS = re.compile(r"\w+")
 # "European"). Shorter stems match only exactly (set by hand: 5 letters keep "post" from
 # matching "PostgreSQL").
 _NAME_PREFIX = 5
-# A swapped pair of neighbouring letters counts from 4 letters (set by hand: "TEFU" / "TFEU";
-# in 3 letters a swap too often makes another word: "tow" / "two", "act" / "cat").
-_TRANSPOSED_MIN = 4
 # An acronym: 2-6 capitals ("AAA", "GDS", "TFEU").
 _ACRONYM = re.compile(r"^[A-Z]{2,6}$")
 # A run of capitalised words, with the short function words names keep inside them
@@ -35,14 +35,19 @@ _CAPITALISED_RUN = re.compile(
 )
 
 
-def _transposed(a: str, b: str) -> bool:
-    """`a` is `b` with two neighbouring letters swapped, the commonest typo ("TEFU" for "TFEU"),
-    for words of at least `_TRANSPOSED_MIN` letters.
+def _transposed(a: str, b: str, min_letters: int) -> bool:
+    """`a` is `b` with two neighbouring letters swapped, the commonest typo ("Gutneberg" for
+    "Gutenberg"), for words of at least `min_letters` letters without a digit: in a part number
+    or model code a swap names another part ("CD4071" is not a CD4017).
 
-    >>> [_transposed("tefu", "tfeu"), _transposed("tefu", "tefu"), _transposed("abcd", "badc")]
-    [True, False, False]
+    >>> [_transposed("gutneberg", "gutenberg", 5), _transposed("tefu", "tfeu", 5)]
+    [True, False]
+    >>> [_transposed("cd4071", "cd4017", 5), _transposed("abcde", "badce", 5)]
+    [False, False]
     """
-    if len(a) != len(b) or len(a) < _TRANSPOSED_MIN:
+    if len(a) != len(b) or len(a) < min_letters:
+        return False
+    if any(c.isdigit() for c in a + b):
         return False
     diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
     if len(diff) != 2:
@@ -71,10 +76,11 @@ def names(question: str) -> frozenset[str]:
     return _terms_of(_name_words(question))
 
 
-def stated(bundle: AnswerBundle, question: str) -> bool:
+def stated(bundle: AnswerBundle, question: str, transposed_min_letters: int) -> bool:
     """Whether the question names nothing, or an evidence text (its document title or heading
     path included) states one of its names: the same term, the same beginning of at least
-    `_NAME_PREFIX` letters, or an acronym's spelled-out words."""
+    `_NAME_PREFIX` letters, the same letters with two neighbours swapped (words of at least
+    `transposed_min_letters` letters, no digit), or an acronym's spelled-out words."""
     words = _name_words(question)
     asked = _terms_of(words)
     if not asked:
@@ -88,7 +94,7 @@ def stated(bundle: AnswerBundle, question: str) -> bool:
     said = frozenset().union(*(terms(t) for t in texts))
     if asked & said or any(
         (min(len(a), len(t)) >= _NAME_PREFIX and (a.startswith(t) or t.startswith(a)))
-        or _transposed(a, t)
+        or _transposed(a, t, transposed_min_letters)
         for a in sorted(asked)
         for t in sorted(said)
     ):

@@ -182,7 +182,7 @@ class ExtractiveProvider:
         question = own | terms(extra_terms)
         if not question:
             return [], []
-        if p.names_stated and not stated(bundle, bundle.user_question):
+        if p.names_stated and not stated(bundle, bundle.user_question, p.transposed_min_letters):
             # The question names what it asks about ("What is the default port of a PostgreSQL
             # server?") and no evidence states any of its names: whatever matches the other
             # words is about something else (names.py).
@@ -383,7 +383,7 @@ class ExtractiveProvider:
         # takes the sentence next to it that holds one (answer_type.py); nothing else joins.
         kind = asked(bundle.user_question, p)
         if len(chosen) == 1:
-            found = completion(kind, lead, after, cands, bundle.user_question, p)
+            found = completion(kind, lead, after, bundle.user_question, p)
             chosen.extend([found] if found is not None else [])
         single = len(chosen) == 1
         if single and again and after is not None:

@@ -17,6 +17,7 @@ from citebound.text.subject import defines, named_subject
 from citebound.text.subject import definition_subject as definition_subject
 from citebound.text.terms import STOPWORDS, stem, terms
 
+from .answer_type import has_number
 from .candidates import Candidate
 
 _DEFINING = re.compile(
@@ -28,7 +29,6 @@ _DEFINING = re.compile(
 # A reference-list entry: a term, a colon, what it is ("`check`: Builds, ...").
 _ENTRY = re.compile(r"^(`[^`]{1,40}`|[\w´' -]{1,40}):\s+\S")
 _WORDS = re.compile(r"\w+")
-_DIGIT = re.compile(r"\d")
 _REASONING = re.compile(
     r"\b(because|due to|caused|causes|so that|in order to|reason|root cause|since|therefore)\b",
     re.IGNORECASE,
@@ -81,7 +81,7 @@ def type_bonus(
     if qtype == "definition" and _DEFINING.search(c.text):
         bonus += policy.type_bonus
     elif qtype == "quantity":
-        bonus += policy.type_bonus if _DIGIT.search(c.text) else -policy.missing_number_penalty
+        bonus += policy.type_bonus if has_number(c.text) else -policy.missing_number_penalty
     elif qtype == "reason" and _REASONING.search(c.text):
         bonus += policy.type_bonus
     elif qtype in ("procedure", "list") and is_step(qtype, c):
@@ -212,7 +212,7 @@ def answers_type(qtype: QuestionType, c: Candidate) -> bool:
     """Whether the sentence has what a quantity or definition question asks for (a number, a
     defining phrase): then a near-tie adds nothing the lead lacks."""
     if qtype == "quantity":
-        return _DIGIT.search(c.text) is not None
+        return has_number(c.text)
     if qtype == "definition":
         return _DEFINING.search(c.text) is not None
     return False
