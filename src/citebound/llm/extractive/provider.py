@@ -57,7 +57,8 @@ from .scoring import (
 
 # v11: framing words count when held, never required; a paraphrase close in meaning may
 # qualify when no sentence shares enough terms (semantic.py); a lead pointing back brings its
-# antecedent; "What is X in Y?" asks about X; an extra evidence slot (assembly) (#15).
+# antecedent; "What is X in Y?" asks about X; an extra evidence slot (assembly); a question
+# naming a coded item is answered only about that item (text/codes.py) (#15).
 # v10: expected answer types (answer_type.py): a sentence holding the name / date / number a
 # who / when / where / how-many question asks for scores higher, and a lead lacking it takes
 # the sentence next to it that holds one (#15).
