@@ -23,7 +23,7 @@ from citebound.store.sqlite import SqliteStore
 # that at least one still does, so the no-gap checks cannot pass vacuously.
 QUESTIONS = [
     "How do I replace the HP-220 mechanical seal?",
-    "What lubricant does the GB-7 gearbox use?",
+    "How do I change the GB-7 gearbox oil?",
     "What does the ESD-3 panel do when a cause is activated?",
     "What safety precautions apply to the HP-220 seal replacement?",
     "What are the VT-40 fan alarm and trip vibration levels?",
