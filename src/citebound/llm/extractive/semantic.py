@@ -34,6 +34,7 @@ for that request (no similarities: the answer is the lexical one), never an erro
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -154,15 +155,26 @@ def _budget(cands: Sequence[Candidate], limit: int) -> list[Candidate]:
     return ordered[:limit]
 
 
+# A sentence's closing mark, before any closing quote or bracket.
+_STATEMENT = re.compile(r"[.!?][\"'’”)\]]*\s*$")
+
+
 def close(sims: dict[Key, float], c: Candidate, policy: AnswererPolicy) -> bool:
     """Whether `c` qualifies on meaning alone (similarity at least `semantic_qualify`).
 
     Prose only: a list item or table row is a label or a value ("Disable Kubernetes" under
     "Configure Docker Desktop:"); a few words naming what the question names embed close to
     it without answering it (F' w03 "How do I configure a Kubernetes ingress controller?").
+    A statement only: a line without a sentence's closing mark is a title or a label ("CX-9
+    Compressor Quick Reference" embeds at 0.75 to "Which company supplies the compressor?").
     """
     sim = sims.get(key(c))
-    return c.kind == "prose" and sim is not None and sim >= policy.semantic_qualify
+    return (
+        c.kind == "prose"
+        and _STATEMENT.search(c.text) is not None
+        and sim is not None
+        and sim >= policy.semantic_qualify
+    )
 
 
 def bonus(sims: dict[Key, float], c: Candidate, policy: AnswererPolicy) -> float:
