@@ -117,9 +117,12 @@ def malformed(draw: st.DrawFn) -> Any:
     b = make_bundle([make_row(i) for i in range(draw(st.integers(0, 4)))])
     for _ in range(draw(st.integers(1, 4))):
         rows = b.get("results")
+        # An earlier step may have replaced `results` with any JSON value: only its dict rows
+        # can be mutated further (a None row drew `.keys()` on None, a flaky generator).
+        dicts = [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
         target = b
-        if isinstance(rows, list) and rows and isinstance(rows[0], dict) and draw(st.booleans()):
-            target = rows[draw(st.integers(0, len(rows) - 1))]
+        if dicts and draw(st.booleans()):
+            target = dicts[draw(st.integers(0, len(dicts) - 1))]
         key = draw(st.sampled_from(sorted([*target.keys(), "extra"])))
         if draw(st.booleans()):
             target.pop(key, None)
