@@ -63,6 +63,14 @@ class FiltersApplied(Contract):
     collection: str | None = Field(default=None, description="Collection searched.")
 
 
+def _check_held(*counts: tuple[int | None, int | None]) -> None:
+    """One rule for `GateMeasures` and `GateTrace`: a row holds no more terms (each pair's
+    first) than the question has (its second); an unmeasured count (None) is not checked."""
+    for held, total in counts:
+        if held is not None and total is not None and held > total:
+            raise ValueError("a row cannot hold more terms than the question has")
+
+
 class GateMeasures(Contract):
     """What the gate weighs besides the similarities (`citebound.text.terms.top_coverage`),
     counted, never rebuilt from a ratio: the question's key terms and its framing terms ("In
@@ -117,8 +125,7 @@ class GateMeasures(Contract):
 
     @model_validator(mode="after")
     def _held_within(self) -> GateMeasures:
-        if self.key_terms_held > self.key_terms or self.framing_held > self.framing_terms:
-            raise ValueError("a row cannot hold more terms than the question has")
+        _check_held((self.key_terms_held, self.key_terms), (self.framing_held, self.framing_terms))
         return self
 
 
@@ -164,12 +171,7 @@ class GateTrace(Contract):
 
     @model_validator(mode="after")
     def _held_within(self) -> GateTrace:
-        for held, total in (
-            (self.key_terms_held, self.key_terms),
-            (self.framing_held, self.framing_terms),
-        ):
-            if held is not None and total is not None and held > total:
-                raise ValueError("a row cannot hold more terms than the question has")
+        _check_held((self.key_terms_held, self.key_terms), (self.framing_held, self.framing_terms))
         return self
 
     @property

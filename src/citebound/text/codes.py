@@ -19,11 +19,13 @@ read like answers and are not:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from citebound.contracts.assembly import SelectedEvidence
 from citebound.text.terms import STOPWORDS, key_terms, terms
 
-__all__ = ["CodeScope", "forms", "scope"]
+__all__ = ["CodeScope", "forms", "scope", "section_codes"]
 
 # A code starts with a letter and holds a digit ("HP-220", "GB7", "x86_64", "SVC-COMQUEUE-008");
 # ordinals, decades and measures ("17th", "1990s", "4-cylinder", "700-megawatt") start with the
@@ -62,12 +64,13 @@ class CodeScope:
     codes: tuple[str, ...]  # each code folded ("HP-220": hp220)
     asked: frozenset[str]  # key terms besides the codes and the nouns they qualify
 
-    def admits(self, sentence: str, section: str, held: frozenset[str]) -> bool:
+    def admits(self, sentence: str, section: frozenset[str], held: frozenset[str]) -> bool:
         """Whether a sentence (`sentence`, the question terms it and its section hold: `held`)
-        in a section (`section`: document title, heading path, equipment id) can answer: it or
-        its section writes one of the codes, and it holds a term of what is asked (when the
-        question asks more than what the item is)."""
-        written = forms(sentence) | forms(section)
+        in a section whose written codes are `section` (`forms` of its document title, heading
+        path and equipment id, folded once per evidence) can answer: it or its section writes
+        one of the codes, and it holds a term of what is asked (when the question asks more
+        than what the item is)."""
+        written = forms(sentence) | section
         named = any(code in written for code in self.codes)
         return named and (not self.asked or bool(self.asked & held))
 
@@ -97,3 +100,13 @@ def scope(question: str) -> CodeScope | None:
     if not codes:
         return None
     return CodeScope(codes=tuple(codes), asked=key_terms(question) - subject)
+
+
+def section_codes(evidence: Sequence[SelectedEvidence]) -> list[frozenset[str]]:
+    """The codes each evidence's section writes (`forms` of its equipment id, document title
+    and heading path), folded once per evidence for `CodeScope.admits`."""
+    out = []
+    for e in evidence:
+        section = [e.source.document, *e.source.heading_path] if e.source else []
+        out.append(forms(" ".join([e.equipment_id or "", *section])))
+    return out

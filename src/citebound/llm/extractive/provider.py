@@ -14,10 +14,9 @@ Rules that keep every answer valid for the post-generation validator:
   pieces, or the exact refusal is returned instead (fail closed);
 * when no sentence qualifies, the policy's exact `refusal.model_text` is returned.
 
-Roles: `candidates` (what may be quoted, content terms), `scoring` (how well it answers),
-`commands` (quoted command blocks), `joining` (markers, joining), this module (the choice,
-steps); the tuning values are the policy's
-`[answerer]` section (`AnswererPolicy`).
+Roles: `candidates` (what may be quoted), `scoring` / `answer_type` (how well it answers),
+`choice` (lead, near-ties), `commands` (blocks), `joining` (markers); this module ranks and
+assembles; the tuning values are the policy's `[answerer]` section (`AnswererPolicy`).
 """
 
 from __future__ import annotations
@@ -31,6 +30,7 @@ from citebound.contracts.provider import ProviderReply, ProviderRequest
 from citebound.errors import ConfigError, ProviderError
 from citebound.policy import AnswererPolicy
 from citebound.text.codes import scope as code_scope
+from citebound.text.codes import section_codes
 from citebound.text.markup import question_type
 from citebound.text.terms import framing_terms, key_terms, terms
 from citebound.validate.analysis import is_factual
@@ -55,20 +55,8 @@ from .scoring import (
     weights,
 )
 
-# v11: framing words count when held, never required; a paraphrase close in meaning may
-# qualify when no sentence shares enough terms (semantic.py); a lead pointing back brings its
-# antecedent; "What is X in Y?" asks about X; an extra evidence slot (assembly); a question
-# naming a coded item is answered only about that item (text/codes.py) (#15).
-# v10: expected answer types (answer_type.py): a sentence holding the name / date / number a
-# who / when / where / how-many question asks for scores higher, and a lead lacking it takes
-# the sentence next to it that holds one (#15).
-# v9: a list intro joins only with its items (never as a neighbour or a padding next line);
-# a reference list's next entry is not a step; a question whose names no evidence states is
-# refused; comparisons take the lead paragraph's sides; a drawback question skips advantages;
-# the follower naming again what the lead introduced joins (#15).
-# v8: a block goes only with the sentence ending in ":" that introduces it; no lead that only
-# announces a block not quoted (commands.py); v7: blockquote markers (`> `) are layout, not
-# quoted (text/markup.py); v6: command blocks.
+# The answerer's version: a new one whenever its answers change (what each changed:
+# docs/answers.md "Answerer versions").
 EXTRACTIVE_MODEL = "extractive-v11"
 
 
@@ -208,27 +196,17 @@ class ExtractiveProvider:
         # Mona Lisa?". Carried terms (a follow-up's entities) rank sentences but never lower
         # the bar: it counts the question's own terms, as for the same question asked alone.
         core = frozenset(t for t in question if len(t) > 1 or t.isdigit()) or question
-        # The words that frame what is asked ("In what country", "How long", "typically")
-        # count when a sentence holds them. They go unrequired only for a sentence holding the
-        # kind of answer they ask for (answer_type.py: a new name, a date, a number): "Normandy
-        # is in France." answers "In what country is Normandy located?". Any other sentence
-        # needs as many matches as when they were plain terms: "Inspect the pump seals every
-        # 500 hours." does not answer "Which country typically manufactures the pump?".
+        # Framing words ("In what country", "How long", "typically") count when held, and go
+        # unrequired only for a sentence holding the kind they ask for (answer_type.py):
+        # "Normandy is in France." answers "In what country is Normandy located?"; "Inspect the
+        # pump seals ..." does not answer "Which country typically manufactures the pump?".
         bar = key_terms(bundle.user_question) or own or core
         framed = framing_terms(bundle.user_question) - bar
         needed = min(p.min_matches, max(1, len(bar) + len(framed) - 1))
         needed_kind = min(p.min_matches, max(1, len(bar) - 1))
-        # "Which country manufactures the HP-220 pump?": only a sentence about the HP-220 (in
-        # its text or its section) that says what is asked of it answers (text/codes.py).
+        # Only a sentence about the HP-220 saying what is asked of it answers (text/codes.py).
         coded = code_scope(bundle.user_question) if p.code_scope else None
-        sections = [
-            " ".join(
-                [e.equipment_id or "", e.source.document, *e.source.heading_path]
-                if e.source
-                else [e.equipment_id or ""]
-            )
-            for e in bundle.selected_evidence
-        ]
+        sections = section_codes(bundle.selected_evidence) if coded is not None else []
         scored: list[tuple[float, Candidate]] = []
         for c in cands:
             if c.lower or opposite_side(bundle.user_question, c):
