@@ -212,48 +212,22 @@ def select(
         if budget_closed:
             drop(ReasonCode.DROP_BUDGET, "evidence budget already exhausted by higher-ranked rows")
             continue
-        text = safe_normalize_v1(row.chunk_text)
-        if not text:
-            drop(ReasonCode.DROP_EMPTY_AFTER_SANITIZE, "nothing left after safe_normalize_v1")
+        read = _readable(row, sel.kept, kept_words, policy)
+        if isinstance(read, _Refused):
+            drop(read.code, read.detail)
             continue
-        conflict = structure_conflict(text)
-        if conflict is not None:
-            drop(
-                ReasonCode.DROP_STRUCTURE_CONFLICT,
-                f"line forges prompt structure: {conflict[:60]!r}",
-            )
-            continue
-        words = _words(text)
-        dup_of = next(
-            (
-                k
-                for k, w in zip(sel.kept, kept_words, strict=True)
-                if overlap_ratio(words, w) >= policy.overlap_ratio_threshold
-            ),
-            None,
-        )
-        if dup_of is not None:
-            drop(
-                ReasonCode.DROP_DUP,
-                f"overlaps {dup_of.row.chunk_id} >= {policy.overlap_ratio_threshold}",
-            )
-            continue
+        text, words = read
         if per_knowledge.get(row.knowledge_id, 0) >= policy.max_chunks_per_knowledge_id:
             drop(
                 ReasonCode.DROP_PER_KNOWLEDGE_CAP,
                 f"{policy.max_chunks_per_knowledge_id} chunks of {row.knowledge_id} already kept",
             )
             continue
-        truncated = False
-        if tok.count(_entry(row, text)) > chunk_cap:
-            trimmed = trim_to_tokens(row, text, chunk_cap, tok)
-            if trimmed is None:
-                drop(
-                    ReasonCode.DROP_BUDGET,
-                    f"no prefix fits the per-chunk cap of {chunk_cap} tokens",
-                )
-                continue
-            text, truncated = trimmed, True
+        fitted = _fitted(row, text, chunk_cap, tok)
+        if fitted is None:
+            drop(ReasonCode.DROP_BUDGET, f"no prefix fits the per-chunk cap of {chunk_cap} tokens")
+            continue
+        text, truncated = fitted
         candidate = [*entries, _entry(row, text)]
         block_tokens = tok.count(render_block(candidate))
         if block_tokens > policy.max_evidence_tokens:
@@ -275,6 +249,45 @@ def select(
 
 
 _CAPPED = (ReasonCode.DROP_MAX_CHUNKS, ReasonCode.DROP_PER_KNOWLEDGE_CAP)
+
+
+@dataclass(frozen=True)
+class _Refused:
+    """Why a row cannot be evidence whatever the caps (its drop code and detail)."""
+
+    code: ReasonCode
+    detail: str
+
+
+def _readable(
+    row: RetrievalRow, kept: list[Kept], kept_words: list[frozenset[str]], policy: Policy
+) -> tuple[str, frozenset[str]] | _Refused:
+    """The row's sanitized text and words, or why it cannot be evidence: nothing left after
+    sanitizing, a line forging prompt structure, or a near-duplicate of a kept row. The checks
+    every selected row passes, the extra slot's included."""
+    text = safe_normalize_v1(row.chunk_text)
+    if not text:
+        detail = "nothing left after safe_normalize_v1"
+        return _Refused(ReasonCode.DROP_EMPTY_AFTER_SANITIZE, detail)
+    conflict = structure_conflict(text)
+    if conflict is not None:
+        detail = f"line forges prompt structure: {conflict[:60]!r}"
+        return _Refused(ReasonCode.DROP_STRUCTURE_CONFLICT, detail)
+    words = _words(text)
+    threshold = policy.overlap_ratio_threshold
+    for k, w in zip(kept, kept_words, strict=True):
+        if overlap_ratio(words, w) >= threshold:
+            return _Refused(ReasonCode.DROP_DUP, f"overlaps {k.row.chunk_id} >= {threshold}")
+    return text, words
+
+
+def _fitted(row: RetrievalRow, text: str, cap: int, tok: Tokenizer) -> tuple[str, bool] | None:
+    """`text` within the per-chunk cap of `cap` tokens and whether it was trimmed; None when no
+    prefix fits."""
+    if tok.count(_entry(row, text)) <= cap:
+        return text, False
+    trimmed = trim_to_tokens(row, text, cap, tok)
+    return None if trimmed is None else (trimmed, True)
 
 
 def _admit_extra(
@@ -301,18 +314,12 @@ def _admit_extra(
         row = dropped.row
         if not closer_section(question, row, best):
             continue
-        text = safe_normalize_v1(row.chunk_text)
-        if not text or structure_conflict(text) is not None:
+        read = _readable(row, sel.kept, kept_words, policy)
+        fitted = None if isinstance(read, _Refused) else _fitted(row, read[0], chunk_cap, tok)
+        if isinstance(read, _Refused) or fitted is None:
             continue
-        words = _words(text)
-        if any(overlap_ratio(words, w) >= policy.overlap_ratio_threshold for w in kept_words):
-            continue
-        truncated = False
-        if tok.count(_entry(row, text)) > chunk_cap:
-            trimmed = trim_to_tokens(row, text, chunk_cap, tok)
-            if trimmed is None:
-                continue
-            text, truncated = trimmed, True
+        words = read[1]
+        text, truncated = fitted
         at = sum(1 for k in sel.kept if (k.row.rank, k.row.chunk_id) < (row.rank, row.chunk_id))
         entries = [_entry(k.row, k.text) for k in sel.kept]
         entries.insert(at, _entry(row, text))
