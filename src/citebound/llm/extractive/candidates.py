@@ -58,6 +58,10 @@ class Candidate:
     # sequencers, ...", "This pattern (and component) is used to ..."): the title's question
     # terms are in `shared`, and the sentence says what the titled subject is or does.
     titled: bool = False
+    # An item or row of a list whose intro negates or withholds ("It does not:" / "1. Sort the
+    # data products"): alone it says the opposite of the document, so it is quoted only with
+    # that intro (`following.negating_intro`; blind F´ set 7, m15): the intro's unit line.
+    negated_by: int = -1
 
 
 _ANCHOR_LIKE = re.compile(
@@ -95,6 +99,13 @@ _FILLER = re.compile(
 # A sentence that starts in lower case after a cut ("passed to the component, and ...") is a
 # fragment; code (`x`), identifiers (cmdSeq) and numbers may start a sentence.
 _MID_SENTENCE = re.compile(r"^[a-z][a-z]*[\s,;:)]")
+# An intro that announces what something does not do, or must not be done ("It does not:",
+# "The following are not supported:", "Never use:"): its items state the opposite alone.
+_NEGATING = re.compile(
+    r"\b(not|never|no longer|cannot|can't|don't|doesn't|isn't|aren't|won't|shouldn't|"
+    r"mustn't|without|except|excluding|unsupported|deprecated|avoid|prohibited|forbidden)\b",
+    re.IGNORECASE,
+)
 # ... and one that ends on a function word was cut at the chunk's end ("documented in the").
 _CUT_END = re.compile(r"\s(the|a|an|of|in|to|and|or|for|with|by|on|at|from|is|are|be)$", re.I)
 
@@ -136,6 +147,7 @@ def candidates(
         overview = bool(heading) and _OVERVIEW.search(heading[-1]) is not None
         lines = paragraphs(evidence.sanitized_text)
         in_item = False  # the last unit was a list item or its continuation
+        negating = -1  # the line of the negating intro of the list the units belong to
         units = list(render_units(lines))
         # The document's opening: its title heading is the evidence's first line and the
         # first unit under it is prose (`titled` below).
@@ -153,6 +165,11 @@ def candidates(
                 (in_item and follows) or lines[unit.line][:1].isspace()
             )
             in_item = unit.kind == "item" or nested
+            if unit.kind == "prose" and not nested:
+                negating = unit.line if unit.intro and _NEGATING.search(unit.text) else -1
+            elif index and not _same_list(lines, units[index - 1].line, unit.line):
+                negating = -1  # a heading or another block came between: another list
+            negated_by = negating if unit.kind != "prose" or nested else -1
             loose = unit.kind == "item" and unit.line > 0 and not lines[unit.line - 1].strip()
             sentences = split_sentences(without_editorial_notes(unit.text))
             # A list item is about what its first sentence names ("`-j JOBS`: set the number
@@ -203,6 +220,7 @@ def candidates(
                         lower=_MID_SENTENCE.match(sentence) is not None,
                         listing=following in ("item", "row"),
                         titled=titled,
+                        negated_by=negated_by,
                     )
                 )
     return out
@@ -317,6 +335,15 @@ def _forbidden(bundle: AnswerBundle, refusal_text: str) -> Callable[[str], bool]
 def _marker_like(sentence: str, bundle: AnswerBundle, allowed: tuple[str, ...]) -> bool:
     scan = scan_markers(sentence, bundle.citation_style, allowed)
     return bool(scan.labels or scan.malformed)
+
+
+def _same_list(lines: list[str], before: int, line: int) -> bool:
+    """Whether nothing but blank lines and table header / separator rows lies between two
+    units: a Markdown list or table goes on over one blank line ("loose" lists), not over a
+    heading, a fence or a second blank line."""
+    between = lines[before + 1 : line]
+    blanks = sum(1 for x in between if not x.strip())
+    return blanks <= 1 and all(not x.strip() or "|" in x for x in between)
 
 
 def _eligible(sentence: str, forbidden: Callable[[str], bool], max_chars: int) -> bool:

@@ -12,7 +12,7 @@ from citebound.policy import AnswererPolicy
 from .candidates import Candidate
 from .scoring import anaphoric, entry, redundant
 
-__all__ = ["antecedent", "follower", "neighbours", "steps"]
+__all__ = ["antecedent", "follower", "negating_intro", "neighbours", "steps"]
 
 
 def steps(lead: Candidate, cands: list[Candidate], max_steps: int) -> list[Candidate]:
@@ -106,3 +106,12 @@ def antecedent(lead: Candidate, cands: list[Candidate]) -> Candidate | None:
         if c.ev == lead.ev and c.line == lead.line and c.pos == lead.pos - 1:
             return c if c.shared and not c.intro and not c.lower else None
     return None
+
+
+def negating_intro(c: Candidate, cands: list[Candidate]) -> Candidate | None:
+    """The quotable intro that negates the list `c` belongs to ("It does not:"), or None when
+    `c` is not under one or that intro is not quotable (then `c` is never quoted)."""
+    if c.negated_by < 0:
+        return None
+    found = [x for x in cands if x.ev == c.ev and x.line == c.negated_by and x.intro]
+    return found[-1] if found else None

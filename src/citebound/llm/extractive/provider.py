@@ -39,7 +39,7 @@ from . import commands, semantic
 from .answer_type import answered, asked, carries, completion, shape_bonus
 from .candidates import Candidate, candidates
 from .choice import join_near_ties, lead_pool, pick_lead
-from .following import antecedent, follower, neighbours, steps
+from .following import antecedent, follower, negating_intro, neighbours, steps
 from .joining import citation_marker, count_tokens, join, marker_pattern
 from .names import stated
 from .scoring import (
@@ -57,7 +57,7 @@ from .scoring import (
 
 # The answerer's version: a new one whenever its answers change (what each changed:
 # docs/answers.md "Answerer versions").
-EXTRACTIVE_MODEL = "extractive-v11"
+EXTRACTIVE_MODEL = "extractive-v12"
 
 
 class ExtractiveProvider:
@@ -70,7 +70,7 @@ class ExtractiveProvider:
     Example:
         >>> p = ExtractiveProvider(floor=0.25)
         >>> (p.name, p.model, p.settings.floor)
-        ('extractive', 'extractive-v11', 0.25)
+        ('extractive', 'extractive-v12', 0.25)
     """
 
     def __init__(
@@ -209,7 +209,11 @@ class ExtractiveProvider:
         sections = section_codes(bundle.selected_evidence) if coded is not None else []
         scored: list[tuple[float, Candidate]] = []
         for c in cands:
-            if c.lower or opposite_side(bundle.user_question, c):
+            if (
+                c.lower
+                or opposite_side(bundle.user_question, c)
+                or (c.negated_by >= 0 and negating_intro(c, cands) is None)
+            ):
                 # A lower-case item ("- a torque wrench") is quoted only under the intro that
                 # announces its list (`steps`): alone it neither leads nor joins.
                 continue
@@ -288,7 +292,8 @@ class ExtractiveProvider:
         if block is not None:
             # "How do I ...?" answered by the sentence that introduces a command and the
             # command itself: nothing else is needed.
-            return [lead, block]
+            intro = negating_intro(lead, cands)
+            return [lead, block] if intro is None else [intro, lead, block]
         # The sentence right after the lead (same unit, else the next unit's first), looked up
         # once for the rules below.
         after = follower(lead, cands)
@@ -395,6 +400,12 @@ class ExtractiveProvider:
         before = antecedent(lead, cands)
         if before is not None and before not in chosen:
             chosen.append(before)
+        # An item of a list that says what is not done ("It does not:" / "Sort the data
+        # products") is quoted under that intro, else it reads as its opposite.
+        for c in list(chosen):
+            intro = negating_intro(c, cands)
+            if intro is not None and intro not in chosen:
+                chosen.append(intro)
         # The lead's evidence first (its sentences in reading order), then the others by rank.
         chosen.sort(key=lambda c: (c.ev != lead.ev, c.ev, c.line, c.pos))
         return chosen
