@@ -94,11 +94,11 @@ def test_an_object_store_lease_refuses_a_live_holder_and_takes_over_an_expired_o
     _lease_holder(staging, 60.0)
     with (
         pytest.raises(RunLocked, match=r"BATCH_RUN_LOCKED: .*pid 1 on elsewhere"),
-        run_lock(staging, lease=True),
+        run_lock(staging, kind="object"),
     ):
         pass
     _lease_holder(staging, -1.0)  # its driver died a while ago: the lease expired
-    with run_lock(staging, lease=True, lease_seconds=0.3) as lock:
+    with run_lock(staging, kind="object", lease_seconds=0.3) as lock:
         mine = staging.read_object(LEASE_NAME)
         assert mine is not None and mine["pid"] == os.getpid()
         time.sleep(0.5)  # past the first expiry: the heartbeat renewed it
@@ -114,7 +114,7 @@ def test_an_object_store_lease_refuses_a_live_holder_and_takes_over_an_expired_o
 
 def test_the_lease_is_released_at_the_end(tmp_path: Path) -> None:
     staging = Staging(table_location(tmp_path), "released")
-    with run_lock(staging, lease=True):
+    with run_lock(staging, kind="object"):
         assert staging.read_object(LEASE_NAME) is not None
     assert staging.read_object(LEASE_NAME) is None
     with run_lock(staging):  # and the OS lock is free again after its block
@@ -130,7 +130,7 @@ def test_a_lease_left_unrenewed_past_its_expiry_is_lost(
     expire: another driver may take it over, so the next commit must be refused even though
     this driver never saw the other's lease."""
     staging = Staging(table_location(tmp_path), "unrenewed")
-    with run_lock(staging, lease=True, lease_seconds=0.3) as lock:
+    with run_lock(staging, kind="object", lease_seconds=0.3) as lock:
         lock.check()
 
         def unreachable(name: str, data: dict[str, Any]) -> None:

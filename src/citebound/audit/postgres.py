@@ -14,6 +14,9 @@ Exactly one record per (request_id, run_id) across all replicas: a unique index 
 `(request_id, coalesce(run_id, ''))`; a second append fails with AuditError("already exists").
 `append` returns after COMMIT, i.e. after the server flushed the WAL (synchronous_commit on,
 the PostgreSQL default): an acknowledged record survives a killed replica.
+
+TEXT and jsonb cannot hold U+0000: a row whose model or caller text holds one is written with
+a reversible escape and read back as given (`audit.pg_text`, migration 10).
 """
 
 from __future__ import annotations
@@ -22,6 +25,14 @@ import json
 from typing import Any
 
 from citebound.audit.columns import COLUMN_NAMES, COLUMNS, from_row, to_row
+from citebound.audit.pg_text import (
+    ESCAPE_COLUMN,
+    ESCAPED_COLUMNS,
+    ESCAPED_FEEDBACK_COLUMNS,
+    UNESCAPED_TEXT,
+    escape_row,
+    unescape_row,
+)
 from citebound.contracts.audit import AuditRecord, FeedbackRecord
 from citebound.errors import AuditError, CiteboundError
 from citebound.store.pg_connect import migrate_url, open_pool, redact
@@ -162,6 +173,15 @@ AUDIT_MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
             "DROP FUNCTION citebound_audit_jsonb(text)",
         ),
     ),
+    (
+        10,
+        "text_escape",
+        # U+0000 in model or caller text (audit/pg_text.py): NULL on a row stored as given.
+        (
+            f"ALTER TABLE audit_records ADD COLUMN {ESCAPE_COLUMN} TEXT",
+            f"ALTER TABLE feedback ADD COLUMN {ESCAPE_COLUMN} TEXT",
+        ),
+    ),
 ]
 
 # The row travels as ONE json parameter, typed by the table's own row type: with one
@@ -173,11 +193,29 @@ AUDIT_MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
 # BIGINT/DOUBLE PRECISION (Python writes floats in shortest round-trip form), JSON strings to
 # the same text or, for those words, the same non-finite DOUBLE PRECISION; the audit contract
 # suite checks every record reads back equal.
+# `text_escape` (migration 10) rides along: absent from the JSON of a row without a NUL, so NULL.
+_PG_COLUMNS = (*COLUMN_NAMES, ESCAPE_COLUMN)
 _INSERT = (
-    f"INSERT INTO audit_records ({', '.join(COLUMN_NAMES)}) "
-    f"SELECT {', '.join(COLUMN_NAMES)} FROM json_populate_record(NULL::audit_records, %s::json)"
+    f"INSERT INTO audit_records ({', '.join(_PG_COLUMNS)}) "
+    f"SELECT {', '.join(_PG_COLUMNS)} FROM json_populate_record(NULL::audit_records, %s::json)"
 )
-_SELECT = f"SELECT {', '.join(COLUMN_NAMES)} FROM audit_records"
+_SELECT = f"SELECT {', '.join(_PG_COLUMNS)} FROM audit_records"
+# json.dumps writes U+0000 as this escape (ASCII output): its absence rules out a NUL in the
+# row at the cost of one substring search (a backslash before `u0000` in text gives a false
+# alarm, which only sends the row through the exact check).
+_NUL_IN_JSON = "\\u0000"
+
+
+def _pg_row(record: AuditRecord) -> str:
+    """The row of `record` as the one JSON parameter of `_INSERT` (audit/pg_text.py escapes
+    NUL-bearing text)."""
+    row = to_row(record, lists_as_json=True, nested_json=True)
+    text = json.dumps(row, allow_nan=False)
+    if _NUL_IN_JSON not in text:
+        return text
+    what = f"audit record {record.request_id}"
+    escaped = escape_row(row, ESCAPED_COLUMNS, what=what, unescaped=UNESCAPED_TEXT)
+    return json.dumps(escaped, allow_nan=False)
 
 
 class PostgresAuditSink:
@@ -224,7 +262,7 @@ class PostgresAuditSink:
         try:
             # Encoded before a connection is taken: a pool connection is held only for the
             # INSERT itself, not for CPU work other requests' appends would wait behind.
-            row = json.dumps(to_row(record, lists_as_json=True, nested_json=True), allow_nan=False)
+            row = _pg_row(record)
         except ValueError as err:  # never expected: to_row writes non-finite reals as words
             raise AuditError(f"cannot encode audit record {record.request_id}: {err}") from err
         try:
@@ -250,7 +288,16 @@ class PostgresAuditSink:
 
     def _records(self, sql: str, params: tuple[Any, ...] = ()) -> list[AuditRecord]:
         rows = self._query(sql, params)
-        return [from_row(dict(zip(COLUMN_NAMES, row, strict=True))) for row in rows]
+        return [
+            from_row(
+                unescape_row(
+                    dict(zip(_PG_COLUMNS, row, strict=True)),
+                    ESCAPED_COLUMNS,
+                    what=f"audit record {row[1]}",
+                )
+            )
+            for row in rows
+        ]
 
     def find(self, request_id: str) -> list[AuditRecord]:
         return self._records(f"{_SELECT} WHERE request_id = %s ORDER BY seq", (request_id,))
@@ -270,6 +317,10 @@ class PostgresAuditSink:
 
     def append_feedback(self, feedback: FeedbackRecord) -> None:
         """Append a verdict on a recorded request; unknown request ids are refused."""
+        what = f"feedback on {feedback.request_id}"
+        row = escape_row(
+            feedback.model_dump(), ESCAPED_FEEDBACK_COLUMNS, what=what, unescaped=("request_id",)
+        )
         try:
             with self._pool.connection() as conn, conn.transaction():
                 known = conn.execute(
@@ -279,13 +330,14 @@ class PostgresAuditSink:
                 if known is None:
                     raise AuditError(f"no audit record for request_id={feedback.request_id!r}")
                 conn.execute(
-                    "INSERT INTO feedback (request_id, verdict, comment, timestamp_utc) "
-                    "VALUES (%s, %s, %s, %s)",
+                    "INSERT INTO feedback (request_id, verdict, comment, timestamp_utc, "
+                    f"{ESCAPE_COLUMN}) VALUES (%s, %s, %s, %s, %s)",
                     (
-                        feedback.request_id,
-                        feedback.verdict,
-                        feedback.comment,
-                        feedback.timestamp_utc,
+                        row["request_id"],
+                        row["verdict"],
+                        row["comment"],
+                        row["timestamp_utc"],
+                        row[ESCAPE_COLUMN],
                     ),
                 )
         except AuditError:
@@ -295,13 +347,16 @@ class PostgresAuditSink:
 
     def feedback(self, request_id: str) -> list[FeedbackRecord]:
         """Feedback on `request_id`, oldest first."""
+        names = ("request_id", "verdict", "comment", "timestamp_utc", ESCAPE_COLUMN)
         rows = self._query(
-            "SELECT request_id, verdict, comment, timestamp_utc FROM feedback "
-            "WHERE request_id = %s ORDER BY seq",
+            f"SELECT {', '.join(names)} FROM feedback WHERE request_id = %s ORDER BY seq",
             (request_id,),
         )
+        what = f"feedback on {request_id}"
         return [
-            FeedbackRecord(request_id=r[0], verdict=r[1], comment=r[2], timestamp_utc=r[3])
+            FeedbackRecord.model_validate(
+                unescape_row(dict(zip(names, r, strict=True)), ESCAPED_FEEDBACK_COLUMNS, what=what)
+            )
             for r in rows
         ]
 

@@ -191,7 +191,9 @@ def answer_batch(
     answers_at, audit_at = out.child("answers"), out.child("audit")
     DeltaAuditSink(audit_at)  # creates or checks the audit schema up front
     staging = Staging(out, run)
-    with run_lock(staging) as lock:  # one driver per run id (batch/run_lock.py)
+    # One driver per run id (batch/run_lock.py); a PostgreSQL store holds the lease of a run
+    # whose output is in an object store.
+    with run_lock(staging, database=config.database or None) as lock:
         _start_or_resume(staging, run_manifest(questions, config, run), audit_at, answers_at)
         expected = {rid for rid, _ in questions}
         lock.check()

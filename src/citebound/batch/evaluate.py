@@ -231,7 +231,9 @@ def eval_batch(
     check_run_absent(eval_at, run)  # before any model call, not after
     DeltaAuditSink(audit_at)
     staging = Staging(out, run)
-    with run_lock(staging) as lock:  # one driver per run id (batch/run_lock.py)
+    # One driver per run id (batch/run_lock.py); a PostgreSQL store holds the lease of a run
+    # whose output is in an object store.
+    with run_lock(staging, database=config.database or None) as lock:
         expected = {rid for rid, _ in questions}
         lock.check()
         # What an attempt that died staged.

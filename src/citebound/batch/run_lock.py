@@ -11,16 +11,23 @@ anything of the run until they return, and a second driver fails closed at once 
   The kernel releases it when the holder exits or is killed, so a dead driver's lock is free
   the moment it dies and the next driver takes it over; nothing needs to expire. The file
   keeps the holder's identity for the message.
-* **Object stores** (`s3://`, `abfss://`, `gs://`; or no `flock`): a lease object,
+* **A PostgreSQL store with output in an object store**: a lease row in the database,
+  taken, renewed and released by compare-and-swap statements on the database's clock
+  (`batch/lease_sql.py`): exactly one of two racing drivers wins, an expired lease is taken
+  over, and a stale holder's renewal fails (`LeaseLost`, BATCH_RUN_LOCKED). The same heartbeat
+  and `check` as below. Local output without `flock` (not POSIX) uses the same table in a
+  SQLite file in the staging folder (`driver.lease.sqlite`).
+* **Object stores without a database** (`s3://`, `abfss://`, `gs://`): a lease object,
   `driver.lease`, with the holder's identity and an expiry `LEASE_SECONDS` ahead, renewed by a
   heartbeat thread every third of that. A lease whose expiry has passed belonged to a dead
   driver (or one stalled for longer than the lease) and is taken over. Object stores offer no
   compare-and-swap through delta-rs' store, so the writer reads its lease back after writing it;
   two drivers starting within the same moment could still both pass, which is why the local
-  lock is the OS lock. The heartbeat also reads the lease back: a driver whose lease was taken
-  over stops before its next commit (`RunLock.check`, also run before each group of a large
-  commit), and so does one whose renewals failed until its lease expired (another driver may
-  have taken it over unseen).
+  lock is the OS lock and a run on a PostgreSQL store takes the database's lease instead. The
+  heartbeat also reads the lease back: a driver whose lease was taken over stops before its
+  next commit (`RunLock.check`, also run before each group of a large commit), and so does
+  one whose renewals failed until its lease expired (another driver may have taken it over
+  unseen).
 """
 
 from __future__ import annotations
@@ -33,13 +40,18 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from citebound.contracts.enums import ReasonCode
 from citebound.errors import ConfigError
 
 if TYPE_CHECKING:
+    from citebound.batch.lease_sql import LeaseStore
     from citebound.batch.staging import Staging
+
+# How a run is locked: the OS lock, the lease object, or a lease row (SQLite file, database).
+LockKind = Literal["os", "object", "sqlite", "database"]
+SQLITE_LEASE_NAME = "driver.lease.sqlite"
 
 LOCK_NAME = "driver.lock"
 LEASE_NAME = "driver.lease"
@@ -83,6 +95,8 @@ class RunLock:
     def __init__(self, staging: Staging) -> None:
         self.staging = staging
         self.lost = False
+        # Why, when a renewal said so (lease_sql.LeaseLost); None: the generic message.
+        self.lost_reason: str | None = None
         # A lease's end (time.monotonic), pushed on by each renewal that reached the store;
         # None for the OS lock, which cannot expire.
         self.valid_until: float | None = None
@@ -92,6 +106,8 @@ class RunLock:
         lease went unrenewed (store errors) until its expiry: another driver may hold it now
         without this one having seen its lease."""
         if self.lost:
+            if self.lost_reason is not None:
+                raise RunLocked(self.lost_reason)
             raise _locked(self.staging.run_id, None, self.staging.location.uri)
         if self.valid_until is not None and time.monotonic() >= self.valid_until:
             raise RunLocked(
@@ -104,18 +120,44 @@ class RunLock:
 
 @contextlib.contextmanager
 def run_lock(
-    staging: Staging, *, lease: bool | None = None, lease_seconds: float = LEASE_SECONDS
+    staging: Staging,
+    *,
+    kind: LockKind | None = None,
+    lease_seconds: float = LEASE_SECONDS,
+    database: str | None = None,
 ) -> Iterator[RunLock]:
     """Hold the run's lock for the block; RunLocked at once when another driver holds it.
-    `lease` forces (True) or refuses (False) the lease; None picks the OS lock for local
-    output where `fcntl` exists."""
-    use_lease = lease if lease is not None else not _flock_possible(staging)
-    if use_lease:
+    `kind` None picks (module docstring): the OS lock for local output where `fcntl` exists,
+    else the database's lease when `database` (a PostgreSQL URL) is given, else a SQLite lease
+    for local output, else the lease object."""
+    kind = kind or _pick(staging, database)
+    if kind == "os":
+        with _file_lock(staging) as held:
+            yield held
+    elif kind == "object":
         with _lease(staging, lease_seconds) as held:
             yield held
     else:
-        with _file_lock(staging) as held:
+        with _table_lease(staging, _lease_store(staging, kind, database), lease_seconds) as held:
             yield held
+
+
+def _pick(staging: Staging, database: str | None) -> LockKind:
+    if _flock_possible(staging):
+        return "os"
+    if database:
+        return "database"
+    return "sqlite" if staging.location.is_local else "object"
+
+
+def _lease_store(staging: Staging, kind: LockKind, database: str | None) -> LeaseStore:
+    from citebound.batch.lease_sql import PostgresLeases, SQLiteLeases
+
+    if kind == "sqlite":
+        return SQLiteLeases(staging.location.local_path / SQLITE_LEASE_NAME)
+    if not database:
+        raise ConfigError("a database run lease needs the store's PostgreSQL URL")
+    return PostgresLeases(database)
 
 
 def _flock_possible(staging: Staging) -> bool:
@@ -196,3 +238,48 @@ def _lease(staging: Staging, seconds: float) -> Iterator[RunLock]:
             now = staging.read_object(LEASE_NAME)
             if now is not None and now.get("token") == me["token"]:
                 staging.delete_object(LEASE_NAME)
+
+
+@contextlib.contextmanager
+def _table_lease(staging: Staging, store: LeaseStore, seconds: float) -> Iterator[RunLock]:
+    """The lease as a row taken and renewed by compare-and-swap (batch/lease_sql.py)."""
+    from citebound.batch.lease_sql import LeaseLost
+
+    me = _identity()
+    # Keyed by the staging folder's URI: the run id within that output, wherever it is.
+    name = f"batch-run:{staging.location.uri}"
+    try:
+        sent = time.monotonic()  # before the statement: the lease cannot end later than this
+        holder = store.acquire(name, me["token"], me, seconds)
+        if holder is not None:
+            raise _locked(staging.run_id, holder or None, store.where)
+    except BaseException:
+        store.close()
+        raise
+    lock = RunLock(staging)
+    lock.valid_until = sent + seconds
+    stop = threading.Event()
+
+    def heartbeat() -> None:
+        while not stop.wait(seconds / 3):
+            try:
+                sent = time.monotonic()
+                store.renew(name, me["token"], seconds)
+                lock.valid_until = sent + seconds
+            except LeaseLost as err:  # expired or taken over: this driver must stop
+                lock.lost_reason = str(err)
+                lock.lost = True
+                return
+            except Exception:  # a transient store error: the next beat tries again (and
+                continue  # `check` refuses to commit once the lease ran out unrenewed)
+
+    beat = threading.Thread(target=heartbeat, name="citebound-run-lease", daemon=True)
+    beat.start()
+    try:
+        yield lock
+    finally:
+        stop.set()
+        beat.join()
+        with contextlib.suppress(Exception):
+            store.release(name, me["token"])  # only if still ours (the statement checks)
+        store.close()

@@ -1,0 +1,214 @@
+"""Run leases taken and renewed by compare-and-swap, on real SQLite and real PostgreSQL
+(batch/lease_sql.py): of racing contenders exactly one wins, an expired lease is taken over,
+and a stale holder's renewal fails with BATCH_RUN_LOCKED and the reason."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from citebound.audit.location import table_location
+from citebound.batch.lease_sql import LeaseLost, LeaseStore, PostgresLeases, SQLiteLeases
+from citebound.batch.run_lock import SQLITE_LEASE_NAME, RunLocked, _identity, run_lock
+from citebound.batch.staging import Staging
+from citebound.contracts.enums import ReasonCode
+from citebound.errors import ConfigError
+
+CONTENDERS = 8
+ROUNDS = 6
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, str]:
+    """(kind, where): a lease file, or a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        return "sqlite", str(tmp_path / "leases.sqlite")
+    return "postgres", str(request.getfixturevalue("pg_url"))
+
+
+def _opener(backend: tuple[str, str]) -> Callable[[], LeaseStore]:
+    kind, where = backend
+    if kind == "sqlite":
+        return lambda: SQLiteLeases(Path(where))
+    return lambda: PostgresLeases(where)
+
+
+def _race(stores: list[LeaseStore], name: str) -> tuple[list[Any], list[dict[str, Any]]]:
+    """Every store tries to acquire `name` at once (a barrier releases them together): what
+    each acquire returned, and each contender's identity."""
+    gate = threading.Barrier(len(stores))
+    who = [_identity() for _ in stores]
+    results: list[Any] = ["not run"] * len(stores)
+    errors: list[BaseException] = []
+
+    def contend(i: int) -> None:
+        try:
+            gate.wait()
+            results[i] = stores[i].acquire(name, who[i]["token"], who[i], 60.0)
+        except BaseException as err:  # surfaced below, not lost in the thread
+            errors.append(err)
+
+    threads = [threading.Thread(target=contend, args=(i,)) for i in range(len(stores))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    return results, who
+
+
+def test_of_racing_contenders_exactly_one_wins(backend: tuple[str, str]) -> None:
+    """Each contender on its own connection, released together, round after round: one
+    acquire writes, every other one is refused and told who holds the lease."""
+    open_store = _opener(backend)
+    stores = [open_store() for _ in range(CONTENDERS)]
+    try:
+        for round_ in range(ROUNDS):
+            name = f"batch-run:race-{round_}"
+            results, who = _race(stores, name)
+            winners = [i for i, r in enumerate(results) if r is None]
+            assert len(winners) == 1, results
+            (won,) = winners
+            assert all(r == who[won] for i, r in enumerate(results) if i != won)
+            for i, store in enumerate(stores):  # only the winner may renew
+                if i == won:
+                    store.renew(name, who[i]["token"], 60.0)
+                else:
+                    with pytest.raises(LeaseLost, match="took it over"):
+                        store.renew(name, who[i]["token"], 60.0)
+    finally:
+        for s in stores:
+            s.close()
+
+
+def test_an_expired_lease_is_taken_over_and_its_stale_holder_cannot_renew(
+    backend: tuple[str, str],
+) -> None:
+    open_store = _opener(backend)
+    a, b, c = open_store(), open_store(), open_store()
+    me, other, third = _identity(), _identity(), _identity()
+    name = "batch-run:expiring"
+    try:
+        assert a.acquire(name, me["token"], me, 0.05) is None
+        time.sleep(0.3)  # a driver that stalled past its lease
+        assert b.acquire(name, other["token"], other, 60.0) is None  # taken over
+        with pytest.raises(LeaseLost) as lost:
+            a.renew(name, me["token"], 60.0)
+        assert lost.value.reason_code is ReasonCode.BATCH_RUN_LOCKED
+        message = str(lost.value)
+        assert message.startswith("BATCH_RUN_LOCKED: lease 'batch-run:expiring'")
+        assert f"pid {other['pid']} on {other['host']} took it over" in message
+        assert "stopped before committing" in message
+        a.release(name, me["token"])  # the stale holder's release leaves the new lease alone
+        assert c.acquire(name, third["token"], third, 60.0) == other  # live: refused
+        b.renew(name, other["token"], 60.0)
+        b.release(name, other["token"])
+        assert c.acquire(name, third["token"], third, 60.0) is None  # released: free
+    finally:
+        for s in (a, b, c):
+            s.close()
+
+
+def test_a_lease_that_expired_unrenewed_cannot_be_renewed(backend: tuple[str, str]) -> None:
+    """Nobody took it over, but another driver may have been about to: an expired lease is
+    lost, so a late renewal fails rather than resurrecting it."""
+    store = _opener(backend)()
+    me = _identity()
+    try:
+        assert store.acquire("batch-run:late", me["token"], me, 0.05) is None
+        time.sleep(0.3)
+        with pytest.raises(LeaseLost, match="it expired before this renewal"):
+            store.renew("batch-run:late", me["token"], 60.0)
+        with pytest.raises(LeaseLost, match="released or never taken"):
+            store.renew("batch-run:never", me["token"], 60.0)
+    finally:
+        store.close()
+
+
+def _steal(backend: tuple[str, str], staging: Staging, thief: dict[str, Any]) -> None:
+    """Rewrite the run's lease as another driver's (as one whose takeover this driver missed
+    while it stalled), bypassing the lease API."""
+    import json
+
+    kind, where = backend
+    name = f"batch-run:{staging.location.uri}"
+    if kind == "sqlite":
+        with sqlite3.connect(where) as conn:
+            conn.execute(
+                "UPDATE leases SET holder = ?, identity = ?, expires_at = ? WHERE name = ?",
+                (thief["token"], json.dumps(thief), time.time() + 60, name),
+            )
+        return
+    import psycopg
+
+    with psycopg.connect(where, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE citebound_leases SET holder = %s, identity = %s::jsonb, "
+            "expires_at = clock_timestamp() + interval '60 seconds' WHERE name = %s",
+            (thief["token"], json.dumps(thief), name),
+        )
+
+
+def test_run_lock_holds_the_table_lease_and_stops_once_it_is_lost(
+    backend: tuple[str, str], tmp_path: Path
+) -> None:
+    kind, where = backend
+    staging = Staging(table_location(tmp_path / "out"), "leased")
+    options: dict[str, Any] = (
+        {"kind": "sqlite"} if kind == "sqlite" else {"kind": "database", "database": where}
+    )
+    if kind == "sqlite":  # the lease file run_lock uses is the staging folder's
+        backend = (kind, str(staging.location.local_path / SQLITE_LEASE_NAME))
+    with run_lock(staging, lease_seconds=0.3, **options) as lock:
+        with (
+            pytest.raises(RunLocked, match=rf"BATCH_RUN_LOCKED: .*pid {os.getpid()} on "),
+            run_lock(staging, **options),
+        ):
+            pass  # a second driver fails closed at once
+        time.sleep(0.5)  # past the first expiry: the heartbeat renewed it
+        lock.check()
+        _steal(backend, staging, {**_identity(), "pid": 1, "host": "elsewhere"})
+        time.sleep(0.4)  # the next renewal finds the lease another driver's
+        with pytest.raises(RunLocked, match="pid 1 on elsewhere took it over"):
+            lock.check()
+    # Not ours to release: still the other driver's.
+    with pytest.raises(RunLocked, match="pid 1 on elsewhere"), run_lock(staging, **options):
+        pass
+
+
+def test_run_lock_releases_the_table_lease(backend: tuple[str, str], tmp_path: Path) -> None:
+    kind, where = backend
+    staging = Staging(table_location(tmp_path / "out"), "released")
+    options: dict[str, Any] = (
+        {"kind": "sqlite"} if kind == "sqlite" else {"kind": "database", "database": where}
+    )
+    with run_lock(staging, **options):
+        pass
+    with run_lock(staging, **options):  # free again at once, no expiry to wait for
+        pass
+
+
+def test_a_database_lease_needs_a_database(tmp_path: Path) -> None:
+    staging = Staging(table_location(tmp_path), "r")
+    with pytest.raises(ConfigError, match="PostgreSQL URL"), run_lock(staging, kind="database"):
+        pass
+
+
+def test_which_lock_a_run_takes(tmp_path: Path) -> None:
+    """Local output: the OS lock (a dead driver's is free at once). Output in an object store:
+    the database's compare-and-swap lease when the run is on a PostgreSQL store, else the
+    lease object (no compare-and-swap there, docs/batch.md)."""
+    from citebound.batch.run_lock import _pick
+
+    local = Staging(table_location(tmp_path), "r")
+    remote = Staging(table_location("s3://bucket/out"), "r")
+    url = "postgresql://u@db/x"
+    assert (_pick(local, None), _pick(local, url)) == ("os", "os")
+    assert (_pick(remote, url), _pick(remote, None)) == ("database", "object")
