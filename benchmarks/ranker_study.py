@@ -21,8 +21,9 @@ on standardized features; numpy, float64, deterministic) on the fit sets only: S
 (strict-v1 bundles); and reports each variant against the shipped rule, per set: answers
 holding the gold (SQuAD, HaluEval; of answered) or answered well (F´, every preset), with the
 F´ questions whose judgement changes. Held-out sets: HaluEval 1001-2000, F´ sets 4-6, and with
-`--held-out` SQuAD articles 3-4 (look once). Refusals cannot change: only the lead among
-sentences that already may lead is chosen differently (checked: the counts of answered match).
+`--held-out` SQuAD articles 3-4 (look once). Qualification is unchanged: only the lead among
+sentences that already may lead is chosen differently (a forced lead whose answer is refused or
+fails validation counts as not good: 1 of 7,932 in the study).
 """
 
 from __future__ import annotations
