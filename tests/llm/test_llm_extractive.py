@@ -145,9 +145,12 @@ def test_floor_is_a_constructor_parameter() -> None:
 
 def test_one_shared_word_is_not_an_answer() -> None:
     assert answer(PUMP_EVIDENCE, "Who painted the famous portrait?", min_matches=2) == REFUSAL
-    assert answer(PUMP_EVIDENCE, "Who painted the famous portrait?", min_matches=1) == (
-        "It is painted blue. [C0]"
-    )
+    # min_matches alone: asked_scope (asked.py) refuses it too - "It is painted blue." does
+    # not say who painted anything.
+    assert answer(
+        PUMP_EVIDENCE, "Who painted the famous portrait?", min_matches=1, asked_scope=False
+    ) == ("It is painted blue. [C0]")
+    assert answer(PUMP_EVIDENCE, "Who painted the famous portrait?", min_matches=1) == REFUSAL
     # Named, the portrait no evidence states is refused whatever the bar (extractive-v9).
     assert answer(PUMP_EVIDENCE, "Who painted the Mona Lisa?", min_matches=1) == REFUSAL
     with pytest.raises(ConfigError):
@@ -296,7 +299,7 @@ def test_execute_with_extractive_is_ok_and_deterministic() -> None:
     second = execute(make_prompt(bundle), bundle, ExtractiveProvider(), policy)
     assert first.generation_status is GenerationStatus.OK
     assert first.raw_model_text == "The pump runs at 40 bar. [C0]"
-    assert first.model_name == "extractive-v11" and first.attempts == 1
+    assert first.model_name == "extractive-v12" and first.attempts == 1
     assert first.model_dump(exclude={"llm_latency_ms"}) == second.model_dump(
         exclude={"llm_latency_ms"}
     )
