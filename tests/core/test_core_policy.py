@@ -62,7 +62,7 @@ def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     found_min_score, found_min_terms, #15; [answerer] answer_types, answer_type_bonus,
     answer_type_penalty, answer_type_firm, #15 answer types; [retrieval] extra_chunks,
     #15 evidence; [answerer] semantic*, #15 semantic signal; code_scope,
-    transposed_min_letters, #15 review)."""
+    transposed_min_letters, #15 review; asked_scope, #15 absent attributes)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
         "sha256:a948b9a4297b236a9d508678df6dcb88b49f23183dd8a93282c979d4997fbea1"
