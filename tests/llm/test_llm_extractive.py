@@ -145,9 +145,12 @@ def test_floor_is_a_constructor_parameter() -> None:
 
 def test_one_shared_word_is_not_an_answer() -> None:
     assert answer(PUMP_EVIDENCE, "Who painted the famous portrait?", min_matches=2) == REFUSAL
-    assert answer(PUMP_EVIDENCE, "Who painted the famous portrait?", min_matches=1) == (
-        "It is painted blue. [C0]"
-    )
+    # min_matches alone: asked_scope (asked.py) refuses it too - "It is painted blue." does
+    # not say who painted anything.
+    assert answer(
+        PUMP_EVIDENCE, "Who painted the famous portrait?", min_matches=1, asked_scope=False
+    ) == ("It is painted blue. [C0]")
+    assert answer(PUMP_EVIDENCE, "Who painted the famous portrait?", min_matches=1) == REFUSAL
     # Named, the portrait no evidence states is refused whatever the bar (extractive-v9).
     assert answer(PUMP_EVIDENCE, "Who painted the Mona Lisa?", min_matches=1) == REFUSAL
     with pytest.raises(ConfigError):

@@ -208,6 +208,13 @@ class AnswererPolicy(Contract):
         "only by a sentence whose text or section names that code and that holds a term of "
         "what is asked of it (text/codes.py).",
     )
+    asked_scope: bool = Field(
+        default=True,
+        description="A question whose kind of answer is known (who / when / where / how many "
+        "/ what colour ...) is answered only by a sentence that holds what it asks (the verb "
+        "of 'Who designed X?', the noun of 'What is the mass of X?') or a filler of that kind "
+        "(a name, a date, a number, a colour) (llm/extractive/asked.py).",
+    )
     # The one default that is not strict-v1's value: on, every bare `ExtractiveProvider()`
     # (unit tests, offline studies) would load the MiniLM encoder. The presets turn it on.
     semantic: bool = Field(

@@ -36,6 +36,7 @@ from citebound.validate.swap import UNITS
 from .candidates import Candidate
 
 __all__ = [
+    "HEAD_NOUNS",
     "AnswerType",
     "answered",
     "asked",
@@ -79,6 +80,10 @@ _NUMBER_NOUNS = (
     r"percentage|percent|proportion|fraction|number|amount|size|population|length|"
     r"distance|temperature|speed|cost|price|height|age|total|sum|quantity|"
     r"weight|mass|volume|rate|ratio|value|score"
+)
+# Every head noun above, one word each (llm/extractive/asked.py reads where a wh-phrase ends).
+HEAD_NOUNS = frozenset(
+    "|".join((_PERSON_NOUNS, _PLACE_NOUNS, _NAME_NOUNS, _DATE_NOUNS, _NUMBER_NOUNS)).split("|")
 )
 # "what / which [adjective] NOUN", "what is the NOUN of", "in which NOUN", "name of the NOUN".
 _WH_NOUN = r"(?:what|which)\s+(?:(?:is|was|are|were)\s+the\s+)?(?:\w+\s+)?(?:{nouns})(?:'s)?\b"

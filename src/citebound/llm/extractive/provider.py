@@ -35,6 +35,7 @@ from citebound.text.markup import question_type
 from citebound.text.terms import framing_terms, key_terms, terms
 from citebound.validate.analysis import is_factual
 
+from . import asked as asking
 from . import commands, semantic
 from .answer_type import answered, asked, carries, completion, shape_bonus
 from .candidates import Candidate, candidates
@@ -207,6 +208,8 @@ class ExtractiveProvider:
         # Only a sentence about the HP-220 saying what is asked of it answers (text/codes.py).
         coded = code_scope(bundle.user_question) if p.code_scope else None
         sections = section_codes(bundle.selected_evidence) if coded is not None else []
+        # Only a sentence holding what is asked, or a filler of its kind, answers (asked.py).
+        wanted = asking.scope(bundle.user_question) if p.asked_scope else None
         scored: list[tuple[float, Candidate]] = []
         for c in cands:
             if (
@@ -246,6 +249,8 @@ class ExtractiveProvider:
                 c.text, sections[c.ev], shared | context | c.context
             ):
                 continue  # another item's sentence, or one that says something else of it
+            if wanted is not None and not asking.admitted(wanted, c, cands, bundle.user_question):
+                continue  # about the item, silent on what is asked of it
             coverage = (
                 # Summed in term order: equal term sets give equal scores, bit for bit, whatever
                 # the set's iteration order (ties are then broken by the stated rules).
