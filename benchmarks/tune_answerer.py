@@ -63,8 +63,10 @@ from citebound.eval.squad import contains_gold
 from citebound.llm.extractive import ExtractiveProvider
 from citebound.llm.extractive.names import stated
 from citebound.policy import GatePolicy, load_policy
+from citebound.retrieve.retriever import Retriever
+from citebound.store.sqlite import SqliteStore
 from citebound.testing.bundles import make_llm_result
-from citebound.text.terms import row_text, top_coverage
+from citebound.text.terms import Rarity, row_text, top_coverage
 from citebound.validate import validate_answer
 
 TUNE = {1, 2, 5, 6}
@@ -164,10 +166,12 @@ def simulate(
     provider = ExtractiveProvider(policy.answerer, **changes)
     refusal = policy.refusal.model_text
     records = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
-    rule = None
+    rule, rarity = None, None
     if policy_gate is not None:
         rule = GatePolicy.model_validate({**policy.gate.model_dump(), **policy_gate})
         gates = [(rule.min_score, policy.min_similarity_floor)]
+        if rule.rare_min_score is not None:
+            rarity = _rarity(path)
 
     def outcome(r: dict[str, Any], floor: float) -> tuple[str, str]:
         """("gate" | "answerer" | "failed" | "ok", answer text) past the gate."""
@@ -198,7 +202,7 @@ def simulate(
             s["n"] += 1
             top = max(r["sims"], default=0.0)
             if rule is not None:
-                m = top_coverage(r["question"], _rows(r))
+                m = top_coverage(r["question"], _rows(r), rarity)
                 shut = rule.refusal(top if r["sims"] else None, m, rule.min_score) is not None
             else:
                 shut = top < gate
@@ -315,6 +319,16 @@ def refusals(path: Path, splits: tuple[str, ...] = ("tune",), preset: str = PRES
         f"refused {sum(count.values())} of {asked} answerable: "
         + ", ".join(f"{k} {v}" for k, v in sorted(count.items()))
     )
+
+
+def _rarity(path: Path) -> Rarity:
+    """The idf of a word in the collection a capture was made on (its store under the
+    capture's --work folder, as `capture` lays it out), for the gate's rare pass."""
+    halueval = "halueval" in path.name
+    sub = ("halueval" if halueval else "") + ("-swap" if "swap" in path.name else "")
+    folder = path.parent / sub.lstrip("-") if sub else path.parent
+    collection = HALUEVAL_COLLECTION if halueval else COLLECTION
+    return Retriever(SqliteStore(folder / "store")).load(collection).lexical.idf
 
 
 def _rows(record: dict[str, Any]) -> list[_CapturedRow]:

@@ -62,10 +62,10 @@ def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     found_min_score, found_min_terms, #15; [answerer] answer_types, answer_type_bonus,
     answer_type_penalty, answer_type_firm, #15 answer types; [retrieval] extra_chunks,
     #15 evidence; [answerer] semantic*, #15 semantic signal; code_scope,
-    transposed_min_letters, #15 review)."""
+    transposed_min_letters, #15 review; [gate] rare_min_score, rare_share, #15 gate)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:c599c6570d6e7fa2b225006ff16aa91418d76fcb40fd9c5356c427e02fe8f5d7"
+        "sha256:b49726a5e958418c117aedc5c770883a2e869a57c9b6a827f9c7127370fdd157"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint

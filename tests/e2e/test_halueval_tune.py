@@ -99,7 +99,8 @@ def test_capture_then_simulate_and_refusals(
     assert line.startswith("gate 0.76/0.55 tune: ")
     assert "of 2) |" in line and "out-of-corpus the gate refused" in line
     # The preset's gate, refusing everything, leaves nothing for the answerer.
-    closed = json.dumps({"min_score": 1.0, "covered_min_score": None, "found_min_score": None})
+    passes = ("covered_min_score", "found_min_score", "rare_min_score")
+    closed = json.dumps({"min_score": 1.0, **dict.fromkeys(passes)})
     tune_answerer.main(["simulate", "--capture",
                         str(tiny_halueval / "capture-open-halueval.jsonl"),
                         "--policy-gate", closed])  # fmt: skip
