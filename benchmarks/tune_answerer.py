@@ -1,9 +1,10 @@
 """Tune the extractive answerer on SQuAD 2.0 dev: capture bundles once, re-answer offline.
 
     PYTHONPATH=src python benchmarks/tune_answerer.py capture [--open-gate] [--work DIR]
-        [--preset strict-v1|hybridrag|superprompt-v1] [--swap]
+        [--preset strict-v1|hybridrag|superprompt-v1] [--swap] [--halueval]
     PYTHONPATH=src python benchmarks/tune_answerer.py simulate [--gate 0.76/0.74 ...]
-        [--set '{"tie_share": 0.8}'] [--split tune|held-out|all] [--capture FILE]
+        [--policy-gate '{"found_min_score": 0.66}'] [--set '{"tie_share": 0.8}']
+        [--split tune|held-out|all] [--capture FILE]
     PYTHONPATH=src python benchmarks/tune_answerer.py misses [--split tune] [--set ...]
     PYTHONPATH=src python benchmarks/tune_answerer.py refusals [--swap] [--split tune]
 
@@ -23,12 +24,20 @@ per answer and the answerer's CPU time per question. `--split` defaults to tune 
 `simulate` and `misses`: held-out is printed only when asked for (look at it once, at the end).
 
 `refusals` lists each refused answerable question of a shipped-preset capture with the rule
-that refused it and the measurements behind it (docs/answers.md "The gate: framing words").
+that refused it and the measurements behind it (docs/answers.md "The gate: framing words"),
+then the count per rule.
 
 `capture --swap` runs the tune articles with their roles swapped (5-6 indexed and answerable,
 1-2 out of corpus): a second tune set that never touches 3-4 / 7-8 (strict-v1's coverage gate
 was fitted on both). `--gate` applies a plain similarity threshold to open-gate captures; a
 capture of the shipped preset (`--gate 0/0`) carries the real gate, coverage included.
+`--policy-gate JSON` applies the preset's whole `[gate]` rule (with those overrides) offline to
+an open-gate capture, and counts the gate's refusals the answerer would have answered.
+
+`capture --halueval` (with or without `--swap`) is a refusal tune set that is not SQuAD:
+HaluEval QA dev, one half's knowledge passages indexed, that half's questions answerable, the
+other half's out of corpus (`_halueval_tune.py`; docs/answers.md "A tune set that is not
+SQuAD"). Its capture holds tune questions only.
 """
 
 from __future__ import annotations
@@ -44,6 +53,8 @@ from typing import Any
 
 from _answer_misses import classify
 from _e2e_squad import COLLECTION, build
+from _halueval_tune import COLLECTION as HALUEVAL_COLLECTION
+from _halueval_tune import build as halueval_build
 
 from citebound.contracts.assembly import AnswerBundle
 from citebound.eval.data import dataset_dir
@@ -51,9 +62,11 @@ from citebound.eval.end_to_end import OPEN_GATE, gate_similarities, make_pipelin
 from citebound.eval.squad import contains_gold
 from citebound.llm.extractive import ExtractiveProvider
 from citebound.llm.extractive.names import stated
-from citebound.policy import load_policy
+from citebound.policy import GatePolicy, load_policy
+from citebound.retrieve.retriever import Retriever
+from citebound.store.sqlite import SqliteStore
 from citebound.testing.bundles import make_llm_result
-from citebound.text.terms import row_text, top_coverage
+from citebound.text.terms import Rarity, row_text, top_coverage
 from citebound.validate import validate_answer
 
 TUNE = {1, 2, 5, 6}
@@ -65,20 +78,35 @@ PRESET = "strict-v1"
 
 
 def capture(
-    work: Path, open_gate: bool, out: Path, swap: bool = False, preset: str = PRESET
+    work: Path,
+    open_gate: bool,
+    out: Path,
+    swap: bool = False,
+    preset: str = PRESET,
+    halueval: bool = False,
 ) -> None:
-    folder = dataset_dir("squad2-dev")
+    data = "halueval-dev" if halueval else "squad2-dev"
+    folder = dataset_dir(data)
     if folder is None:
-        print("skipped: ../shared/data/squad2-dev is absent (set CITEBOUND_SHARED_DATA)")
+        print(f"skipped: ../shared/data/{data} is absent (set CITEBOUND_SHARED_DATA)")
         return
-    if swap:  # the tune articles with roles swapped: a second tune set, never 3-4 / 7-8
+    collection = COLLECTION
+    if halueval:  # not SQuAD at all: HaluEval QA halves (benchmarks/_halueval_tune.py)
+        store, items = halueval_build(
+            folder, work / f"halueval{'-swap' if swap else ''}", swap=swap
+        )
+        collection = HALUEVAL_COLLECTION
+    elif swap:  # the tune articles with roles swapped: a second tune set, never 3-4 / 7-8
         store, items = build(folder, work / "swap", 0, indexed=SWAP_INDEXED, outside=SWAP_OUTSIDE)
     else:
         store, items = build(folder, work, 0)
-    audit = work / f"audit-{preset}-{'open' if open_gate else 'shipped'}{'-swap' if swap else ''}"
+    audit = work / (
+        f"audit-{preset}-{'open' if open_gate else 'shipped'}{'-swap' if swap else ''}"
+        + ("-halueval" if halueval else "")
+    )
     shutil.rmtree(audit, ignore_errors=True)  # request ids are the SQuAD ids
     changes = OPEN_GATE if open_gate else None
-    pipe, ctx = make_pipeline(store, audit, COLLECTION, preset=preset, policy_changes=changes)
+    pipe, ctx = make_pipeline(store, audit, collection, preset=preset, policy_changes=changes)
     with out.open("w", encoding="utf-8") as fh:
         for it in (i for i in items if i.kind in ("in", "out")):
             st = pipe.run(it.question, request_id=it.qid)
@@ -110,9 +138,15 @@ def gate_rows(state: Any, top_k: int) -> list[dict[str, Any]]:
     return [{"sim": by_id[i].similarity, "text": row_text(by_id[i])} for i in top]
 
 
+def _tune_only(path: Path) -> bool:
+    """A swapped or HaluEval capture (by its file name) holds tune questions only."""
+    return "swap" in path.name or "halueval" in path.name
+
+
 def _split(record: dict[str, Any], swapped: bool) -> str:
-    """A swapped capture holds tune articles only; otherwise the article decides."""
-    return "tune" if swapped or record["article"] in TUNE else "held-out"
+    """A swapped or HaluEval capture holds tune questions only (HaluEval items have article
+    0); otherwise the SQuAD article decides."""
+    return "tune" if swapped or record["article"] in TUNE | {0} else "held-out"
 
 
 def simulate(
@@ -121,43 +155,66 @@ def simulate(
     changes: dict[str, Any],
     splits: tuple[str, ...] = ("tune",),
     preset: str = PRESET,
+    policy_gate: dict[str, Any] | None = None,
 ) -> None:
+    """`policy_gate` (overrides of the preset's `[gate]`, {} for none) applies the preset's
+    whole gate rule offline to an open-gate capture, from the captured rows (coverage, names,
+    found and covered passes), with the preset's per-row floor; `gates` is then ignored. It
+    also counts the gate's refusals the answerer would have answered (validated): all that any
+    gate change could win back, and, for out-of-corpus questions, what it would let out."""
     policy = load_policy(preset)
     provider = ExtractiveProvider(policy.answerer, **changes)
     refusal = policy.refusal.model_text
     records = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+    rule, rarity = None, None
+    if policy_gate is not None:
+        rule = GatePolicy.model_validate({**policy.gate.model_dump(), **policy_gate})
+        gates = [(rule.min_score, policy.min_similarity_floor)]
+        if rule.rare_min_score is not None:
+            rarity = _rarity(path)
+
+    def outcome(r: dict[str, Any], floor: float) -> tuple[str, str]:
+        """("gate" | "answerer" | "failed" | "ok", answer text) past the gate."""
+        if r["bundle"] is None:
+            return "gate", ""
+        bundle = AnswerBundle.model_validate(r["bundle"])
+        kept = [e for e in bundle.selected_evidence if e.similarity_score >= floor]
+        if not kept:
+            return "gate", ""
+        bundle = bundle.model_copy(
+            update={
+                "selected_evidence": kept,
+                "anchor_map": {e.citation_anchor: e.chunk_id for e in kept},
+            }
+        )
+        text = provider.answer(bundle, refusal, max_tokens=policy.llm.max_output_tokens)
+        if text == refusal:
+            return "answerer", text
+        verdict = validate_answer(bundle, make_llm_result(bundle, text), policy)
+        return ("ok" if verdict.validation_status.value == "PASSED" else "failed"), text
+
     for gate, floor in gates:
         stats: dict[tuple[str, str], collections.Counter[str]] = collections.defaultdict(
             collections.Counter
         )
         for r in records:
-            s = stats[_split(r, "swap" in path.name), r["kind"]]
+            s = stats[_split(r, _tune_only(path)), r["kind"]]
             s["n"] += 1
-            top = r["sims"][0] if r["sims"] else 0.0
-            if r["bundle"] is None or top < gate:
+            top = max(r["sims"], default=0.0)
+            if rule is not None:
+                m = top_coverage(r["question"], _rows(r), rarity)
+                shut = rule.refusal(top if r["sims"] else None, m, rule.min_score) is not None
+            else:
+                shut = top < gate
+            if shut:
                 s["gate"] += 1
+                s["gate_would"] += rule is not None and outcome(r, floor)[0] == "ok"
                 continue
-            bundle = AnswerBundle.model_validate(r["bundle"])
-            kept = [e for e in bundle.selected_evidence if e.similarity_score >= floor]
-            if not kept:
-                s["gate"] += 1
-                continue
-            bundle = bundle.model_copy(
-                update={
-                    "selected_evidence": kept,
-                    "anchor_map": {e.citation_anchor: e.chunk_id for e in kept},
-                }
+            status, text = outcome(r, floor)
+            s[status] += 1
+            s["gold"] += (
+                status == "ok" and r["kind"] == "in" and contains_gold(r["answers"], [text])
             )
-            text = provider.answer(bundle, refusal, max_tokens=policy.llm.max_output_tokens)
-            if text == refusal:
-                s["answerer"] += 1
-                continue
-            verdict = validate_answer(bundle, make_llm_result(bundle, text), policy)
-            if verdict.validation_status.value != "PASSED":
-                s["failed"] += 1
-                continue
-            s["ok"] += 1
-            s["gold"] += r["kind"] == "in" and contains_gold(r["answers"], [text])
         for split in splits:
             i, o = stats[split, "in"], stats[split, "out"]
             if not i["n"] or not o["n"]:
@@ -169,6 +226,12 @@ def simulate(
                 f"answerer {i['answerer']}, failed {i['failed']} of {i['n']}) | gold in answer "
                 f"{100 * i['gold'] / max(1, i['ok']):.1f}% | invalid answers "
                 f"{i['failed'] + o['failed']}"
+                + (
+                    f" | the answerer would answer {i['gate_would']} of the answerable and "
+                    f"{o['gate_would']} of the {o['gate']} out-of-corpus the gate refused"
+                    if rule is not None
+                    else ""
+                )
             )
 
 
@@ -183,7 +246,7 @@ def misses(
     stats: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     cpu: dict[str, float] = collections.defaultdict(float)
     for r in records:
-        split = _split(r, "swap" in path.name)
+        split = _split(r, _tune_only(path))
         if r["kind"] != "in" or r["bundle"] is None or split not in splits:
             continue
         bundle = AnswerBundle.model_validate(r["bundle"])
@@ -227,13 +290,15 @@ def refusals(path: Path, splits: tuple[str, ...] = ("tune",), preset: str = PRES
     policy = load_policy(preset)
     provider = ExtractiveProvider(policy.answerer)
     refusal = policy.refusal.model_text
+    count: collections.Counter[str] = collections.Counter()
+    asked = 0
     for line in path.read_text("utf-8").splitlines():
         r = json.loads(line)
-        if r["kind"] != "in" or _split(r, "swap" in path.name) not in splits:
+        if r["kind"] != "in" or _split(r, _tune_only(path)) not in splits:
             continue
-        top = r["sims"][0] if r["sims"] else None
-        rows = [_CapturedRow(i, x["sim"], x["text"]) for i, x in enumerate(r["rows"])]
-        m = top_coverage(r["question"], rows)
+        asked += 1
+        top = max(r["sims"]) if r["sims"] else None
+        m = top_coverage(r["question"], _rows(r))
         if r["bundle"] is None:
             why = policy.gate.refusal(top, m, policy.gate.min_score) or "assembly"
         else:
@@ -242,11 +307,32 @@ def refusals(path: Path, splits: tuple[str, ...] = ("tune",), preset: str = PRES
             if text != refusal:
                 continue
             why = "answerer: " + (
-                "name not stated" if not stated(bundle, r["question"]) else "terms"
+                "name not stated"
+                if not stated(bundle, r["question"], policy.answerer.transposed_min_letters)
+                else "terms"
             )
+        count[why] += 1
         held = "-" if m is None else f"{m.held}/{m.key_terms + m.framing_held}"
         unfound = "-" if m is None else m.names_unfound
         print(f"{why:24s} top {top or 0:.3f} held {held} names unfound {unfound} | {r['question']}")
+    print(
+        f"refused {sum(count.values())} of {asked} answerable: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(count.items()))
+    )
+
+
+def _rarity(path: Path) -> Rarity:
+    """The idf of a word in the collection a capture was made on (its store under the
+    capture's --work folder, as `capture` lays it out), for the gate's rare pass."""
+    halueval = "halueval" in path.name
+    sub = ("halueval" if halueval else "") + ("-swap" if "swap" in path.name else "")
+    folder = path.parent / sub.lstrip("-") if sub else path.parent
+    collection = HALUEVAL_COLLECTION if halueval else COLLECTION
+    return Retriever(SqliteStore(folder / "store")).load(collection).lexical.idf
+
+
+def _rows(record: dict[str, Any]) -> list[_CapturedRow]:
+    return [_CapturedRow(i, x["sim"], x["text"]) for i, x in enumerate(record["rows"])]
 
 
 class _CapturedRow:
@@ -265,26 +351,44 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--preset", default=PRESET, help="shipped preset to capture / answer with")
     ap.add_argument("--open-gate", action="store_true", help="capture with the gate open")
     ap.add_argument("--swap", action="store_true", help="capture 5-6 indexed, 1-2 outside")
+    ap.add_argument(
+        "--halueval", action="store_true", help="capture HaluEval QA halves instead of SQuAD"
+    )
     ap.add_argument("--gate", nargs="*", default=["0.76/0.74"], help="min_score/floor pairs")
     ap.add_argument("--set", default="{}", help="JSON overrides of [answerer]")
+    ap.add_argument(
+        "--policy-gate",
+        default=None,
+        help="JSON overrides of the preset's [gate] ('{}': as shipped), applied offline to an "
+        "open-gate capture with the preset's floor (instead of --gate)",
+    )
     ap.add_argument(
         "--split", choices=("tune", "held-out", "all"), default="tune", help="what to print"
     )
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     name = "capture" + (f"-{args.preset}" if args.preset != PRESET else "")
-    name += ("-open" if args.open_gate else "") + ("-swap" if args.swap else "") + ".jsonl"
+    name += ("-open" if args.open_gate else "") + ("-swap" if args.swap else "")
+    name += ("-halueval" if args.halueval else "") + ".jsonl"
     path = args.capture or args.work / name
     splits = ("tune", "held-out") if args.split == "all" else (args.split,)
     if args.mode == "capture":
-        capture(args.work, args.open_gate, path, swap=args.swap, preset=args.preset)
+        capture(
+            args.work,
+            args.open_gate,
+            path,
+            swap=args.swap,
+            preset=args.preset,
+            halueval=args.halueval,
+        )
     elif args.mode == "misses":
         misses(path, json.loads(args.set), splits, preset=args.preset)
     elif args.mode == "refusals":
         refusals(path, splits, preset=args.preset)
     else:
         gates = [(float(a), float(b)) for a, b in (g.split("/") for g in args.gate)]
-        simulate(path, gates, json.loads(args.set), splits, preset=args.preset)
+        pg = None if args.policy_gate is None else json.loads(args.policy_gate)
+        simulate(path, gates, json.loads(args.set), splits, preset=args.preset, policy_gate=pg)
     return 0
 
 

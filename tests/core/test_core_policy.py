@@ -62,10 +62,11 @@ def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     found_min_score, found_min_terms, #15; [answerer] answer_types, answer_type_bonus,
     answer_type_penalty, answer_type_firm, #15 answer types; [retrieval] extra_chunks,
     #15 evidence; [answerer] semantic*, #15 semantic signal; code_scope,
-    transposed_min_letters, #15 review; asked_scope, #15 absent attributes)."""
+    transposed_min_letters, #15 review; asked_scope, #15 absent attributes; [gate]
+    rare_min_score, rare_share, #15 gate)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:a948b9a4297b236a9d508678df6dcb88b49f23183dd8a93282c979d4997fbea1"
+        "sha256:8de508f89ef8de77f9af535d306774e7e87f00f480b159163eb3ec82c826eaba"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint

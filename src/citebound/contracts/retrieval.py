@@ -90,6 +90,13 @@ class GateMeasures(Contract):
     names_unfound: int = Field(
         ge=0, description="How many of the question's names and numbers no ranked row holds."
     )
+    rarity_held: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Share of the question's key terms, each weighted by its idf in the "
+        "collection, that the top-similarity row holds (None: not measured).",
+    )
 
     @property
     def held(self) -> int:
@@ -168,6 +175,13 @@ class GateTrace(Contract):
         ge=0,
         description="How many of them the top-similarity row holds (None: not measured).",
     )
+    rarity_held: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Share of the question's key terms, each weighted by its idf in the "
+        "collection, that the top-similarity row holds (None: not measured).",
+    )
 
     @model_validator(mode="after")
     def _held_within(self) -> GateTrace:
@@ -187,6 +201,7 @@ class GateTrace(Contract):
             framing_terms=self.framing_terms or 0,
             framing_held=self.framing_held or 0,
             names_unfound=self.names_unfound or 0,
+            rarity_held=self.rarity_held,
         )
 
 

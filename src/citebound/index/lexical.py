@@ -126,6 +126,17 @@ class LexicalIndex:
                 total += math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
         return total
 
+    def idf(self, word: str) -> float:
+        """How rare `word` is in the collection: tantivy's BM25 idf of its rarest analyzed
+        token (a word absent from every chunk is the rarest of all); 0.0 for no token. The
+        gate weighs a question's words by it (`text.terms.top_coverage`)."""
+        n_docs = max(self.num_docs, 1)
+        best = 0.0
+        for t in self.terms(word):
+            df = int(self._searcher.doc_freq("body", t))
+            best = max(best, math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5)))
+        return best
+
     def _query(self, terms: Sequence[str], flt: LexicalFilter) -> tantivy.Query:
         should = [
             (tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "body", t)) for t in terms

@@ -68,6 +68,17 @@ class GatePolicy(Contract):
         "ranked row; None turns it off.",
     )
     found_min_terms: int = Field(default=2, ge=1, description="Key terms for found_min_score.")
+    rare_min_score: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="A top similarity below min_score still passes from this value when the best "
+        "row holds `rare_share` of the question's key terms weighted by their idf in the "
+        "collection (its rarest words: `GateMeasures.rarity_held`); None turns it off.",
+    )
+    rare_share: float = Field(
+        default=1.0, gt=0, le=1, description="Idf-weighted coverage that lets rare_min_score apply."
+    )
 
     @model_validator(mode="after")
     def _covered_below_min(self) -> GatePolicy:
@@ -75,6 +86,8 @@ class GatePolicy(Contract):
             raise ValueError("covered_min_score must not exceed min_score")
         if self.found_min_score is not None and self.found_min_score > self.min_score:
             raise ValueError("found_min_score must not exceed min_score")
+        if self.rare_min_score is not None and self.rare_min_score > self.min_score:
+            raise ValueError("rare_min_score must not exceed min_score")
         return self
 
     def similarity_suffices(
@@ -84,9 +97,10 @@ class GatePolicy(Contract):
         `min_score`, or the assembly's `min_top_similarity`), or `covered_min_score` when the
         best row holds `covered_share` of a question of at least `covered_min_terms` terms, or
         `found_min_score` when it holds `found_min_terms` terms and no name of the question is
-        missing from the rows (`measures`, None: not measured; a framing term counts toward a
-        share or a count only when held, toward the question's size always). Both stages apply
-        this rule."""
+        missing from the rows, or `rare_min_score` when it holds `rare_share` of the
+        question's idf-weighted key terms (`measures`, None: not measured; a framing term
+        counts toward a share or a count only when held, toward the question's size always).
+        Both stages apply this rule."""
         if top >= min_score:
             return True
         if measures is None:
@@ -111,7 +125,14 @@ class GatePolicy(Contract):
             return True
         found = self.found_min_score
         named = not measures.names_unfound and measures.held >= self.found_min_terms
-        return found is not None and top >= found and named
+        if found is not None and top >= found and named:
+            return True
+        # Rare words held: the best row holds the words that say what the question is about
+        # in this collection (idf-weighted), not only common ones ("develop", "system").
+        if self.rare_min_score is None or top < self.rare_min_score:
+            return False
+        held = measures.rarity_held
+        return held is not None and held >= self.rare_share
 
     def refusal(
         self, top: float | None, measures: GateMeasures | None, min_score: float
@@ -135,7 +156,7 @@ class GatePolicy(Contract):
 
     def lowest_score(self, min_score: float) -> float:
         """The lowest top similarity that can pass (with enough coverage)."""
-        passes = (self.covered_min_score, self.found_min_score)
+        passes = (self.covered_min_score, self.found_min_score, self.rare_min_score)
         return min([min_score, *(s for s in passes if s is not None)])
 
 

@@ -13,7 +13,10 @@ With every name and number of the question found in the ranked rows (`text.terms
 "Who conquered the Canary Islands in the 14th century?" against articles that never say
 "Canary" has one missing; every key term of a question in title case, capitals or lower case,
 whose case marks no name) and `gate.found_min_terms` key terms in the best row, a top
-similarity from `gate.found_min_score` suffices.
+similarity from `gate.found_min_score` suffices. With the best row holding `gate.rare_share`
+of the question's key terms weighted by their idf in the collection (its rarest words:
+"Nixon" in "When was he elected by Nixon?"; `text.terms.weighted_rarity`), a top similarity
+from `gate.rare_min_score` suffices (measured only when the preset sets it).
 The question's *framing* words ("In which *year*", "*typically*", "kicked ... *out*";
 `text.terms.framing`) count only when the row holds them: a row need not repeat the kind of
 answer asked for. The measurements are one `GateMeasures` (counts, not ratios), recorded in
@@ -61,4 +64,5 @@ def apply_gate(
         framing_terms=None if m is None else m.framing_terms,
         framing_held=None if m is None else m.framing_held,
         names_unfound=None if m is None else m.names_unfound,
+        rarity_held=None if m is None else m.rarity_held,
     )

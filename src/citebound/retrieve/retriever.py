@@ -291,7 +291,10 @@ class Retriever:
                 error=message,
                 reranker=self.reranker.name,
             )
-        gate = apply_gate([r.similarity for r in rows], pol.gate, top_coverage(question, rows))
+        rarity = ix.lexical.idf if pol.gate.rare_min_score is not None else None
+        gate = apply_gate(
+            [r.similarity for r in rows], pol.gate, top_coverage(question, rows, rarity)
+        )
         # Promotion after the gate, and it changes no gate input either (retrieve/definitions.py).
         rows, _ = promote_rows(question, rows, pol)
         rows = self._expand(rows, flt, pol.retrieval.per_hit_neighbors, ix.chunk_ids)

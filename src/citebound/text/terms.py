@@ -8,14 +8,15 @@ answerer and the support check see the same words.
 second signal next to the calibrated similarity (docs/answers.md "The gate"). `names` are the
 key terms the question writes as a name or a number ("Maastricht", "CJEU", "V8", "1974"): the
 gate's found pass needs each of them in a ranked row, and every key term of a question whose
-case cannot mark a name (`unmarked`).
+case cannot mark a name (`unmarked`). `weighted_rarity` weighs each key term by its idf in the
+collection: the gate's rare pass needs the best row to hold the question's rare words.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Protocol
 
@@ -213,13 +214,16 @@ def row_text(row: _Row) -> str:
     return "\n".join((src.document, *src.heading_path, row.chunk_text))
 
 
-def top_coverage(question: str | None, rows: Sequence[_Row]) -> GateMeasures | None:
+def top_coverage(
+    question: str | None, rows: Sequence[_Row], rarity: Rarity | None = None
+) -> GateMeasures | None:
     """What the retrieval gate and assembly's top-similarity check both weigh: how many key
     terms and framing terms the question has, how many of each the highest-similarity row
     holds (the first in rank order among equals; its `row_text`, so headings count), and how
     many of its `names` no row holds (a name the collection does not use: "Who conquered the
-    Canary Islands?" against articles that never say "Canary"). None without a question, rows
-    or key terms."""
+    Canary Islands?" against articles that never say "Canary"). With `rarity` (a question
+    word's idf in the collection, `LexicalIndex.idf`), also the share of the key terms' rarity
+    the best row holds (`weighted_rarity`). None without a question, rows or key terms."""
     if not question or not rows:
         return None
     asked = key_terms(question)
@@ -239,4 +243,32 @@ def top_coverage(question: str | None, rows: Sequence[_Row]) -> GateMeasures | N
         framing_terms=len(framed),
         framing_held=len(framed & said),
         names_unfound=len(marked),
+        rarity_held=None if rarity is None else weighted_rarity(question, said, rarity),
     )
+
+
+Rarity = Callable[[str], float]
+RARITY_DECIMALS = 4  # a share compared with a threshold: the same on every CPU
+
+
+def weighted_rarity(question: str, said: frozenset[str], rarity: Rarity) -> float | None:
+    """Share of the question's key terms, each weighted by how rare it is in the collection
+    (`rarity` of the question words it comes from, the rarest one), that `said` holds: a row
+    holding "Maastricht" holds more of "When was the Maastricht treaty signed?" than one
+    holding "signed". None when no key term is rarer than nothing (an empty collection).
+
+    >>> idf = {"maastricht": 3.0, "treaty": 1.0, "signed": 1.0}
+    >>> rarity = lambda word: idf.get(word.lower(), 0.1)
+    >>> weighted_rarity("When was the Maastricht treaty signed?", terms("treaty signed"), rarity)
+    0.4
+    """
+    weight: dict[str, float] = {}
+    asked = key_terms(question)
+    for word in _WORD.findall(question):
+        for t in key_terms(word) & asked:
+            weight[t] = max(weight.get(t, 0.0), rarity(word))
+    total = sum(weight.values())
+    if total <= 0:
+        return None
+    held = sum(w for t, w in weight.items() if t in said)
+    return round(held / total, RARITY_DECIMALS)

@@ -158,8 +158,13 @@ def a3_gate(state: RequestState, ctx: PipelineContext) -> RequestState:
     by_id = state.rows_by_id()
     top = state.views_by_stage["reranked"][: pol.retrieval.top_k]
     rows = [by_id[i].model_copy(update={"rank": r}) for r, i in enumerate(top)]
-    # Coverage is measured against what was searched, as promotion in `rerank` reads it.
-    gate = apply_gate([r.similarity for r in rows], pol.gate, top_coverage(_searched(state), rows))
+    # Coverage is measured against what was searched, as promotion in `rerank` reads it; the
+    # words' rarity only when the preset's gate weighs it (its rare pass).
+    rarity = None
+    if pol.gate.rare_min_score is not None:
+        rarity = ctx.retriever.load(state.collection).lexical.idf
+    measures = top_coverage(_searched(state), rows, rarity)
+    gate = apply_gate([r.similarity for r in rows], pol.gate, measures)
     dropped = [
         DropRecord(
             chunk_id=i,
