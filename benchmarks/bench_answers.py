@@ -2,7 +2,7 @@
 
     PYTHONPATH=src python benchmarks/bench_answers.py [--work DIR] [--json FILE] [--no-squad]
 
-`benchmarks/data/fprime_questions*.jsonl` (seven sets, all run by default) hold questions written by hand from
+`benchmarks/data/fprime_questions*.jsonl` (eight sets, all run by default) hold questions written by hand from
 `../shared/data/fprime-docs` (definition, procedure, quantity, list, yes/no, comparison; many
 documents), each with the key facts a correct answer must state, plus out-of-corpus questions
 that must be refused. The docs are ingested once (the store under --work is reused); each
@@ -38,7 +38,7 @@ from citebound.ingest import ingest_paths
 from citebound.store.sqlite import SqliteStore
 
 DATA = Path(__file__).resolve().parent / "data"
-# Every F´ set, in the order they were written (set 1, then dev2 ... dev7).
+# Every F´ set, in the order they were written (set 1, then dev2 ... dev8).
 QUESTIONS = sorted(DATA.glob("fprime_questions*.jsonl"), key=lambda p: (len(p.stem), p.stem))
 PRESETS = ("strict-v1", "hybridrag", "superprompt-v1")
 COLLECTION = "fprime"
