@@ -16,7 +16,7 @@ import pytest
 
 from citebound.audit.location import table_location
 from citebound.batch.lease_sql import LeaseLost, LeaseStore, PostgresLeases, SQLiteLeases
-from citebound.batch.run_lock import SQLITE_LEASE_NAME, RunLocked, _identity, run_lock
+from citebound.batch.run_lock import SQLITE_LEASE_NAME, RunLocked, _identity, lease_key, run_lock
 from citebound.batch.staging import Staging
 from citebound.contracts.enums import ReasonCode
 from citebound.errors import ConfigError
@@ -138,7 +138,7 @@ def _steal(backend: tuple[str, str], staging: Staging, thief: dict[str, Any]) ->
     import json
 
     kind, where = backend
-    name = f"batch-run:{staging.location.uri}"
+    name = lease_key(staging)
     if kind == "sqlite":
         with sqlite3.connect(where) as conn:
             conn.execute(
@@ -212,3 +212,21 @@ def test_which_lock_a_run_takes(tmp_path: Path) -> None:
     url = "postgresql://u@db/x"
     assert (_pick(local, None), _pick(local, url)) == ("os", "os")
     assert (_pick(remote, url), _pick(remote, None)) == ("database", "object")
+
+
+def test_two_spellings_of_one_output_share_one_database_lease(pg_url: str) -> None:
+    """`s3a://b/out`, `s3://b/out/` and `s3://b//out` name the same objects (delta-rs, Spark):
+    two drivers of one run on those spellings must contend for ONE lease row, or both win
+    and both commit the run."""
+    spellings = ("s3://bucket/out", "s3a://bucket/out", "s3://bucket/out/", "s3://bucket//out")
+    options: dict[str, Any] = {"kind": "database", "database": pg_url}
+    first = Staging(table_location(spellings[0]), "spelled")
+    with run_lock(first, **options):
+        for other in spellings[1:]:
+            staging = Staging(table_location(other), "spelled")
+            with pytest.raises(RunLocked, match="BATCH_RUN_LOCKED"), run_lock(staging, **options):
+                pass  # pragma: no cover - a second holder of the same run
+    # A different run, bucket or account is a different lease.
+    for free in ("s3://bucket/out2", "s3://other/out", "gs://bucket/out"):
+        with run_lock(Staging(table_location(free), "spelled"), **options):
+            pass

@@ -240,14 +240,24 @@ def _lease(staging: Staging, seconds: float) -> Iterator[RunLock]:
                 staging.delete_object(LEASE_NAME)
 
 
+def lease_key(staging: Staging) -> str:
+    """The lease row's name: the staging folder as storage sees it, not as it was spelled.
+    `s3a://b/out`, `s3://b/out/` and `s3://b//out` are the same objects; keyed by the typed
+    URI, two drivers of one run on two spellings each took their own row and both ran.
+    (`az://container/...` names no account, so it stays apart from `abfss://` spellings.)"""
+    where = staging.location
+    if where.is_local:
+        return f"batch-run:local:{os.path.realpath(where.local_path)}"
+    return f"batch-run:{where.provider}://{where.account}@{where.bucket}/{where.prefix}"
+
+
 @contextlib.contextmanager
 def _table_lease(staging: Staging, store: LeaseStore, seconds: float) -> Iterator[RunLock]:
     """The lease as a row taken and renewed by compare-and-swap (batch/lease_sql.py)."""
     from citebound.batch.lease_sql import LeaseLost
 
     me = _identity()
-    # Keyed by the staging folder's URI: the run id within that output, wherever it is.
-    name = f"batch-run:{staging.location.uri}"
+    name = lease_key(staging)
     try:
         sent = time.monotonic()  # before the statement: the lease cannot end later than this
         holder = store.acquire(name, me["token"], me, seconds)
