@@ -230,3 +230,41 @@ def test_two_spellings_of_one_output_share_one_database_lease(pg_url: str) -> No
     for free in ("s3://bucket/out2", "s3://other/out", "gs://bucket/out"):
         with run_lock(Staging(table_location(free), "spelled"), **options):
             pass
+
+
+def test_a_lease_whose_store_became_unreachable_fails_closed_naming_it(
+    backend: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The database (or lease file) goes away mid-run: renewals fail, the lease runs out, and
+    the next commit is refused with a message naming where the lease is (not an object-store
+    `driver.lease` this run never had)."""
+    kind, where = backend
+    staging = Staging(table_location(tmp_path / "out"), "unreachable")
+    options: dict[str, Any] = (
+        {"kind": "sqlite"} if kind == "sqlite" else {"kind": "database", "database": where}
+    )
+    with run_lock(staging, lease_seconds=0.5, **options) as lock:
+        lock.check()
+
+        def down(*args: Any, **kwargs: Any) -> Any:
+            raise sqlite3.OperationalError("disk I/O error")
+
+        if kind == "sqlite":
+            monkeypatch.setattr(SQLiteLeases, "_write", down)
+        else:
+            import psycopg
+
+            def refused(*args: Any, **kwargs: Any) -> Any:
+                raise psycopg.OperationalError("connection refused")
+
+            monkeypatch.setattr(psycopg, "connect", refused)
+        assert lock.valid_until is not None
+        while time.monotonic() < lock.valid_until + 0.05:  # the lease ran out unrenewed
+            time.sleep(0.05)
+        with pytest.raises(RunLocked, match="expired without renewal") as refused_:
+            lock.check()
+        message = str(refused_.value)
+        assert "driver.lease)" not in message
+        expected = SQLITE_LEASE_NAME if kind == "sqlite" else "citebound_leases"
+        assert expected in message
+        monkeypatch.undo()

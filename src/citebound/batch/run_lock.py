@@ -92,8 +92,11 @@ def _locked(run_id: str, holder: dict[str, Any] | None, where: str) -> RunLocked
 class RunLock:
     """The held lock of one run (see the module docstring); `check` before a commit."""
 
-    def __init__(self, staging: Staging) -> None:
+    def __init__(self, staging: Staging, where: str) -> None:
         self.staging = staging
+        # Where the lock or lease is (a file, the lease object, a database table): messages
+        # name it, so an operator looks in the right place.
+        self.where = where
         self.lost = False
         # Why, when a renewal said so (lease_sql.LeaseLost); None: the generic message.
         self.lost_reason: str | None = None
@@ -108,12 +111,12 @@ class RunLock:
         if self.lost:
             if self.lost_reason is not None:
                 raise RunLocked(self.lost_reason)
-            raise _locked(self.staging.run_id, None, self.staging.location.uri)
+            raise _locked(self.staging.run_id, None, self.where)
         if self.valid_until is not None and time.monotonic() >= self.valid_until:
             raise RunLocked(
                 f"{ReasonCode.BATCH_RUN_LOCKED.value}: run {self.staging.run_id!r}: this "
-                f"driver's lease ({self.staging.location.uri}/{LEASE_NAME}) expired without "
-                "renewal (the store did not take it), so another driver may hold the run now; "
+                f"driver's lease ({self.where}) expired without renewal (the store did not "
+                "take it), so another driver may hold the run now; "
                 "stopped before committing. Run the same run id again to resume"
             )
 
@@ -183,7 +186,7 @@ def _file_lock(staging: Staging) -> Iterator[RunLock]:
             raise _locked(staging.run_id, _read_holder(fd), str(path)) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(_identity()).encode("utf-8"), 0)
-        yield RunLock(staging)
+        yield RunLock(staging, str(path))
         os.ftruncate(fd, 0)  # released: no stale identity for the next reader
     finally:
         os.close(fd)  # closing the descriptor releases the flock
@@ -204,7 +207,7 @@ def _lease(staging: Staging, seconds: float) -> Iterator[RunLock]:
     # A lease whose expiry passed is a dead (or stalled) driver's: taken over.
     if held is not None and float(held.get("expires", 0.0)) > time.time():
         raise _locked(staging.run_id, held, f"{staging.location.uri}/{LEASE_NAME}")
-    lock = RunLock(staging)
+    lock = RunLock(staging, f"{staging.location.uri}/{LEASE_NAME}")
     # Counted from before the write: the lease cannot end later than this for any reader.
     sent = time.monotonic()
     staging.write_object(LEASE_NAME, {**me, "expires": time.time() + seconds})
@@ -266,7 +269,7 @@ def _table_lease(staging: Staging, store: LeaseStore, seconds: float) -> Iterato
     except BaseException:
         store.close()
         raise
-    lock = RunLock(staging)
+    lock = RunLock(staging, store.where)
     lock.valid_until = sent + seconds
     stop = threading.Event()
 
