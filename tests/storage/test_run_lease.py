@@ -268,3 +268,28 @@ def test_a_lease_whose_store_became_unreachable_fails_closed_naming_it(
         expected = SQLITE_LEASE_NAME if kind == "sqlite" else "citebound_leases"
         assert expected in message
         monkeypatch.undo()
+
+
+def test_a_lease_file_held_busy_fails_with_a_reason_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process keeps the SQLite lease file write-locked past the busy timeout: the
+    driver fails closed with a CiteboundError naming the file (one line from the CLI), not a
+    raw sqlite3 error (a traceback)."""
+    from citebound.batch import lease_sql
+    from citebound.errors import CiteboundError
+
+    monkeypatch.setattr(lease_sql, "SQLITE_BUSY_TIMEOUT_S", 0.2, raising=False)
+    path = tmp_path / "leases.sqlite"
+    store = SQLiteLeases(path)
+    me = _identity()
+    blocker = sqlite3.connect(path, isolation_level=None)
+    try:
+        blocker.execute("BEGIN IMMEDIATE")  # a writer that does not let go
+        with pytest.raises(CiteboundError, match=r"run lease file .*leases\.sqlite.*locked"):
+            store.acquire("batch-run:busy", me["token"], me, 60.0)
+        blocker.execute("ROLLBACK")
+        assert store.acquire("batch-run:busy", me["token"], me, 60.0) is None  # usable after
+    finally:
+        blocker.close()
+        store.close()

@@ -77,6 +77,10 @@ def lost(name: str, where: str, holder: dict[str, Any] | None, token: str) -> Le
 
 # -- SQLite ------------------------------------------------------------------------------------
 
+# How long a lease change waits for another process's write on the file (each holds it for one
+# statement, microseconds): past this, something else holds the file and the driver fails.
+SQLITE_BUSY_TIMEOUT_S = 30.0
+
 _SQLITE_TABLE = (
     "CREATE TABLE IF NOT EXISTS leases (name TEXT PRIMARY KEY, holder TEXT NOT NULL, "
     "identity TEXT NOT NULL, expires_at REAL NOT NULL)"
@@ -94,10 +98,11 @@ class SQLiteLeases:
     def __init__(self, path: Path) -> None:
         self.where = str(path)
         self._lock = threading.Lock()  # one connection, shared with the heartbeat thread
+        self.busy_timeout = SQLITE_BUSY_TIMEOUT_S
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(
-                path, isolation_level=None, timeout=30.0, check_same_thread=False
+                path, isolation_level=None, timeout=self.busy_timeout, check_same_thread=False
             )
             self._conn.execute("PRAGMA synchronous=FULL")
             self._conn.execute(_SQLITE_TABLE)
@@ -108,18 +113,29 @@ class SQLiteLeases:
         self, name: str, sql: str, params: tuple[Any, ...]
     ) -> tuple[int, dict[str, Any] | None]:
         """(rows changed, lease `name`'s identity after the statement), in one IMMEDIATE
-        transaction: no other connection writes between the two."""
+        transaction: no other connection writes between the two. StoreError (a reason, not a
+        traceback) when the file is locked past the busy timeout or cannot be written."""
         with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
             try:
-                changed = self._conn.execute(sql, params).rowcount
-                row = self._conn.execute(
-                    "SELECT identity FROM leases WHERE name = ?", (name,)
-                ).fetchone()
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    changed = self._conn.execute(sql, params).rowcount
+                    row = self._conn.execute(
+                        "SELECT identity FROM leases WHERE name = ?", (name,)
+                    ).fetchone()
+                    self._conn.execute("COMMIT")
+                except BaseException:
+                    # SQLite may have rolled back already (an I/O error): a second ROLLBACK
+                    # would fail and hide the error that matters.
+                    if self._conn.in_transaction:
+                        self._conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as err:
+                raise StoreError(
+                    f"run lease file {self.where}: {err} (locked: another process held it "
+                    f"past the {self.busy_timeout:g} s busy timeout; otherwise the file cannot "
+                    "be written); the lease is unchanged"
+                ) from err
         return changed, (json.loads(row[0]) if row else None)
 
     def acquire(
