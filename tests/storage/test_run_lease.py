@@ -156,6 +156,14 @@ def _steal(backend: tuple[str, str], staging: Staging, thief: dict[str, Any]) ->
         )
 
 
+def _until(condition: Callable[[], bool], limit_s: float = 60.0) -> None:
+    """Poll `condition` until it holds; fail after `limit_s` (a hung heartbeat)."""
+    deadline = time.monotonic() + limit_s
+    while not condition():
+        assert time.monotonic() < deadline, "the heartbeat never got there"
+        time.sleep(0.02)
+
+
 def test_run_lock_holds_the_table_lease_and_stops_once_it_is_lost(
     backend: tuple[str, str], tmp_path: Path
 ) -> None:
@@ -166,16 +174,20 @@ def test_run_lock_holds_the_table_lease_and_stops_once_it_is_lost(
     )
     if kind == "sqlite":  # the lease file run_lock uses is the staging folder's
         backend = (kind, str(staging.location.local_path / SQLITE_LEASE_NAME))
-    with run_lock(staging, lease_seconds=0.3, **options) as lock:
+    with run_lock(staging, lease_seconds=1.0, **options) as lock:
         with (
             pytest.raises(RunLocked, match=rf"BATCH_RUN_LOCKED: .*pid {os.getpid()} on "),
             run_lock(staging, **options),
         ):
             pass  # a second driver fails closed at once
-        time.sleep(0.5)  # past the first expiry: the heartbeat renewed it
+        first = lock.valid_until
+        assert first is not None
+        # Past the first expiry, held by a renewal: waited for, not slept for (a renewal
+        # delayed on a loaded host must not fail the test, only make it wait).
+        _until(lambda: first < time.monotonic() < (lock.valid_until or 0.0))
         lock.check()
         _steal(backend, staging, {**_identity(), "pid": 1, "host": "elsewhere"})
-        time.sleep(0.4)  # the next renewal finds the lease another driver's
+        _until(lambda: lock.lost)  # the next renewal finds the lease another driver's
         with pytest.raises(RunLocked, match="pid 1 on elsewhere took it over"):
             lock.check()
     # Not ours to release: still the other driver's.
@@ -258,9 +270,7 @@ def test_a_lease_whose_store_became_unreachable_fails_closed_naming_it(
                 raise psycopg.OperationalError("connection refused")
 
             monkeypatch.setattr(psycopg, "connect", refused)
-        assert lock.valid_until is not None
-        while time.monotonic() < lock.valid_until + 0.05:  # the lease ran out unrenewed
-            time.sleep(0.05)
+        _until(lambda: time.monotonic() > (lock.valid_until or 0.0))  # ran out unrenewed
         with pytest.raises(RunLocked, match="expired without renewal") as refused_:
             lock.check()
         message = str(refused_.value)
