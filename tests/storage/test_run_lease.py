@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -303,3 +304,23 @@ def test_a_lease_file_held_busy_fails_with_a_reason_not_a_traceback(
     finally:
         blocker.close()
         store.close()
+
+
+def test_without_flock_local_output_takes_the_sqlite_lease(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The non-POSIX path (no `fcntl`, e.g. Windows), exercised here by hiding the module:
+    local output takes the SQLite lease in the staging folder (the database's lease when the
+    store is PostgreSQL), a second driver is refused naming that file, and the lease is free
+    again after the block."""
+    from citebound.batch.run_lock import _pick
+
+    monkeypatch.setitem(sys.modules, "fcntl", None)  # `import fcntl` raises ImportError
+    staging = Staging(table_location(tmp_path / "out"), "windows")
+    assert (_pick(staging, None), _pick(staging, "postgresql://u@db/x")) == ("sqlite", "database")
+    with run_lock(staging):
+        assert (staging.location.local_path / SQLITE_LEASE_NAME).is_file()
+        with pytest.raises(RunLocked, match=rf"{SQLITE_LEASE_NAME}"), run_lock(staging):
+            pass
+    with run_lock(staging):  # released at the end of the block
+        pass
