@@ -324,3 +324,25 @@ def test_without_flock_local_output_takes_the_sqlite_lease(
             pass
     with run_lock(staging):  # released at the end of the block
         pass
+
+
+def test_a_refused_driver_is_told_when_a_dead_holders_lease_frees(
+    backend: tuple[str, str], tmp_path: Path
+) -> None:
+    """A lease, unlike the OS lock, outlives a killed driver until it expires: the refusal
+    says so and how long, instead of "a driver that died releases the lock" (a rerun right
+    after a crash would otherwise look like a live second driver)."""
+    kind, where = backend
+    staging = Staging(table_location(tmp_path / "out"), "dead")
+    options: dict[str, Any] = (
+        {"kind": "sqlite"} if kind == "sqlite" else {"kind": "database", "database": where}
+    )
+    with (
+        run_lock(staging, lease_seconds=90.0, **options),
+        pytest.raises(RunLocked) as refused,
+        run_lock(staging, **options),
+    ):
+        pass
+    message = str(refused.value)
+    assert "releases the lock" not in message
+    assert "expires" in message and "90 s" in message

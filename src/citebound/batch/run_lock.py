@@ -76,16 +76,29 @@ def _identity() -> dict[str, Any]:
     }
 
 
-def _locked(run_id: str, holder: dict[str, Any] | None, where: str) -> RunLocked:
+def _locked(
+    run_id: str, holder: dict[str, Any] | None, where: str, *, lease: bool = False
+) -> RunLocked:
     who = (
         f"pid {holder.get('pid')} on {holder.get('host')} since {holder.get('started_utc')}"
         if holder
         else "another process"
     )
+    if lease:
+        # A lease outlives a killed driver until it expires: without saying so, a rerun right
+        # after a crash reads as a live second driver.
+        seconds = (holder or {}).get("lease_seconds")
+        span = f" (at most {float(seconds):g} s after its last renewal)" if seconds else ""
+        freed = (
+            f"A driver that died keeps its lease until it expires{span}; then the next run of "
+            "the same run id takes it over and resumes its work"
+        )
+    else:
+        freed = "A driver that died releases the lock, and the next run of the same run id "
+        freed += "resumes its work"
     return RunLocked(
         f"{ReasonCode.BATCH_RUN_LOCKED.value}: run {run_id!r} is being written by another "
-        f"driver ({who}; lock {where}); wait for it to finish, or stop it. A driver that died "
-        "releases the lock, and the next run of the same run id resumes its work"
+        f"driver ({who}; lock {where}); wait for it to finish, or stop it. {freed}"
     )
 
 
@@ -202,11 +215,11 @@ def _read_holder(fd: int) -> dict[str, Any] | None:
 
 @contextlib.contextmanager
 def _lease(staging: Staging, seconds: float) -> Iterator[RunLock]:
-    me = _identity()
+    me = {**_identity(), "lease_seconds": seconds}
     held = staging.read_object(LEASE_NAME)
     # A lease whose expiry passed is a dead (or stalled) driver's: taken over.
     if held is not None and float(held.get("expires", 0.0)) > time.time():
-        raise _locked(staging.run_id, held, f"{staging.location.uri}/{LEASE_NAME}")
+        raise _locked(staging.run_id, held, f"{staging.location.uri}/{LEASE_NAME}", lease=True)
     lock = RunLock(staging, f"{staging.location.uri}/{LEASE_NAME}")
     # Counted from before the write: the lease cannot end later than this for any reader.
     sent = time.monotonic()
@@ -214,7 +227,7 @@ def _lease(staging: Staging, seconds: float) -> Iterator[RunLock]:
     lock.valid_until = sent + seconds
     back = staging.read_object(LEASE_NAME)
     if back is None or back.get("token") != me["token"]:
-        raise _locked(staging.run_id, back, f"{staging.location.uri}/{LEASE_NAME}")
+        raise _locked(staging.run_id, back, f"{staging.location.uri}/{LEASE_NAME}", lease=True)
     stop = threading.Event()
 
     def heartbeat() -> None:
@@ -259,13 +272,13 @@ def _table_lease(staging: Staging, store: LeaseStore, seconds: float) -> Iterato
     """The lease as a row taken and renewed by compare-and-swap (batch/lease_sql.py)."""
     from citebound.batch.lease_sql import LeaseLost
 
-    me = _identity()
+    me = {**_identity(), "lease_seconds": seconds}
     name = lease_key(staging)
     try:
         sent = time.monotonic()  # before the statement: the lease cannot end later than this
         holder = store.acquire(name, me["token"], me, seconds)
         if holder is not None:
-            raise _locked(staging.run_id, holder or None, store.where)
+            raise _locked(staging.run_id, holder or None, store.where, lease=True)
     except BaseException:
         store.close()
         raise
