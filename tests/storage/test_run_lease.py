@@ -346,3 +346,28 @@ def test_a_refused_driver_is_told_when_a_dead_holders_lease_frees(
     message = str(refused.value)
     assert "releases the lock" not in message
     assert "expires" in message and "90 s" in message
+
+
+@pytest.mark.parametrize("isolation", ["repeatable read", "serializable"])
+def test_racing_contenders_on_a_stricter_default_isolation(pg_url: str, isolation: str) -> None:
+    """A database whose default isolation is stricter than READ COMMITTED (set by its owner)
+    must not turn a lost race into a serialization error: the loser is refused, naming the
+    winner, as on a default database."""
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        dbname = conn.info.dbname
+        conn.execute(
+            f"ALTER DATABASE \"{dbname}\" SET default_transaction_isolation = '{isolation}'"
+        )
+    stores: list[LeaseStore] = [PostgresLeases(pg_url) for _ in range(CONTENDERS)]
+    for round_ in range(ROUNDS):
+        name = f"batch-run:strict-{round_}"
+        expired = _identity()
+        assert stores[0].acquire(name, expired["token"], expired, 0.01) is None
+        time.sleep(0.05)  # an expired lease: every contender tries to take it over
+        results, who = _race(stores, name)
+        winners = [i for i, r in enumerate(results) if r is None]
+        assert len(winners) == 1, results
+        (won,) = winners
+        assert all(r == who[won] for i, r in enumerate(results) if i != won)  # refused

@@ -6,8 +6,9 @@ statement, so two drivers can never both believe they hold a run:
 * **acquire**: insert the row, or take over an existing one only WHERE its expiry has passed;
   the statement reports whether it wrote. Two contenders racing: the database serialises them
   on the row (PostgreSQL: the unique index and the row lock of `INSERT ... ON CONFLICT DO
-  UPDATE ... WHERE`; SQLite: `BEGIN IMMEDIATE`, one writer at a time), and the loser's WHERE
-  sees the winner's unexpired lease, so exactly one wins.
+  UPDATE ... WHERE`, at READ COMMITTED whatever the database's default; SQLite: `BEGIN
+  IMMEDIATE`, one writer at a time), and the loser's WHERE sees the winner's unexpired
+  lease, so exactly one wins.
 * **renew**: `UPDATE ... WHERE holder = me AND expiry not passed`. A stale holder (its lease
   expired, or was taken over after expiring) changes nothing and gets `LeaseLost`, reason
   code BATCH_RUN_LOCKED, saying why; it must stop before its next commit.
@@ -216,6 +217,11 @@ class PostgresLeases:
                 self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S
             ) as conn:
                 conn.execute(f"SET statement_timeout = {int(STATEMENT_TIMEOUT_MS)}")
+                # The compare-and-swap relies on READ COMMITTED: a statement that waited on
+                # the row lock re-checks its WHERE against the winner's row and writes nothing.
+                # A database whose default is stricter would raise a serialization error
+                # instead, and the loser of a race would fail with that, not be refused.
+                conn.execute("SET default_transaction_isolation = 'read committed'")
                 wrote = conn.execute(sql, params).fetchone() is not None
                 row = conn.execute(_PG_HOLDER, (name,)).fetchone()
         except psycopg.Error as err:
