@@ -120,8 +120,9 @@ def test_an_object_store_lease_refuses_a_live_holder_and_takes_over_an_expired_o
         lock.check()
         _lease_holder(staging, 60.0)  # taken over (this driver looked dead to another)
         _until(lambda: lock.lost)  # noticed by the heartbeat, not merely expired
-        with pytest.raises(RunLocked, match="being written by another driver"):
+        with pytest.raises(RunLocked, match="being written by another driver") as refused:
             lock.check()  # the next commit is refused
+        assert "keeps its lease until it expires" in str(refused.value)  # not the OS lock's
     assert staging.read_object(LEASE_NAME)["host"] == "elsewhere"  # not ours to delete
 
 

@@ -124,7 +124,8 @@ class RunLock:
         if self.lost:
             if self.lost_reason is not None:
                 raise RunLocked(self.lost_reason)
-            raise _locked(self.staging.run_id, None, self.where)
+            lease = self.valid_until is not None  # a lease outlives its dead holder
+            raise _locked(self.staging.run_id, None, self.where, lease=lease)
         if self.valid_until is not None and time.monotonic() >= self.valid_until:
             raise RunLocked(
                 f"{ReasonCode.BATCH_RUN_LOCKED.value}: run {self.staging.run_id!r}: this "
