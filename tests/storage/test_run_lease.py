@@ -371,3 +371,19 @@ def test_racing_contenders_on_a_stricter_default_isolation(pg_url: str, isolatio
         assert len(winners) == 1, results
         (won,) = winners
         assert all(r == who[won] for i, r in enumerate(results) if i != won)  # refused
+
+
+def test_two_spellings_of_one_local_output_share_one_database_lease(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """Local output without `flock` on a PostgreSQL store: a symlink or a `..` spelling of
+    the same folder contends for the same lease row."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (tmp_path / "link").symlink_to(out)
+    options: dict[str, Any] = {"kind": "database", "database": pg_url}
+    with run_lock(Staging(table_location(out), "local"), **options):
+        for other in (tmp_path / "link", tmp_path / "link" / ".." / "out"):
+            staging = Staging(table_location(other), "local")
+            with pytest.raises(RunLocked, match="BATCH_RUN_LOCKED"), run_lock(staging, **options):
+                pass  # pragma: no cover - a second holder of the same run

@@ -264,7 +264,8 @@ def lease_key(staging: Staging) -> str:
     (`az://container/...` names no account, so it stays apart from `abfss://` spellings.)"""
     where = staging.location
     if where.is_local:
-        return f"batch-run:local:{os.path.realpath(where.local_path)}"
+        # normcase: Windows (where a local run takes a lease, no flock) ignores case.
+        return f"batch-run:local:{os.path.normcase(os.path.realpath(where.local_path))}"
     return f"batch-run:{where.provider}://{where.account}@{where.bucket}/{where.prefix}"
 
 
