@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +86,14 @@ def _lease_holder(staging: Staging, expires_in: float) -> None:
     )  # fmt: skip
 
 
+def _until(condition: Callable[[], bool], limit_s: float = 60.0) -> None:
+    """Poll `condition` until it holds; fail after `limit_s` (a hung heartbeat)."""
+    deadline = time.monotonic() + limit_s
+    while not condition():
+        assert time.monotonic() < deadline, "the heartbeat never got there"
+        time.sleep(0.02)
+
+
 def test_an_object_store_lease_refuses_a_live_holder_and_takes_over_an_expired_one(
     tmp_path: Path,
 ) -> None:
@@ -98,17 +107,22 @@ def test_an_object_store_lease_refuses_a_live_holder_and_takes_over_an_expired_o
     ):
         pass
     _lease_holder(staging, -1.0)  # its driver died a while ago: the lease expired
-    with run_lock(staging, kind="object", lease_seconds=0.3) as lock:
+    with run_lock(staging, kind="object", lease_seconds=1.0) as lock:
         mine = staging.read_object(LEASE_NAME)
         assert mine is not None and mine["pid"] == os.getpid()
-        time.sleep(0.5)  # past the first expiry: the heartbeat renewed it
+        first = lock.valid_until
+        assert first is not None
+        # Past the first expiry, held by a renewal: waited for, not slept for (a renewal
+        # delayed on a loaded host must only make the test wait).
+        _until(lambda: first < time.monotonic() < (lock.valid_until or 0.0))
         renewed = staging.read_object(LEASE_NAME)
         assert renewed is not None and renewed["expires"] > mine["expires"]
         lock.check()
         _lease_holder(staging, 60.0)  # taken over (this driver looked dead to another)
-        time.sleep(0.3)
-        with pytest.raises(RunLocked):
+        _until(lambda: lock.lost)  # noticed by the heartbeat, not merely expired
+        with pytest.raises(RunLocked, match="being written by another driver") as refused:
             lock.check()  # the next commit is refused
+        assert "keeps its lease until it expires" in str(refused.value)  # not the OS lock's
     assert staging.read_object(LEASE_NAME)["host"] == "elsewhere"  # not ours to delete
 
 

@@ -4,6 +4,7 @@ asserted attempt counts, statuses, reason codes, backoff delays, and identical b
 
 from __future__ import annotations
 
+import json
 import socket
 
 import pytest
@@ -228,3 +229,40 @@ def test_mixed_faults_then_success(
     assert (result.prompt_tokens_actual, result.completion_tokens_actual) == (111, 7)
     assert result.total_tokens_actual == 118
     assert_same_bytes_every_attempt(server, sha)
+
+
+def _escaped_reply(http_kind: str, text_json: str) -> bytes:
+    """A 200 reply of `http_kind` whose answer text is the JSON string body `text_json`,
+    written with its escapes as they are (the scripted server writes UTF-8, which cannot
+    carry a lone surrogate)."""
+    from citebound.testing.server import _ROUTES, Step
+
+    path = {"openai-chat": "/v1/chat/completions", "openai-responses": "/v1/responses",
+            "ollama": "/api/chat"}[http_kind]  # fmt: skip
+    step = Step("reply", text="@@TEXT@@", usage=(1, 1), model="test-model")
+    payload = json.dumps(_ROUTES[path](step, None, 1))  # type: ignore[arg-type]
+    return payload.replace("@@TEXT@@", text_json).encode("ascii")
+
+
+def test_a_reply_with_a_lone_surrogate_is_malformed_not_a_crash(
+    server: ScriptedLLMServer, provider: Provider, fake_sleep: FakeSleep, http_kind: str
+) -> None:
+    """JSON may escape a lone UTF-16 surrogate ("\\ud800"); Python decodes it to a str that
+    is not Unicode text, which no UTF-8 writer takes: the audit hash raised
+    UnicodeEncodeError and `citebound ask` died with a traceback, the request that reached
+    the model unaudited. Such a reply is malformed: failed at once with a reason."""
+    server.malformed_json(_escaped_reply(http_kind, "The pump runs at 40 bar \\ud800 [C0]"))
+    result, _ = run(provider, fake_sleep)
+    assert result.failure_reason == ReasonCode.LLM_MALFORMED_RESPONSE
+    assert (result.generation_status, result.attempts) == (GenerationStatus.FAILED, 1)
+    assert "surrogate" in result.message
+    result.model_dump_json().encode("utf-8")  # the result itself is Unicode text
+
+
+def test_a_reply_with_an_escaped_surrogate_pair_is_an_ordinary_character(
+    server: ScriptedLLMServer, provider: Provider, fake_sleep: FakeSleep, http_kind: str
+) -> None:
+    server.malformed_json(_escaped_reply(http_kind, "The pump runs at 40 bar \\ud83d\\ude00 [C0]"))
+    result, _ = run(provider, fake_sleep)
+    assert result.generation_status is GenerationStatus.OK
+    assert result.raw_model_text == "The pump runs at 40 bar \U0001f600 [C0]"

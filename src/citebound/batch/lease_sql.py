@@ -6,8 +6,9 @@ statement, so two drivers can never both believe they hold a run:
 * **acquire**: insert the row, or take over an existing one only WHERE its expiry has passed;
   the statement reports whether it wrote. Two contenders racing: the database serialises them
   on the row (PostgreSQL: the unique index and the row lock of `INSERT ... ON CONFLICT DO
-  UPDATE ... WHERE`; SQLite: `BEGIN IMMEDIATE`, one writer at a time), and the loser's WHERE
-  sees the winner's unexpired lease, so exactly one wins.
+  UPDATE ... WHERE`, at READ COMMITTED whatever the database's default; SQLite: `BEGIN
+  IMMEDIATE`, one writer at a time), and the loser's WHERE sees the winner's unexpired
+  lease, so exactly one wins.
 * **renew**: `UPDATE ... WHERE holder = me AND expiry not passed`. A stale holder (its lease
   expired, or was taken over after expiring) changes nothing and gets `LeaseLost`, reason
   code BATCH_RUN_LOCKED, saying why; it must stop before its next commit.
@@ -77,6 +78,10 @@ def lost(name: str, where: str, holder: dict[str, Any] | None, token: str) -> Le
 
 # -- SQLite ------------------------------------------------------------------------------------
 
+# How long a lease change waits for another process's write on the file (each holds it for one
+# statement, microseconds): past this, something else holds the file and the driver fails.
+SQLITE_BUSY_TIMEOUT_S = 30.0
+
 _SQLITE_TABLE = (
     "CREATE TABLE IF NOT EXISTS leases (name TEXT PRIMARY KEY, holder TEXT NOT NULL, "
     "identity TEXT NOT NULL, expires_at REAL NOT NULL)"
@@ -94,10 +99,11 @@ class SQLiteLeases:
     def __init__(self, path: Path) -> None:
         self.where = str(path)
         self._lock = threading.Lock()  # one connection, shared with the heartbeat thread
+        self.busy_timeout = SQLITE_BUSY_TIMEOUT_S
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(
-                path, isolation_level=None, timeout=30.0, check_same_thread=False
+                path, isolation_level=None, timeout=self.busy_timeout, check_same_thread=False
             )
             self._conn.execute("PRAGMA synchronous=FULL")
             self._conn.execute(_SQLITE_TABLE)
@@ -108,18 +114,29 @@ class SQLiteLeases:
         self, name: str, sql: str, params: tuple[Any, ...]
     ) -> tuple[int, dict[str, Any] | None]:
         """(rows changed, lease `name`'s identity after the statement), in one IMMEDIATE
-        transaction: no other connection writes between the two."""
+        transaction: no other connection writes between the two. StoreError (a reason, not a
+        traceback) when the file is locked past the busy timeout or cannot be written."""
         with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
             try:
-                changed = self._conn.execute(sql, params).rowcount
-                row = self._conn.execute(
-                    "SELECT identity FROM leases WHERE name = ?", (name,)
-                ).fetchone()
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    changed = self._conn.execute(sql, params).rowcount
+                    row = self._conn.execute(
+                        "SELECT identity FROM leases WHERE name = ?", (name,)
+                    ).fetchone()
+                    self._conn.execute("COMMIT")
+                except BaseException:
+                    # SQLite may have rolled back already (an I/O error): a second ROLLBACK
+                    # would fail and hide the error that matters.
+                    if self._conn.in_transaction:
+                        self._conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as err:
+                raise StoreError(
+                    f"run lease file {self.where}: {err} (locked: another process held it "
+                    f"past the {self.busy_timeout:g} s busy timeout; otherwise the file cannot "
+                    "be written); the lease is unchanged"
+                ) from err
         return changed, (json.loads(row[0]) if row else None)
 
     def acquire(
@@ -200,6 +217,11 @@ class PostgresLeases:
                 self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S
             ) as conn:
                 conn.execute(f"SET statement_timeout = {int(STATEMENT_TIMEOUT_MS)}")
+                # The compare-and-swap relies on READ COMMITTED: a statement that waited on
+                # the row lock re-checks its WHERE against the winner's row and writes nothing.
+                # A database whose default is stricter would raise a serialization error
+                # instead, and the loser of a race would fail with that, not be refused.
+                conn.execute("SET default_transaction_isolation = 'read committed'")
                 wrote = conn.execute(sql, params).fetchone() is not None
                 row = conn.execute(_PG_HOLDER, (name,)).fetchone()
         except psycopg.Error as err:

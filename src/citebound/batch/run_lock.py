@@ -76,24 +76,40 @@ def _identity() -> dict[str, Any]:
     }
 
 
-def _locked(run_id: str, holder: dict[str, Any] | None, where: str) -> RunLocked:
+def _locked(
+    run_id: str, holder: dict[str, Any] | None, where: str, *, lease: bool = False
+) -> RunLocked:
     who = (
         f"pid {holder.get('pid')} on {holder.get('host')} since {holder.get('started_utc')}"
         if holder
         else "another process"
     )
+    if lease:
+        # A lease outlives a killed driver until it expires: without saying so, a rerun right
+        # after a crash reads as a live second driver.
+        seconds = (holder or {}).get("lease_seconds")
+        span = f" (at most {float(seconds):g} s after its last renewal)" if seconds else ""
+        freed = (
+            f"A driver that died keeps its lease until it expires{span}; then the next run of "
+            "the same run id takes it over and resumes its work"
+        )
+    else:
+        freed = "A driver that died releases the lock, and the next run of the same run id "
+        freed += "resumes its work"
     return RunLocked(
         f"{ReasonCode.BATCH_RUN_LOCKED.value}: run {run_id!r} is being written by another "
-        f"driver ({who}; lock {where}); wait for it to finish, or stop it. A driver that died "
-        "releases the lock, and the next run of the same run id resumes its work"
+        f"driver ({who}; lock {where}); wait for it to finish, or stop it. {freed}"
     )
 
 
 class RunLock:
     """The held lock of one run (see the module docstring); `check` before a commit."""
 
-    def __init__(self, staging: Staging) -> None:
+    def __init__(self, staging: Staging, where: str) -> None:
         self.staging = staging
+        # Where the lock or lease is (a file, the lease object, a database table): messages
+        # name it, so an operator looks in the right place.
+        self.where = where
         self.lost = False
         # Why, when a renewal said so (lease_sql.LeaseLost); None: the generic message.
         self.lost_reason: str | None = None
@@ -108,12 +124,13 @@ class RunLock:
         if self.lost:
             if self.lost_reason is not None:
                 raise RunLocked(self.lost_reason)
-            raise _locked(self.staging.run_id, None, self.staging.location.uri)
+            lease = self.valid_until is not None  # a lease outlives its dead holder
+            raise _locked(self.staging.run_id, None, self.where, lease=lease)
         if self.valid_until is not None and time.monotonic() >= self.valid_until:
             raise RunLocked(
                 f"{ReasonCode.BATCH_RUN_LOCKED.value}: run {self.staging.run_id!r}: this "
-                f"driver's lease ({self.staging.location.uri}/{LEASE_NAME}) expired without "
-                "renewal (the store did not take it), so another driver may hold the run now; "
+                f"driver's lease ({self.where}) expired without renewal (the store did not "
+                "take it), so another driver may hold the run now; "
                 "stopped before committing. Run the same run id again to resume"
             )
 
@@ -183,7 +200,7 @@ def _file_lock(staging: Staging) -> Iterator[RunLock]:
             raise _locked(staging.run_id, _read_holder(fd), str(path)) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(_identity()).encode("utf-8"), 0)
-        yield RunLock(staging)
+        yield RunLock(staging, str(path))
         os.ftruncate(fd, 0)  # released: no stale identity for the next reader
     finally:
         os.close(fd)  # closing the descriptor releases the flock
@@ -199,19 +216,19 @@ def _read_holder(fd: int) -> dict[str, Any] | None:
 
 @contextlib.contextmanager
 def _lease(staging: Staging, seconds: float) -> Iterator[RunLock]:
-    me = _identity()
+    me = {**_identity(), "lease_seconds": seconds}
     held = staging.read_object(LEASE_NAME)
     # A lease whose expiry passed is a dead (or stalled) driver's: taken over.
     if held is not None and float(held.get("expires", 0.0)) > time.time():
-        raise _locked(staging.run_id, held, f"{staging.location.uri}/{LEASE_NAME}")
-    lock = RunLock(staging)
+        raise _locked(staging.run_id, held, f"{staging.location.uri}/{LEASE_NAME}", lease=True)
+    lock = RunLock(staging, f"{staging.location.uri}/{LEASE_NAME}")
     # Counted from before the write: the lease cannot end later than this for any reader.
     sent = time.monotonic()
     staging.write_object(LEASE_NAME, {**me, "expires": time.time() + seconds})
     lock.valid_until = sent + seconds
     back = staging.read_object(LEASE_NAME)
     if back is None or back.get("token") != me["token"]:
-        raise _locked(staging.run_id, back, f"{staging.location.uri}/{LEASE_NAME}")
+        raise _locked(staging.run_id, back, f"{staging.location.uri}/{LEASE_NAME}", lease=True)
     stop = threading.Event()
 
     def heartbeat() -> None:
@@ -240,23 +257,34 @@ def _lease(staging: Staging, seconds: float) -> Iterator[RunLock]:
                 staging.delete_object(LEASE_NAME)
 
 
+def lease_key(staging: Staging) -> str:
+    """The lease row's name: the staging folder as storage sees it, not as it was spelled.
+    `s3a://b/out`, `s3://b/out/` and `s3://b//out` are the same objects; keyed by the typed
+    URI, two drivers of one run on two spellings each took their own row and both ran.
+    (`az://container/...` names no account, so it stays apart from `abfss://` spellings.)"""
+    where = staging.location
+    if where.is_local:
+        # normcase: Windows (where a local run takes a lease, no flock) ignores case.
+        return f"batch-run:local:{os.path.normcase(os.path.realpath(where.local_path))}"
+    return f"batch-run:{where.provider}://{where.account}@{where.bucket}/{where.prefix}"
+
+
 @contextlib.contextmanager
 def _table_lease(staging: Staging, store: LeaseStore, seconds: float) -> Iterator[RunLock]:
     """The lease as a row taken and renewed by compare-and-swap (batch/lease_sql.py)."""
     from citebound.batch.lease_sql import LeaseLost
 
-    me = _identity()
-    # Keyed by the staging folder's URI: the run id within that output, wherever it is.
-    name = f"batch-run:{staging.location.uri}"
+    me = {**_identity(), "lease_seconds": seconds}
+    name = lease_key(staging)
     try:
         sent = time.monotonic()  # before the statement: the lease cannot end later than this
         holder = store.acquire(name, me["token"], me, seconds)
         if holder is not None:
-            raise _locked(staging.run_id, holder or None, store.where)
+            raise _locked(staging.run_id, holder or None, store.where, lease=True)
     except BaseException:
         store.close()
         raise
-    lock = RunLock(staging)
+    lock = RunLock(staging, store.where)
     lock.valid_until = sent + seconds
     stop = threading.Event()
 

@@ -14,7 +14,9 @@ written through delta-rs' object store, with the table's storage options):
     OUT/_staging/<run_id>/run.json                  what the run is (questions, config, policy)
     OUT/_staging/<run_id>/parts/<slice>-<hash>.parquet   staged rows
     OUT/_staging/<run_id>/calls/<hash>.json         a model call about to be sent (intents)
-    OUT/_staging/<run_id>/driver.lock | driver.lease  the driver's lock (batch/run_lock.py)
+    OUT/_staging/<run_id>/driver.lock | driver.lease | driver.lease.sqlite
+                                                    the driver's lock (batch/run_lock.py;
+                                                    a PostgreSQL store's lease is a row)
 
 `<slice>` names the task's slice of the question set (a hash of its first request id),
 `<hash>` the request ids in the file: a retried task finds its slice's files and skips their

@@ -26,6 +26,7 @@ from __future__ import annotations
 import email.utils
 import json
 import math
+import re
 import time
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -39,6 +40,10 @@ if TYPE_CHECKING:
 __all__ = ["Provider", "parse_retry_after"]
 
 _ERROR_SNIPPET = 300
+# A JSON escape of a UTF-16 surrogate (`\ud800`-`\udfff`): a pair decodes to one character,
+# a lone one to a str that is not Unicode text (RFC 8259 8.2). Only replies holding this
+# pattern (or a literal backslash before it: a false alarm) get the exact check.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 # What to do when a provider's server does not answer at all (connection refused, DNS, reset).
 _START_HINT = {
     "ollama": "start it with `ollama serve` (and `ollama pull MODEL`), or pass --base-url",
@@ -187,7 +192,24 @@ def post_json(
         ) from None
     if not isinstance(data, dict):
         raise malformed(provider, f"response from {url} is JSON but not an object")
+    if _SURROGATE_ESCAPE.search(response.content) and not _is_unicode(data):
+        # No UTF-8 writer takes a lone surrogate: the audit hash and every sink failed on
+        # it, after the request had reached the model. Not valid text, so not an answer.
+        raise malformed(
+            provider,
+            f"response from {url} holds a lone UTF-16 surrogate escape (\\ud800-\\udfff "
+            "without its pair): not Unicode text",
+        )
     return data
+
+
+def _is_unicode(data: Any) -> bool:
+    """True when every string in `data` (keys included) can be written as UTF-8."""
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def encode_body(body: dict[str, Any]) -> bytes:
