@@ -6,6 +6,7 @@ feedback across collections; step tokens bound to the key, non-ASCII tokens a 4x
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -203,6 +204,21 @@ def test_a_question_holding_nul_is_400_before_any_work(client: TestClient, path:
     body = _chat(question) if path == CHAT else {"question": question}
     r = client.post(path, json=body)
     assert r.status_code == 400 and "U+0000" in _message(r), r.text
+    text = client.get("/metrics").text
+    assert all(f'citebound_answers_total{{status="{s}"}} 0' in text for s in ("OK", "FAILED"))
+
+
+@pytest.mark.parametrize("path", ["/v1/answer", "/v1/steps", "/v1/retrieve", CHAT])
+def test_a_question_with_a_lone_surrogate_is_400_before_any_work(
+    client: TestClient, path: str
+) -> None:
+    # "\ud800" is valid JSON and no character: the tokenizer and the audit hash fail on it.
+    # The request models refuse it as a string (422); a chat message's text is checked by
+    # the input limits (400). Either way a 4xx saying so, and no work.
+    question = PLANT_QUESTION.replace(" ", "\ud800", 1)
+    body = _chat(question) if path == CHAT else {"question": question}
+    r = client.post(path, content=json.dumps(body), headers={"content-type": "application/json"})
+    assert r.status_code in (400, 422) and "unicode" in _message(r).casefold(), r.text
     text = client.get("/metrics").text
     assert all(f'citebound_answers_total{{status="{s}"}} 0' in text for s in ("OK", "FAILED"))
 

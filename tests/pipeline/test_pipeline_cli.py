@@ -200,6 +200,27 @@ def test_ask_usage_errors(
     assert code == 2 and "bad.jsonl:1" in err
 
 
+def test_a_question_that_is_not_valid_unicode_is_refused_before_any_work(
+    demo_store: SqliteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Bytes that are not UTF-8 on the command line reach Python as lone surrogates ('\udcff'),
+    # and a JSON escape without its pair ("\ud800") too: no store can keep them, and the
+    # tokenizer raised a TypeError (a traceback) before this check.
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _ask(demo_store, tmp_path, "What torque\udcff?")
+    assert code == 2 and "not valid Unicode" in err and "Traceback" not in err
+    qfile = tmp_path / "q.jsonl"
+    qfile.write_text('{"_id": "q1", "text": "What torque\\ud800?"}\n')
+    code, _, err = _ask(demo_store, tmp_path, "--questions", str(qfile))
+    assert code == 2 and "q.jsonl:1" in err and "not valid Unicode" in err
+    qfile.write_bytes(b'{"_id": "q1", "text": "What torque\xff?"}\n')
+    code, _, err = _ask(demo_store, tmp_path, "--questions", str(qfile))
+    assert code == 2 and "not UTF-8" in err
+    assert not (tmp_path / "audit.sqlite").exists()
+    code, _, _ = _ask(demo_store, tmp_path, TORQUE)  # the control: same store, answered
+    assert code == 0 and (tmp_path / "audit.sqlite").exists()
+
+
 def test_a_question_holding_nul_is_refused_before_any_work(
     demo_store: SqliteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from citebound.errors import ContractError
-from citebound.text.sanitize import NUL_REFUSAL, has_nul
+from citebound.text.sanitize import storage_problem
 
 
 class InputTooLarge(ContractError):
@@ -49,7 +49,7 @@ class InputLimits:
 def check_texts(texts: Iterable[str], limits: InputLimits, what: str = "the messages") -> None:
     """Raise InputTooLarge when the texts together exceed `max_chars` (counted lazily, so a
     huge input costs no more than reading up to the limit), TextNotStorable when one holds
-    U+0000 (`citebound.text.sanitize.NUL_REFUSAL`)."""
+    U+0000 or a lone surrogate (`citebound.text.sanitize.storage_problem`)."""
     total = 0
     for text in texts:
         total += len(text)
@@ -58,8 +58,9 @@ def check_texts(texts: Iterable[str], limits: InputLimits, what: str = "the mess
                 f"{what} exceed {limits.max_chars} characters (api.max_input_chars): "
                 "shorten the input"
             )
-        if has_nul(text):
-            raise TextNotStorable(f"{what} {NUL_REFUSAL}")
+        why = storage_problem(text)
+        if why is not None:
+            raise TextNotStorable(f"{what} {why}")
 
 
 def check_question(question: str, limits: InputLimits) -> str:

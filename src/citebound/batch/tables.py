@@ -21,7 +21,7 @@ from typing import Any
 
 from citebound.audit.location import TableLocation, table_location
 from citebound.errors import ConfigError
-from citebound.text.sanitize import NUL_REFUSAL, has_nul
+from citebound.text.sanitize import storage_problem
 
 QUESTION_COLUMNS = ("_id", "text")
 
@@ -34,17 +34,20 @@ def row_request_id(qid: object, text: str) -> str:
 
 
 def _jsonl_rows(path: Path) -> Iterator[tuple[int, object, object]]:
-    with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise ConfigError(f"{path}:{n}: not JSON: {err.msg}") from None
-            if not isinstance(obj, dict):
-                raise ConfigError(f'{path}:{n}: each line needs {{"_id", "text"}}')
-            yield n, obj.get("_id", obj.get("id")), obj.get("text")
+    try:
+        lines = path.read_text("utf-8").splitlines()
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{path}: not UTF-8 (byte {err.start}): re-encode it as UTF-8") from None
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise ConfigError(f"{path}:{n}: not JSON: {err.msg}") from None
+        if not isinstance(obj, dict):
+            raise ConfigError(f'{path}:{n}: each line needs {{"_id", "text"}}')
+        yield n, obj.get("_id", obj.get("id")), obj.get("text")
 
 
 def _table_rows(table: Any, where: str) -> Iterator[tuple[int, object, object]]:
@@ -85,8 +88,9 @@ def read_questions(
     for n, qid, qtext in rows:
         if not isinstance(qtext, str) or not qtext.strip():
             raise ConfigError(f"{text}: row {n}: `text` must be a non-empty string")
-        if has_nul(qtext) or (qid is not None and has_nul(str(qid))):
-            raise ConfigError(f"{text}: row {n}: `text` or its id {NUL_REFUSAL}")
+        why = storage_problem(qtext) or (storage_problem(str(qid)) if qid is not None else None)
+        if why is not None:
+            raise ConfigError(f"{text}: row {n}: `text` or its id {why}")
         rid = row_request_id(qid, qtext)
         if rid in out:
             raise ConfigError(f"{text}: row {n}: id {rid!r} repeats row {out[rid][0]}")

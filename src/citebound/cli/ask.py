@@ -106,11 +106,17 @@ def _print_steps(state: Any) -> None:
 
 
 def _read_questions(path: Path) -> list[tuple[str | None, str]]:
-    from citebound.text.sanitize import NUL_REFUSAL, has_nul
+    from citebound.text.sanitize import storage_problem
 
     out: list[tuple[str | None, str]] = []
     first_line: dict[str, int] = {}
-    for n, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
+    try:
+        text = path.read_text("utf-8")
+    except UnicodeDecodeError as err:
+        fail(f"{path}: not UTF-8 text (byte {err.start}): re-encode it as UTF-8")
+    except OSError as err:
+        fail(f"{path}: cannot read it: {err.strerror or err}")
+    for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -119,8 +125,10 @@ def _read_questions(path: Path) -> list[tuple[str | None, str]]:
             fail(f"{path}:{n}: not JSON: {err.msg}")
         if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
             fail(f'{path}:{n}: each line needs {{"_id", "text"}}')
-        if has_nul(obj["text"]) or has_nul(str(obj.get("_id", obj.get("id", "")))):
-            fail(f"{path}:{n}: the question or its _id {NUL_REFUSAL}")
+        qid_text = str(obj.get("_id", obj.get("id", "")))
+        why = storage_problem(obj["text"]) or storage_problem(qid_text)
+        if why is not None:
+            fail(f"{path}:{n}: the question or its _id {why}")
         qid = obj.get("_id", obj.get("id"))
         if qid is not None:
             qid = str(qid)
@@ -213,10 +221,11 @@ def ask_cmd(
 
     if (question is None) == (questions_file is None):
         fail("give either a QUESTION or --questions FILE.jsonl")
-    from citebound.text.sanitize import NUL_REFUSAL, has_nul
+    from citebound.text.sanitize import storage_problem
 
-    if question is not None and has_nul(question):
-        fail(f"the question {NUL_REFUSAL}")
+    why = storage_problem(question) if question is not None else None
+    if why is not None:
+        fail(f"the question {why}")
     # The query embedder loads beside this thread's imports of the config, the contracts and
     # the pipeline: in a forked helper process when the CLI owns this process (everything it
     # does runs on the second core, cli/_embedder_process.py), else on a thread (only its

@@ -28,9 +28,24 @@ _MANY_NEWLINES = re.compile(r"\n{3,}")
 NUL_REFUSAL = "contains U+0000 (a NUL character), which the audit cannot store: remove it"
 
 
-def has_nul(text: str) -> bool:
-    """Whether caller text holds U+0000 (refused before any work, see `NUL_REFUSAL`)."""
-    return "\x00" in text
+# A lone surrogate (U+D800-U+DFFF) is no character: it is what Python makes of bytes that are
+# not UTF-8 on a command line ('\udcff') or of a JSON escape without its pair ("\ud800"). No
+# UTF-8 text can hold it, so the tokenizer, the audit hash and every store would fail on it.
+SURROGATE_REFUSAL = (
+    "is not valid Unicode (it holds a lone surrogate, U+D800-U+DFFF, such as bytes that are "
+    "not UTF-8), which the audit cannot store: re-encode it as UTF-8"
+)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def storage_problem(text: str) -> str | None:
+    """Why caller text cannot be kept by the audit (`NUL_REFUSAL`, `SURROGATE_REFUSAL`), or
+    None; such text is refused before any work at every entry point."""
+    if "\x00" in text:
+        return NUL_REFUSAL
+    if _SURROGATE.search(text) is not None:
+        return SURROGATE_REFUSAL
+    return None
 
 
 # Pure function of the text, called on the same chunks request after request.
