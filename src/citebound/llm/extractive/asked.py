@@ -257,7 +257,17 @@ def _relation(question: str) -> frozenset[str]:
             ),
             len(low),
         )
-        out |= _content(low[3:end])
+        phrase = low[3:end]
+        # A possessive names the item, the noun after it the attribute ("the VT-40 fan's
+        # designer").
+        owner = [j for j, w in enumerate(phrase) if w.endswith(("'s", "’s", "s'"))]
+        phrase = phrase[owner[-1] + 1 :] if owner and owner[-1] + 1 < len(phrase) else phrase
+        ended = end < len(low) and _participle(low[end : end + 1])
+        if ended and all(w in _TAIL for w in low[end + 1 :]):
+            # "Who was the VT-40 fan designed by?": the phrase is the item, the verb ending
+            # the question the relation ("the name given to X" goes on past it).
+            phrase = low[end : end + 1]
+        out |= _content(phrase)
     elif low[0] in _WH:
         i = 1
         if low[0] in ("which", "what", "how") and i < len(low) and low[i] not in _AUX:

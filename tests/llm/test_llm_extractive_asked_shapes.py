@@ -1,0 +1,55 @@
+"""Question shapes the relation parser of llm/extractive/asked.py misread (adversarial review of
+extractive-v12): each absent-attribute question below was answered with a sentence about the
+item that says nothing of what is asked, because `scope` read no relation (the rule stayed out)
+or read the item's own words as the relation (every sentence about the item "held" it).
+
+Each test has its control: the rule off answers (so the rule is what refuses), and the same
+shape is answered when a sentence states what is asked.
+"""
+
+from __future__ import annotations
+
+import pytest
+from llm_helpers import check_answer, make_bundle
+
+from citebound.llm import ExtractiveProvider
+from citebound.llm.extractive.asked import scope
+from citebound.policy import load_policy
+
+REFUSAL = load_policy("strict-v1").refusal.model_text
+
+# A fan the documents describe without saying who designed it, when, where or what it weighs.
+FAN = [
+    "The VT-40 cooling tower fan has six blades and is driven by a 30 kW motor. The VT-40 "
+    "cooling tower fan was installed on the roof of building 4.",
+    "Inspect the VT-40 cooling tower fan gearbox oil level weekly. The VT-40 fan blades are made "
+    "of fibreglass.",
+]
+STATED = "The VT-40 cooling tower fan was designed by Hanna Berg at Vantor in 2016."
+
+
+def _answer(question: str, texts: list[str], **overrides: object) -> str:
+    bundle = make_bundle(texts, question)
+    answer = ExtractiveProvider(**overrides).answer(bundle, REFUSAL)
+    assert check_answer(answer, bundle, REFUSAL) == []
+    return answer
+
+
+def _refused_by_the_rule(question: str, texts: list[str] = FAN) -> None:
+    assert _answer(question, texts) == REFUSAL
+    assert _answer(question, texts, asked_scope=False) != REFUSAL  # the rule is what refuses
+
+
+# "Who was X designed by?", "Who is X's designer?": the item's words are not the relation.
+ITEM_SHAPES = [
+    ("Who was the VT-40 cooling tower fan designed by?", "Hanna Berg"),
+    ("Who is the VT-40 cooling tower fan's designer?", "Hanna Berg"),
+]
+
+
+@pytest.mark.parametrize(("question", "fact"), ITEM_SHAPES)
+def test_the_item_is_not_the_relation(question: str, fact: str) -> None:
+    relation = scope(question)
+    assert relation is not None and not relation.relation & {"fan", "cool", "tower"}
+    _refused_by_the_rule(question)
+    assert fact in _answer(question, [*FAN, STATED])
