@@ -53,3 +53,20 @@ def test_the_item_is_not_the_relation(question: str, fact: str) -> None:
     assert relation is not None and not relation.relation & {"fan", "cool", "tower"}
     _refused_by_the_rule(question)
     assert fact in _answer(question, [*FAN, STATED])
+
+
+# A preposition before the wh-word ("In what year ...", "By whom ..."): the rule stayed out.
+FRONTED = [
+    ("By whom was the VT-40 cooling tower fan designed?", "Hanna Berg"),
+    ("In which country was the VT-40 cooling tower fan designed?", "Vantor"),
+]
+
+
+@pytest.mark.parametrize(("question", "fact"), FRONTED)
+def test_a_preposition_before_the_wh_word(question: str, fact: str) -> None:
+    relation = scope(question)
+    assert relation is not None and relation.relation == {"design"}
+    _refused_by_the_rule(question)
+    assert fact in _answer(question, [*FAN, STATED])
+    in_year = scope("In what year was the VT-40 cooling tower fan designed?")
+    assert in_year is not None and in_year.relation == {"design"} and in_year.kind == "date"

@@ -81,6 +81,8 @@ _LIGHT = frozenset(_LIGHT_TEXT.split())
 # Words after the relation that end a question ("built in?", "kicked out?").
 _TAIL = frozenset("in on at by for from to of with into out off up".split())  # noqa: SIM905
 _WH = frozenset("who whom whose when where which what how".split())  # noqa: SIM905
+# Prepositions that may come before the wh-word ("In what year ...", "By whom ...").
+_FRONTED = _TAIL | frozenset("during since until after before under through".split())  # noqa: SIM905
 # Past participles without -ed / -en: after "is / was" they are the relation ("When was it
 # built?"); any other last word is the item ("Where is the panel?").
 _IRREGULAR_TEXT = """built made sold bought held found led won lost sent spent paid laid told
@@ -237,6 +239,10 @@ def _relation(question: str) -> frozenset[str]:
     """The relation terms of the question's shape (empty when it names none)."""
     words = _WORD.findall(question)
     low = [w.casefold() for w in words]
+    if len(low) > 1 and low[0] in _FRONTED and low[1] in _WH:
+        # "In what year was X designed?", "By whom was X approved?": the preposition before
+        # the wh-word leaves the rest of the shape as it is without it.
+        words, low = words[1:], low[1:]
     if not low:
         return frozenset()
     out: set[str] = set()
@@ -280,10 +286,15 @@ def _relation(question: str) -> frozenset[str]:
                 # "How much RAM ...?", "How many outputs ...?": what is counted is asked too.
                 out |= _content(low[i : i + 1])
                 i += 1
-        if i + 1 < len(low) and low[0] in ("who", "whom") and low[i] in _AUX:
-            # "Who must sign X?", "Who was elected ...?": the verb right after the auxiliary.
-            if low[i] not in _COPULA or _participle(low[i + 1 : i + 2]):
-                out |= _content(low[i + 1 : i + 2])
+        if (
+            i + 1 < len(low)
+            and low[0] in ("who", "whom")
+            and low[i] in _AUX
+            and (low[i] not in _COPULA or _participle(low[i + 1 : i + 2]))
+        ):
+            # "Who must sign X?", "Who was elected ...?": the verb right after the auxiliary
+            # ("Whom was the fan designed by?" ends with it: the last word, below).
+            out |= _content(low[i + 1 : i + 2])
         elif i < len(low) and low[i] in _AUX:
             # "When was X installed?", "How much did X cost?": the question's last word, past
             # its particles and hedges ("originally built in?"), is the verb; after "is / was"
