@@ -70,3 +70,25 @@ def test_a_preposition_before_the_wh_word(question: str, fact: str) -> None:
     assert fact in _answer(question, [*FAN, STATED])
     in_year = scope("In what year was the VT-40 cooling tower fan designed?")
     assert in_year is not None and in_year.relation == {"design"} and in_year.kind == "date"
+
+
+# A question in title case or capitals: its last word's capital is no object's name.
+CASED = [
+    "When Was The VT-40 Cooling Tower Fan Designed?",
+    "WHEN WAS THE VT-40 COOLING TOWER FAN DESIGNED?",
+    "Where Was The VT-40 Cooling Tower Fan Designed?",
+]
+
+
+@pytest.mark.parametrize("question", CASED)
+def test_a_question_in_title_case_or_capitals(question: str) -> None:
+    relation = scope(question)
+    assert relation is not None and relation.relation == {"design"}
+    # No sentence of the fan's says where or when it was designed, none holds "design".
+    assert _answer(question, FAN[1:]) == REFUSAL
+    assert _answer(question, FAN[1:], asked_scope=False) != REFUSAL
+
+
+def test_a_capitalised_object_still_ends_a_cased_question() -> None:
+    # Mixed case: the capitalised last word is the object, as before.
+    assert scope("When did the European Anti-Fraud Office investigate John Dalli?") is None

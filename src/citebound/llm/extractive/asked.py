@@ -302,7 +302,10 @@ def _relation(question: str) -> frozenset[str]:
             # A capitalised last word is the object ("When did the Office investigate John
             # Dalli?"), not the verb: no relation then.
             tail = [w for w in words[i + 1 :] if w.casefold() not in _TAIL | FRAMING]
-            last = [tail[-1].casefold()] if tail and tail[-1].islower() else []
+            # ... unless every word is capitalised ("When Was The Fan Installed?"): then the
+            # capitals say nothing.
+            cased = not _titled(question)
+            last = [tail[-1].casefold()] if tail and (tail[-1].islower() or not cased) else []
             last = [w for w in last if w not in STOPWORDS]
             if last and (low[i] not in _COPULA or _participle(last)):
                 out |= _content(last)
