@@ -92,3 +92,26 @@ def test_a_question_in_title_case_or_capitals(question: str) -> None:
 def test_a_capitalised_object_still_ends_a_cased_question() -> None:
     # Mixed case: the capitalised last word is the object, as before.
     assert scope("When did the European Anti-Fraud Office investigate John Dalli?") is None
+
+
+# "When did they install X?": the last word is the object (the item), the verb comes before it.
+DO_SHAPES = [
+    ("Where did they design the VT-40 cooling tower fan?", "Vantor"),
+    ("Who did the plant hire to design the VT-40 cooling tower fan?", "Hanna Berg"),
+    ("Where did the vendor design the VT-40 cooling tower fan?", "Vantor"),
+]
+
+
+@pytest.mark.parametrize(("question", "fact"), DO_SHAPES)
+def test_the_verb_of_a_do_question_is_not_its_object(question: str, fact: str) -> None:
+    relation = scope(question)
+    assert relation is not None and not relation.relation & {"fan", "cool", "tower"}
+    _refused_by_the_rule(question)
+    assert fact in _answer(question, [*FAN, STATED])
+
+
+def test_a_do_question_ending_on_its_verb_is_read_as_before() -> None:
+    cost = scope("How much did the Mars Helicopter Ingenuity cost?")
+    assert cost is not None and cost.relation == {"cost"}
+    ended = scope("When did the war end in the northern region?")
+    assert ended is not None and ended.relation == {"region"}  # unchanged: not a verb slot

@@ -62,6 +62,7 @@ _AUX_TEXT = "is are was were be been being do does did has have had can could wi
 _MODAL_TEXT = "shall should may might must"
 _AUX = frozenset(f"{_AUX_TEXT} {_MODAL_TEXT}".split())
 _COPULA = frozenset(_AUX_TEXT.split()[:4])
+_DO = frozenset(_AUX_TEXT.split()[7:10])
 _BE = frozenset(_AUX_TEXT.split()[:7])
 # A passive: a form of "be" up to `_BE_GAP` words before the verb ("had been tightened", "is
 # designed", "were carefully installed").
@@ -81,8 +82,17 @@ _LIGHT = frozenset(_LIGHT_TEXT.split())
 # Words after the relation that end a question ("built in?", "kicked out?").
 _TAIL = frozenset("in on at by for from to of with into out off up".split())  # noqa: SIM905
 _WH = frozenset("who whom whose when where which what how".split())  # noqa: SIM905
+# What starts a noun phrase: after "do" the subject ("Who did the plant hire ...?"), after the
+# verb its object ("When did they install the pump / it?").
+_DETERMINER_TEXT = "the a an this that these those its their his her our your my"
+_NOUN_START = frozenset(f"{_DETERMINER_TEXT} it they he she we you i".split())
+_OBJECT_START = frozenset(f"{_DETERMINER_TEXT} it them him us me".split())
 # Prepositions that may come before the wh-word ("In what year ...", "By whom ...").
 _FRONTED = _TAIL | frozenset("during since until after before under through".split())  # noqa: SIM905
+# ... and more that never are the verb before an object ("go up against the Turks").
+_PREPOSITIONS = _FRONTED | frozenset(
+    "against about over upon across among between within without throughout".split()  # noqa: SIM905
+)
 # Past participles without -ed / -en: after "is / was" they are the relation ("When was it
 # built?"); any other last word is the item ("Where is the panel?").
 _IRREGULAR_TEXT = """built made sold bought held found led won lost sent spent paid laid told
@@ -291,6 +301,9 @@ def _relation(question: str) -> frozenset[str]:
             and low[0] in ("who", "whom")
             and low[i] in _AUX
             and (low[i] not in _COPULA or _participle(low[i + 1 : i + 2]))
+            # "Who did the plant hire ...?": after "do", a subject ("Who has the power ...?":
+            # "has" is the verb).
+            and not (low[i] in _DO and low[i + 1] in _NOUN_START)
         ):
             # "Who must sign X?", "Who was elected ...?": the verb right after the auxiliary
             # ("Whom was the fan designed by?" ends with it: the last word, below).
@@ -306,6 +319,18 @@ def _relation(question: str) -> frozenset[str]:
             # capitals say nothing.
             cased = not _titled(question)
             last = [tail[-1].casefold()] if tail and (tail[-1].islower() or not cased) else []
+            # "When did they install the pump?": after "do" and its subject, the word right
+            # before the object's determiner (or pronoun) is the verb; the last word is the
+            # object. Not past a particle ("end in the region"): the last word stays.
+            k = next((k for k in range(i + 2, len(low)) if low[k] in _OBJECT_START), 0)
+            verb = low[k - 1] if k else ""
+            if low[i] not in _COPULA and verb and verb not in STOPWORDS | _PREPOSITIONS | _AUX:
+                last = [verb] if words[k - 1].islower() or not cased else []
+            elif low[0] in ("who", "whom") and low[i] in _DO:
+                # "Who did the Normans serve under in the 10th century?": the last word of a
+                # who-question is its object's, not a verb ("Who did X marry?" was read
+                # after "did": nothing, as before).
+                last = []
             last = [w for w in last if w not in STOPWORDS]
             if last and (low[i] not in _COPULA or _participle(last)):
                 out |= _content(last)
