@@ -115,3 +115,11 @@ def test_a_do_question_ending_on_its_verb_is_read_as_before() -> None:
     assert cost is not None and cost.relation == {"cost"}
     ended = scope("When did the war end in the northern region?")
     assert ended is not None and ended.relation == {"region"}  # unchanged: not a verb slot
+
+
+def test_a_contracted_wh_word() -> None:
+    question = "Who's the designer of the VT-40 cooling tower fan?"
+    relation = scope(question)
+    assert relation is not None and relation.relation == {"designer"}
+    _refused_by_the_rule(question)
+    assert "Hanna Berg" in _answer(question, [*FAN, STATED])

@@ -56,6 +56,7 @@ _COLOUR_TERMS = frozenset(t for w in _COLOUR_TEXT.split() for t in terms(w))
 # "What is the name of ...", "Name the ..." ask for a name, not a role ("the operator").
 _NAME_ASKED = re.compile(r"\bnames?\b", re.IGNORECASE)
 _WORD = re.compile(r"[\w'’´-]+")
+_CONTRACTED = re.compile(r"\b(who|what|where|when|which|how)['’]s\b", re.IGNORECASE)
 # Auxiliaries and modals between the wh-word and the verb ("Who must sign ...?"); the copula
 # ("When was X installed?" / "Where is the panel?"); the forms of "be" that make a passive.
 _AUX_TEXT = "is are was were be been being do does did has have had can could will would"
@@ -247,7 +248,8 @@ def scope(question: str) -> AskedScope | None:
 
 def _relation(question: str) -> frozenset[str]:
     """The relation terms of the question's shape (empty when it names none)."""
-    words = _WORD.findall(question)
+    # "Who's the designer of X?" is "Who is the designer of X?".
+    words = _WORD.findall(_CONTRACTED.sub(r"\1 is", question))
     low = [w.casefold() for w in words]
     if len(low) > 1 and low[0] in _FRONTED and low[1] in _WH:
         # "In what year was X designed?", "By whom was X approved?": the preposition before
