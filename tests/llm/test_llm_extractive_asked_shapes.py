@@ -123,3 +123,14 @@ def test_a_contracted_wh_word() -> None:
     assert relation is not None and relation.relation == {"designer"}
     _refused_by_the_rule(question)
     assert "Hanna Berg" in _answer(question, [*FAN, STATED])
+
+
+# "How heavy / old / tall is X?" asks a number and names its measure: the rule stayed out.
+def test_how_and_a_measure() -> None:
+    question = "How heavy is the VT-40 cooling tower fan?"
+    relation = scope(question)
+    assert relation is not None and relation.kind == "number"
+    assert _answer(question, FAN[1:]) == REFUSAL
+    assert _answer(question, FAN[1:], asked_scope=False) != REFUSAL
+    weighed = [*FAN[1:], "The VT-40 cooling tower fan weighs 820 kg."]
+    assert "820 kg" in _answer(question, weighed)

@@ -294,6 +294,10 @@ def _relation(question: str) -> frozenset[str]:
             kinds = [j for j in range(i, min(len(low), i + _MAX_WH_WORDS)) if low[j] in HEAD_NOUNS]
             i = kinds[0] if kinds and low[0] != "how" else i
             i += 1
+            if low[0] == "how" and low[1] not in ("much", "many"):
+                # "How heavy / tall / old is X?": the measure asked, a sentence holds it or a
+                # number ("often" is a framing word, never required).
+                out |= _content(low[1:2])
             if low[0] == "how" and i < len(low) and low[i] not in _AUX:
                 # "How much RAM ...?", "How many outputs ...?": what is counted is asked too.
                 out |= _content(low[i : i + 1])
