@@ -134,3 +134,12 @@ def test_how_and_a_measure() -> None:
     assert _answer(question, FAN[1:], asked_scope=False) != REFUSAL
     weighed = [*FAN[1:], "The VT-40 cooling tower fan weighs 820 kg."]
     assert "820 kg" in _answer(question, weighed)
+
+
+def test_the_colour_of() -> None:
+    question = "What is the colour of the VT-40 fan blades?"
+    relation = scope(question)
+    assert relation is not None and relation.kind == "colour"
+    _refused_by_the_rule(question)
+    painted = [*FAN, "The VT-40 fan blades are painted safety yellow."]
+    assert "safety yellow" in _answer(question, painted)

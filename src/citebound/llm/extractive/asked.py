@@ -48,7 +48,10 @@ from .candidates import Candidate
 __all__ = ["AskedScope", "admitted", "fills", "related", "scope"]
 
 # A colour is asked by "what colour / color"; a sentence answers with a colour word.
-_COLOUR_ASKED = re.compile(r"\b(?:what|which)\s+colou?rs?\b", re.IGNORECASE)
+_COLOUR_ASKED = re.compile(
+    r"\b(?:what|which)\s+colou?rs?\b|\b(?:what|which)\s+(?:is|was|are|were)\s+the\s+colou?rs?\s+of\b",
+    re.IGNORECASE,
+)
 _COLOUR_TEXT = """red green blue yellow orange purple violet black white grey gray brown pink
     silver gold golden beige cyan magenta turquoise maroon navy crimson amber colour color"""
 # Stemmed as sentences' terms are ("white" -> "whit", "coloured" -> "colour").
