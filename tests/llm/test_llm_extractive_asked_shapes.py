@@ -143,3 +143,18 @@ def test_the_colour_of() -> None:
     _refused_by_the_rule(question)
     painted = [*FAN, "The VT-40 fan blades are painted safety yellow."]
     assert "safety yellow" in _answer(question, painted)
+
+
+# "Which vendor / supplier / manufacturer ...?" asks for a name the kinds did not list.
+SUPPLIED = [
+    "Which vendor designed the VT-40 cooling tower fan?",
+    "Which manufacturer designed the VT-40 cooling tower fan?",
+]
+
+
+@pytest.mark.parametrize("question", SUPPLIED)
+def test_which_vendor(question: str) -> None:
+    relation = scope(question)
+    assert relation is not None and relation.kind == "name"
+    _refused_by_the_rule(question)
+    assert "Vantor" in _answer(question, [*FAN, STATED])

@@ -56,6 +56,11 @@ _COLOUR_TEXT = """red green blue yellow orange purple violet black white grey gr
     silver gold golden beige cyan magenta turquoise maroon navy crimson amber colour color"""
 # Stemmed as sentences' terms are ("white" -> "whit", "coloured" -> "colour").
 _COLOUR_TERMS = frozenset(t for w in _COLOUR_TEXT.split() for t in terms(w))
+# "Which vendor / supplier / manufacturer ...?" asks for a name (a company's) that
+# `answer_type`'s kind nouns do not list (they serve SQuAD's ranking too; this serves only here).
+_ORG_TEXT = """vendor vendors supplier suppliers manufacturer manufacturers maker makers contractor
+    contractors subcontractor subcontractors firm firms distributor distributors"""
+_ORG_NOUNS = frozenset(_ORG_TEXT.split())
 # "What is the name of ...", "Name the ..." ask for a name, not a role ("the operator").
 _NAME_ASKED = re.compile(r"\bnames?\b", re.IGNORECASE)
 _WORD = re.compile(r"[\w'’´-]+")
@@ -237,6 +242,8 @@ def scope(question: str) -> AskedScope | None:
     True
     """
     kind: AnswerType | str = "colour" if _COLOUR_ASKED.search(question) else expected(question)
+    if kind == "none" and _org_asked(question):
+        kind = "name"
     if kind == "none":
         return None
     relation = _relation(question)
@@ -294,7 +301,8 @@ def _relation(question: str) -> frozenset[str]:
         if low[0] in ("which", "what", "how") and i < len(low) and low[i] not in _AUX:
             # The wh-phrase's noun or measure: "which company", "what governing body", "how
             # much" (a kind noun up to `_MAX_WH_WORDS` words on ends it, else the first word).
-            kinds = [j for j in range(i, min(len(low), i + _MAX_WH_WORDS)) if low[j] in HEAD_NOUNS]
+            nouns = HEAD_NOUNS | _ORG_NOUNS
+            kinds = [j for j in range(i, min(len(low), i + _MAX_WH_WORDS)) if low[j] in nouns]
             i = kinds[0] if kinds and low[0] != "how" else i
             i += 1
             if low[0] == "how" and low[1] not in ("much", "many"):
@@ -351,6 +359,16 @@ def _relation(question: str) -> frozenset[str]:
         if w in ("who", "that") and j + 1 < len(low) and low[j + 1] not in _AUX:
             out |= _content(low[j + 1 : j + 2])
     return frozenset(out)
+
+
+def _org_asked(question: str) -> bool:
+    """Whether a which / what phrase of `question` ends on a company noun ("Which pump vendor
+    ...?", "What manufacturer ...?")."""
+    low = [w.casefold() for w in _WORD.findall(question)]
+    return any(
+        w in ("which", "what") and bool(_ORG_NOUNS.intersection(low[j + 1 : j + 1 + _MAX_WH_WORDS]))
+        for j, w in enumerate(low)
+    )
 
 
 def _participle(tail: list[str]) -> bool:
