@@ -13,7 +13,7 @@ import pytest
 from llm_helpers import check_answer, make_bundle
 
 from citebound.llm import ExtractiveProvider
-from citebound.llm.extractive.asked import scope
+from citebound.llm.extractive.asked import related, scope
 from citebound.policy import load_policy
 
 REFUSAL = load_policy("strict-v1").refusal.model_text
@@ -158,3 +158,17 @@ def test_which_vendor(question: str) -> None:
     assert relation is not None and relation.kind == "name"
     _refused_by_the_rule(question)
     assert "Vantor" in _answer(question, [*FAN, STATED])
+
+
+def test_a_latinate_form_of_the_relation() -> None:
+    # "maintain" ~ "maintenance": neither spelling starts the other, yet the sentence says who.
+    question = "Who maintains the VT-40 cooling tower fan?"
+    texts = [
+        *FAN,
+        "The utilities team is responsible for maintenance of the VT-40 cooling tower fan.",
+    ]
+    assert "utilities team" in _answer(question, texts)
+    assert related(frozenset({"decid"}), frozenset({"decision"}))
+    assert related(frozenset({"receiv"}), frozenset({"reception"}))
+    assert not related(frozenset({"install"}), frozenset({"instanc"}))
+    assert not related(frozenset({"send"}), frozenset({"sensor"}))

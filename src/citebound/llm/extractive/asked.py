@@ -113,6 +113,20 @@ _IRREGULAR = frozenset(_IRREGULAR_TEXT.split())
 # `_MIN_ROOT` letters ("use", "set") match too much to be extended.
 _MAX_SUFFIX = 5
 _MIN_ROOT = 4
+# The regular Latinate alternations between a verb and its noun ("maintain" / "maintenance",
+# "decide" / "decision", "receive" / "reception", "permit" / "permission", "extend" /
+# "extension", "solve" / "solution", "describe" / "description"), on stems; a root shorter than
+# `_MIN_ALTERNATE` letters matches too much.
+_ALTERNATIONS = (
+    ("ain", "en"),
+    ("eiv", "ept"),
+    ("id", "is"),
+    ("mit", "miss"),
+    ("nd", "ns"),
+    ("olv", "olut"),
+    ("crib", "cript"),
+)
+_MIN_ALTERNATE = 5
 # Digits right after a capitalised word name a model ("Snapdragon 801", "Windows 10"): they
 # count nothing. Codes, units and code spans are nobody's name.
 _MODEL_NUMBER = re.compile(r"(\b[A-Z][A-Za-z]{2,}\s)\d+\b")
@@ -139,11 +153,24 @@ def related(asked: frozenset[str], held: frozenset[str]) -> bool:
         if len(a) < _MIN_ROOT:
             continue
         for h in held:
-            short, long_ = (a, h) if len(a) <= len(h) else (h, a)
-            near = len(long_) - len(short) <= _MAX_SUFFIX
-            if near and len(short) >= _MIN_ROOT and long_.startswith(short):
-                return True
+            for x, y in (
+                (a, h),
+                *((f, h) for f in _alternates(a)),
+                *((a, f) for f in _alternates(h)),
+            ):
+                short, long_ = (x, y) if len(x) <= len(y) else (y, x)
+                near = len(long_) - len(short) <= _MAX_SUFFIX
+                if near and len(short) >= _MIN_ROOT and long_.startswith(short):
+                    return True
     return False
+
+
+def _alternates(stem: str) -> list[str]:
+    """The stem's Latinate noun root ("maintain" -> "mainten" of "maintenance", "decid" ->
+    "decis", "receiv" -> "recept"), when one of English's regular alternations applies and the
+    root is at least `_MIN_ALTERNATE` letters ("send" -> "sens" would match "sensor")."""
+    out = [stem[: -len(end)] + to for end, to in _ALTERNATIONS if stem.endswith(end)]
+    return [f for f in out if len(f) >= _MIN_ALTERNATE]
 
 
 @dataclass(frozen=True)
