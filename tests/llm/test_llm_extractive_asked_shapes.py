@@ -172,3 +172,14 @@ def test_a_latinate_form_of_the_relation() -> None:
     assert related(frozenset({"receiv"}), frozenset({"reception"}))
     assert not related(frozenset({"install"}), frozenset({"instanc"}))
     assert not related(frozenset({"send"}), frozenset({"sensor"}))
+
+
+def test_who_is_responsible_for() -> None:
+    question = "Who is responsible for the VT-40 cooling tower fan?"
+    relation = scope(question)
+    assert relation is not None and relation.relation == {"responsibl"}
+    _refused_by_the_rule(question)
+    duty = [*FAN, "The utilities team is responsible for the VT-40 cooling tower fan."]
+    assert "utilities team" in _answer(question, duty)
+    maintaining = scope("Who is responsible for maintaining the VT-40 cooling tower fan?")
+    assert maintaining is not None and maintaining.relation == {"responsibl", "maintain"}

@@ -204,7 +204,11 @@ class AskedScope:
         at = [i for i, w in enumerate(words) if related(self.relation, terms(w))]
         if at and "by" in words:
             return False
-        return all(i == 0 or _BE & set(words[max(0, i - _BE_GAP) : i]) for i in at)
+        # A passive's verb is a participle: "The utilities team is responsible for X" names one.
+        return all(
+            i == 0 or (_BE & set(words[max(0, i - _BE_GAP) : i]) and _participle(words[i : i + 1]))
+            for i in at
+        )
 
 
 def admitted(wanted: AskedScope, c: Candidate, cands: Sequence[Candidate], question: str) -> bool:
@@ -352,6 +356,17 @@ def _relation(question: str) -> frozenset[str]:
             # "Who must sign X?", "Who was elected ...?": the verb right after the auxiliary
             # ("Whom was the fan designed by?" ends with it: the last word, below).
             out |= _content(low[i + 1 : i + 2])
+        elif (
+            i + 2 < len(low)
+            and low[0] in ("who", "whom")
+            and low[i] in _COPULA
+            and low[i + 1] not in _NOUN_START
+            and (words[i + 1].islower() or _titled(question))  # "Who was Ralph in ...?"
+            and low[i + 2] in _TAIL
+        ):
+            # "Who is responsible for (maintaining) X?", "Who was married to X?": the word
+            # between the copula and the preposition, and a verb form right after it.
+            out |= _content([low[i + 1], *(w for w in low[i + 3 : i + 4] if w.endswith("ing"))])
         elif i < len(low) and low[i] in _AUX:
             # "When was X installed?", "How much did X cost?": the question's last word, past
             # its particles and hedges ("originally built in?"), is the verb; after "is / was"
