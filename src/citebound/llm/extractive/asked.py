@@ -152,25 +152,27 @@ def related(asked: frozenset[str], held: frozenset[str]) -> bool:
     for a in asked:
         if len(a) < _MIN_ROOT:
             continue
+        forms = (a, *_alternates(a))
         for h in held:
-            for x, y in (
-                (a, h),
-                *((f, h) for f in _alternates(a)),
-                *((a, f) for f in _alternates(h)),
-            ):
-                short, long_ = (x, y) if len(x) <= len(y) else (y, x)
-                near = len(long_) - len(short) <= _MAX_SUFFIX
-                if near and len(short) >= _MIN_ROOT and long_.startswith(short):
-                    return True
+            if any(_starts(x, h) for x in forms) or any(_starts(a, f) for f in _alternates(h)):
+                return True
     return False
 
 
-def _alternates(stem: str) -> list[str]:
+def _starts(x: str, y: str) -> bool:
+    """Whether one of two stems starts the other, at most `_MAX_SUFFIX` letters shorter."""
+    short, long_ = (x, y) if len(x) <= len(y) else (y, x)
+    near = len(long_) - len(short) <= _MAX_SUFFIX
+    return near and len(short) >= _MIN_ROOT and long_.startswith(short)
+
+
+@lru_cache(maxsize=16_384)  # a stem recurs in every sentence that holds it
+def _alternates(stem: str) -> tuple[str, ...]:
     """The stem's Latinate noun root ("maintain" -> "mainten" of "maintenance", "decid" ->
     "decis", "receiv" -> "recept"), when one of English's regular alternations applies and the
     root is at least `_MIN_ALTERNATE` letters ("send" -> "sens" would match "sensor")."""
     out = [stem[: -len(end)] + to for end, to in _ALTERNATIONS if stem.endswith(end)]
-    return [f for f in out if len(f) >= _MIN_ALTERNATE]
+    return tuple(f for f in out if len(f) >= _MIN_ALTERNATE)
 
 
 @dataclass(frozen=True)
