@@ -96,6 +96,10 @@ _WH = frozenset("who whom whose when where which what how".split())  # noqa: SIM
 _DETERMINER_TEXT = "the a an this that these those its their his her our your my"
 _NOUN_START = frozenset(f"{_DETERMINER_TEXT} it they he she we you i".split())
 _OBJECT_START = frozenset(f"{_DETERMINER_TEXT} it them him us me".split())
+# After "how", words that name no measure a sentence would hold ("How much / many"), or a
+# time often said without digits ("How long does the test take?" / "a few minutes", "How
+# often" / "weekly"): no relation of their own.
+_UNNAMED_MEASURES = frozenset("much many long often soon".split())  # noqa: SIM905
 # Prepositions that may come before the wh-word ("In what year ...", "By whom ...").
 _FRONTED = _TAIL | frozenset("during since until after before under through".split())  # noqa: SIM905
 # ... and more that never are the verb before an object ("go up against the Turks").
@@ -338,9 +342,9 @@ def _relation(question: str) -> frozenset[str]:
             kinds = [j for j in range(i, min(len(low), i + _MAX_WH_WORDS)) if low[j] in nouns]
             i = kinds[0] if kinds and low[0] != "how" else i
             i += 1
-            if low[0] == "how" and low[1] not in ("much", "many"):
+            if low[0] == "how" and low[1] not in _UNNAMED_MEASURES:
                 # "How heavy / tall / old is X?": the measure asked, a sentence holds it or a
-                # number ("often" is a framing word, never required).
+                # number.
                 out |= _content(low[1:2])
             if low[0] == "how" and i < len(low) and low[i] not in _AUX:
                 # "How much RAM ...?", "How many outputs ...?": what is counted is asked too.
