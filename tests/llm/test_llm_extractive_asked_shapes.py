@@ -13,7 +13,7 @@ import pytest
 from llm_helpers import check_answer, make_bundle
 
 from citebound.llm import ExtractiveProvider
-from citebound.llm.extractive.asked import related, scope
+from citebound.llm.extractive.asked import fills, related, scope
 from citebound.policy import load_policy
 
 REFUSAL = load_policy("strict-v1").refusal.model_text
@@ -183,3 +183,17 @@ def test_who_is_responsible_for() -> None:
     assert "utilities team" in _answer(question, duty)
     maintaining = scope("Who is responsible for maintaining the VT-40 cooling tower fan?")
     assert maintaining is not None and maintaining.relation == {"responsibl", "maintain"}
+
+
+def test_a_measure_is_no_date() -> None:
+    # "30 kW", "six blades", "500 hours" measure or count: none says when ("began in 911" does).
+    question = "When was the VT-40 cooling tower fan designed?"
+    assert not fills("date", FAN[0].split(". ")[0] + ".", question)
+    assert fills("date", "The Duchy began in 911.", "When was the Duchy founded?")
+    assert fills("date", "It was designed in 2016.", question)
+    measured = [
+        "The VT-40 cooling tower fan has six blades and is driven by a 30 kW motor.",
+        "Inspect the VT-40 cooling tower fan every 500 hours.",
+    ]
+    assert _answer(question, measured) == REFUSAL
+    assert _answer(question, measured, asked_scope=False) != REFUSAL

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from citebound.text.terms import FRAMING, STOPWORDS, terms
+from citebound.validate.checks import MAGNITUDE_WORDS, MULTIPLIER_WORDS, number_words
 from citebound.validate.swap import UNITS
 
 from .answer_type import HEAD_NOUNS, AnswerType, carries, expected
@@ -139,6 +140,14 @@ _CODE_SPAN = re.compile(r"`[^`]*`")
 # names the field, not a person: its capitals are left out (the value after it stays).
 _LABEL = re.compile(r"^[^:;!?]{1,60}:\s")
 _LETTERS = re.compile(r"[A-Za-z]+")
+# A number with its unit ("30 kW", "500 hours"; not "in": "founded in 911") and a count in
+# words ("six", "thousands"): neither is a year.
+_UNIT_TEXT = "|".join(sorted(UNITS - {"in"}, key=len, reverse=True))
+_MEASURE = re.compile(r"\d+(?:[.,]\d+)*\s?°?\s?(?:" + _UNIT_TEXT + r")\b", re.IGNORECASE)
+_COUNT_WORD = re.compile(
+    r"\b(?:" + "|".join((*number_words(2, 90), *MAGNITUDE_WORDS, *MULTIPLIER_WORDS)) + r")s?\b",
+    re.IGNORECASE,
+)
 _DIGITS = re.compile(r"[\w'’-]*\d[\w'’-]*")
 
 
@@ -242,8 +251,10 @@ def fills(kind: AnswerType | str, sentence: str, question: str) -> bool:
     if kind == "number":
         return carries(kind, _MODEL_NUMBER.sub(r"\1model", sentence), question)
     if kind == "date":
-        # A year too short for the date test ("began in 911") is still a number.
-        return carries("date", sentence, question) or carries("number", sentence, question)
+        # A year too short for the date test ("began in 911") is still a number; a measure
+        # ("30 kW", "500 hours") or a count in words ("six blades") says no when.
+        years = _COUNT_WORD.sub(" ", _MEASURE.sub(" ", sentence))
+        return carries("date", sentence, question) or carries("number", years, question)
     return False
 
 
