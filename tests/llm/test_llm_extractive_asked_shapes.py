@@ -197,3 +197,17 @@ def test_a_measure_is_no_date() -> None:
     ]
     assert _answer(question, measured) == REFUSAL
     assert _answer(question, measured, asked_scope=False) != REFUSAL
+
+
+def test_a_passive_verb_before_its_complement() -> None:
+    # "By whom were the bolts tightened to 30 Nm?": the last word is the complement's.
+    question = "By whom were the VT-40 fan blades tightened to 45 Nm?"
+    relation = scope(question)
+    assert relation is not None and relation.relation == {"tighten"}
+    texts = [
+        "The VT-40 fan blades had been tightened to 45 Nm before the trial run.",
+        "The VT-40 fan blades were checked by Hanna Berg.",
+    ]
+    assert "tightened" not in _answer(question, texts)
+    assert "tightened" in _answer(question, texts, asked_scope=False)
+    assert scope("Where is the VT-40 fan blade pitch gauge?") is None  # no verb: the item

@@ -113,6 +113,9 @@ _IRREGULAR_TEXT = """built made sold bought held found led won lost sent spent p
     taught caught brought thought fought sought kept left met put read set shut cut hit hurt
     let cost due born begun sung drunk run"""
 _IRREGULAR = frozenset(_IRREGULAR_TEXT.split())
+_IRREGULAR_EN = frozenset(
+    "given taken written chosen driven broken shown drawn grown thrown seen done beaten".split()  # noqa: SIM905
+)
 # A word one of whose forms starts the other by at most this many letters is the same word
 # for the relation ("install" ~ "installation", "design" ~ "designer"); shorter stems than
 # `_MIN_ROOT` letters ("use", "set") match too much to be extended.
@@ -408,6 +411,13 @@ def _relation(question: str) -> frozenset[str]:
                 # after "did": nothing, as before).
                 last = []
             last = [w for w in last if w not in STOPWORDS]
+            if low[i] in _COPULA and not _participle(last):
+                # "By whom were the bolts tightened to 30 Nm?": the passive's verb comes
+                # before its complement; the last lower-case participle past the subject.
+                # Only a regular "-ed" or an irregular form: "shutdown", "kitchen" or "speed"
+                # in the subject are no verb.
+                verbs = [w for w in words[i + 2 :] if (w.islower() or not cased) and w.isalpha()]
+                last = [v for w in verbs for v in [w.casefold()] if _passive(v)][-1:]
             if last and (low[i] not in _COPULA or _participle(last)):
                 out |= _content(last)
         elif i < len(low):
@@ -435,6 +445,13 @@ def _participle(tail: list[str]) -> bool:
     last word of "When was the fan installed?" is the relation; of "Where is the panel?" the
     item."""
     return bool(tail) and (tail[-1].endswith(("ed", "en", "wn")) or tail[-1] in _IRREGULAR)
+
+
+def _passive(word: str) -> bool:
+    """Whether `word` is surely a past participle: a regular "-ed" form ("tightened", not
+    "speed") or an irregular one ("built", "given")."""
+    regular = word.endswith("ed") and not word.endswith("eed") and len(word) > _MIN_ROOT
+    return regular or word in _IRREGULAR or word in _IRREGULAR_EN
 
 
 def _content(words: list[str]) -> set[str]:
