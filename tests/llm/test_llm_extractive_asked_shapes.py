@@ -211,3 +211,10 @@ def test_a_passive_verb_before_its_complement() -> None:
     assert "tightened" not in _answer(question, texts)
     assert "tightened" in _answer(question, texts, asked_scope=False)
     assert scope("Where is the VT-40 fan blade pitch gauge?") is None  # no verb: the item
+
+
+def test_a_grade_code_counts_nothing() -> None:
+    # "ISO VG 220" names an oil grade, as "Snapdragon 801" names a processor: no price.
+    question = "What is the price of the GB-7 gearbox?"
+    assert not fills("number", "The GB-7 gearbox uses ISO VG 220 mineral gear oil.", question)
+    assert fills("number", "The GB-7 gearbox costs 4,200 EUR.", question)

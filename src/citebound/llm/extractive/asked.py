@@ -137,7 +137,8 @@ _ALTERNATIONS = (
 _MIN_ALTERNATE = 5
 # Digits right after a capitalised word name a model ("Snapdragon 801", "Windows 10"): they
 # count nothing. Codes, units and code spans are nobody's name.
-_MODEL_NUMBER = re.compile(r"(\b[A-Z][A-Za-z]{2,}\s)\d+\b")
+# So do digits right after a code in capitals ("ISO VG 220": an oil grade).
+_MODEL_NUMBER = re.compile(r"(\b(?:[A-Z][A-Za-z]{2,}|[A-Z]{2,})\s)\d+\b")
 _CODE_SPAN = re.compile(r"`[^`]*`")
 # A label before the text ("3.1 Design and Requirements: Draft ...", "Oil grade: ISO VG 220")
 # names the field, not a person: its capitals are left out (the value after it stays).
