@@ -218,3 +218,9 @@ def test_a_grade_code_counts_nothing() -> None:
     question = "What is the price of the GB-7 gearbox?"
     assert not fills("number", "The GB-7 gearbox uses ISO VG 220 mineral gear oil.", question)
     assert fills("number", "The GB-7 gearbox costs 4,200 EUR.", question)
+
+
+def test_a_condition_asked_with_when_reads_no_passive() -> None:
+    # F´ set 6 k11: a condition, not a date; requiring "considered" or a number would refuse
+    # "A buffer is valid if its pointer is set." (the rule stays out, as in v12).
+    assert scope("When is an Fw::Buffer considered valid?") is None

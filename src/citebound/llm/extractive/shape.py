@@ -182,9 +182,11 @@ def relation(question: str) -> frozenset[str]:
                 # after "did": nothing, as before).
                 last = []
             last = [w for w in last if w not in STOPWORDS]
-            if low[i] in _COPULA and not participle(last):
+            if low[0] in ("who", "whom") and low[i] in _COPULA and not participle(last):
                 # "By whom were the bolts tightened to 30 Nm?": the passive's verb comes
                 # before its complement; the last lower-case participle past the subject.
+                # Not for "when": "When is a buffer considered valid?" asks a condition,
+                # which no date or number need fill.
                 # Only a regular "-ed" or an irregular form: "shutdown", "kitchen" or "speed"
                 # in the subject are no verb.
                 verbs = [w for w in words[i + 2 :] if (w.islower() or not cased) and w.isalpha()]
