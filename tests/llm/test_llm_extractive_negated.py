@@ -64,3 +64,22 @@ def test_a_heading_ends_the_negated_list() -> None:
     answer = ExtractiveProvider().answer(bundle, REFUSAL)
     assert "Sort the data products by priority" in answer
     assert "It does not:" not in answer
+
+
+def test_intros_that_negate_in_other_words() -> None:
+    # A typographic apostrophe, "none", "lacks", "removed", "no", "disabled", "missing",
+    # "planned": each was missed, and "Sort the data products" was quoted alone.
+    for intro in (
+        "It doesn’t:",
+        "None of the following is done yet:",
+        "It lacks the following:",
+        "These were removed:",
+        "There is no support for:",
+        "The following are disabled:",
+        "Missing features:",
+        "Planned for a later release:",
+    ):
+        answer, problems = _answer(intro)
+        assert problems == [], intro
+        assert "Sort the data products" in answer, intro
+        assert answer.index(intro) < answer.index("Sort the data products"), intro

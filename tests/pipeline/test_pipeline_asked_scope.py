@@ -24,6 +24,16 @@ ABSENT = [
     "What is the name of the operator who stopped pump P-101B?",
 ]
 
+# Rewordings the relation parser misread (adversarial review): each was answered OK on the
+# demo corpus with a sentence about the item that says something else.
+REWORDED = [
+    "Who was the cooling tower fan designed by?",
+    "In which country was the compressor originally built?",
+    "What is the colour of the emergency shutdown panel?",
+    "By whom were the HP-220 impeller bolts tightened to 30 Nm?",
+    "Who is the VT-40 cooling tower fan's designer?",
+]
+
 # (question, a string the answer must hold)
 CONTROLS = [
     ("Who must sign the ESD-3 test permit?", "shift supervisor"),
@@ -39,6 +49,14 @@ CONTROLS = [
 
 @pytest.mark.parametrize("question", ABSENT)
 def test_an_attribute_no_document_states_is_refused(
+    question: str, make_pipeline: Callable[..., Pipeline]
+) -> None:
+    response = make_pipeline().run(question).response
+    assert response is not None and response.status.value == "NO_EVIDENCE", response
+
+
+@pytest.mark.parametrize("question", REWORDED)
+def test_a_reworded_absent_attribute_is_refused(
     question: str, make_pipeline: Callable[..., Pipeline]
 ) -> None:
     response = make_pipeline().run(question).response

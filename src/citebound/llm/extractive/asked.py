@@ -39,67 +39,67 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from citebound.text.terms import FRAMING, STOPWORDS, terms
+from citebound.text.terms import terms
+from citebound.validate.checks import MAGNITUDE_WORDS, MULTIPLIER_WORDS, number_words
 from citebound.validate.swap import UNITS
 
-from .answer_type import HEAD_NOUNS, AnswerType, carries, expected
+from .answer_type import AnswerType, carries, expected
 from .candidates import Candidate
+from .shape import BE, WORD, org_asked, participle, titled
+from .shape import relation as relation_of
 
 __all__ = ["AskedScope", "admitted", "fills", "related", "scope"]
 
 # A colour is asked by "what colour / color"; a sentence answers with a colour word.
-_COLOUR_ASKED = re.compile(r"\b(?:what|which)\s+colou?rs?\b", re.IGNORECASE)
+_COLOUR_ASKED = re.compile(
+    r"\b(?:what|which)\s+colou?rs?\b|\b(?:what|which)\s+(?:is|was|are|were)\s+the\s+colou?rs?\s+of\b",
+    re.IGNORECASE,
+)
 _COLOUR_TEXT = """red green blue yellow orange purple violet black white grey gray brown pink
     silver gold golden beige cyan magenta turquoise maroon navy crimson amber colour color"""
 # Stemmed as sentences' terms are ("white" -> "whit", "coloured" -> "colour").
 _COLOUR_TERMS = frozenset(t for w in _COLOUR_TEXT.split() for t in terms(w))
 # "What is the name of ...", "Name the ..." ask for a name, not a role ("the operator").
 _NAME_ASKED = re.compile(r"\bnames?\b", re.IGNORECASE)
-_WORD = re.compile(r"[\w'’´-]+")
-# Auxiliaries and modals between the wh-word and the verb ("Who must sign ...?"); the copula
-# ("When was X installed?" / "Where is the panel?"); the forms of "be" that make a passive.
-_AUX_TEXT = "is are was were be been being do does did has have had can could will would"
-_MODAL_TEXT = "shall should may might must"
-_AUX = frozenset(f"{_AUX_TEXT} {_MODAL_TEXT}".split())
-_COPULA = frozenset(_AUX_TEXT.split()[:4])
-_BE = frozenset(_AUX_TEXT.split()[:7])
 # A passive: a form of "be" up to `_BE_GAP` words before the verb ("had been tightened", "is
 # designed", "were carefully installed").
 _BE_GAP = 2
-# "which NOUN", "what governing NOUN": a kind noun (`answer_type`) up to `_MAX_WH_WORDS` words
-# after the wh-word ends the wh-phrase; the word after it is the question's verb.
-_MAX_WH_WORDS = 3
-# Words a title leaves lower-case are this short or shorter ("of", "and", "the").
-_TITLE_MIN = 3
-# Verbs that carry no relation of their own ("Which processor does X use?", "How many blades
-# does the fan have?"), and the naming verbs ("What are X called?": "also known as",
-# "referred to as"): the question asks its kind, not a relation a sentence must hold.
-_LIGHT_TEXT = """use uses used using have has had get gets got go goes went run runs ran make
-    makes made do does did take takes took need needs contain contains hold holds include
-    includes come comes came mean means call calls called name names named term termed known"""
-_LIGHT = frozenset(_LIGHT_TEXT.split())
-# Words after the relation that end a question ("built in?", "kicked out?").
-_TAIL = frozenset("in on at by for from to of with into out off up".split())  # noqa: SIM905
-_WH = frozenset("who whom whose when where which what how".split())  # noqa: SIM905
-# Past participles without -ed / -en: after "is / was" they are the relation ("When was it
-# built?"); any other last word is the item ("Where is the panel?").
-_IRREGULAR_TEXT = """built made sold bought held found led won lost sent spent paid laid told
-    taught caught brought thought fought sought kept left met put read set shut cut hit hurt
-    let cost due born begun sung drunk run"""
-_IRREGULAR = frozenset(_IRREGULAR_TEXT.split())
 # A word one of whose forms starts the other by at most this many letters is the same word
 # for the relation ("install" ~ "installation", "design" ~ "designer"); shorter stems than
 # `_MIN_ROOT` letters ("use", "set") match too much to be extended.
 _MAX_SUFFIX = 5
 _MIN_ROOT = 4
+# The regular Latinate alternations between a verb and its noun ("maintain" / "maintenance",
+# "decide" / "decision", "receive" / "reception", "permit" / "permission", "extend" /
+# "extension", "solve" / "solution", "describe" / "description"), on stems; a root shorter than
+# `_MIN_ALTERNATE` letters matches too much.
+_ALTERNATIONS = (
+    ("ain", "en"),
+    ("eiv", "ept"),
+    ("id", "is"),
+    ("mit", "miss"),
+    ("nd", "ns"),
+    ("olv", "olut"),
+    ("crib", "cript"),
+)
+_MIN_ALTERNATE = 5
 # Digits right after a capitalised word name a model ("Snapdragon 801", "Windows 10"): they
 # count nothing. Codes, units and code spans are nobody's name.
-_MODEL_NUMBER = re.compile(r"(\b[A-Z][A-Za-z]{2,}\s)\d+\b")
+# So do digits right after a code in capitals ("ISO VG 220": an oil grade).
+_MODEL_NUMBER = re.compile(r"(\b(?:[A-Z][A-Za-z]{2,}|[A-Z]{2,})\s)\d+\b")
 _CODE_SPAN = re.compile(r"`[^`]*`")
 # A label before the text ("3.1 Design and Requirements: Draft ...", "Oil grade: ISO VG 220")
 # names the field, not a person: its capitals are left out (the value after it stays).
 _LABEL = re.compile(r"^[^:;!?]{1,60}:\s")
 _LETTERS = re.compile(r"[A-Za-z]+")
+# A number with its unit ("30 kW", "500 hours"; not "in": "founded in 911") and a count in
+# words ("six", "thousands"): neither is a year.
+_UNIT_TEXT = "|".join(sorted(UNITS - {"in"}, key=len, reverse=True))
+_MEASURE = re.compile(r"\d+(?:[.,]\d+)*\s?°?\s?(?:" + _UNIT_TEXT + r")\b", re.IGNORECASE)
+_COUNT_WORD = re.compile(
+    r"\b(?:" + "|".join((*number_words(2, 90), *MAGNITUDE_WORDS, *MULTIPLIER_WORDS)) + r")s?\b",
+    re.IGNORECASE,
+)
 _DIGITS = re.compile(r"[\w'’-]*\d[\w'’-]*")
 
 
@@ -117,12 +117,27 @@ def related(asked: frozenset[str], held: frozenset[str]) -> bool:
     for a in asked:
         if len(a) < _MIN_ROOT:
             continue
+        forms = (a, *_alternates(a))
         for h in held:
-            short, long_ = (a, h) if len(a) <= len(h) else (h, a)
-            near = len(long_) - len(short) <= _MAX_SUFFIX
-            if near and len(short) >= _MIN_ROOT and long_.startswith(short):
+            if any(_starts(x, h) for x in forms) or any(_starts(a, f) for f in _alternates(h)):
                 return True
     return False
+
+
+def _starts(x: str, y: str) -> bool:
+    """Whether one of two stems starts the other, at most `_MAX_SUFFIX` letters shorter."""
+    short, long_ = (x, y) if len(x) <= len(y) else (y, x)
+    near = len(long_) - len(short) <= _MAX_SUFFIX
+    return near and len(short) >= _MIN_ROOT and long_.startswith(short)
+
+
+@lru_cache(maxsize=16_384)  # a stem recurs in every sentence that holds it
+def _alternates(stem: str) -> tuple[str, ...]:
+    """The stem's Latinate noun root ("maintain" -> "mainten" of "maintenance", "decid" ->
+    "decis", "receiv" -> "recept"), when one of English's regular alternations applies and the
+    root is at least `_MIN_ALTERNATE` letters ("send" -> "sens" would match "sensor")."""
+    out = [stem[: -len(end)] + to for end, to in _ALTERNATIONS if stem.endswith(end)]
+    return tuple(f for f in out if len(f) >= _MIN_ALTERNATE)
 
 
 @dataclass(frozen=True)
@@ -152,11 +167,15 @@ class AskedScope:
         supervisor must sign ..." name one."""
         if self.kind not in ("person", "name"):
             return False
-        words = [w.casefold() for w in _WORD.findall(sentence) if not w.isdigit()]
+        words = [w.casefold() for w in WORD.findall(sentence) if not w.isdigit()]
         at = [i for i, w in enumerate(words) if related(self.relation, terms(w))]
         if at and "by" in words:
             return False
-        return all(i == 0 or _BE & set(words[max(0, i - _BE_GAP) : i]) for i in at)
+        # A passive's verb is a participle: "The utilities team is responsible for X" names one.
+        return all(
+            i == 0 or (BE & set(words[max(0, i - _BE_GAP) : i]) and participle(words[i : i + 1]))
+            for i in at
+        )
 
 
 def admitted(wanted: AskedScope, c: Candidate, cands: Sequence[Candidate], question: str) -> bool:
@@ -184,8 +203,10 @@ def fills(kind: AnswerType | str, sentence: str, question: str) -> bool:
     if kind == "number":
         return carries(kind, _MODEL_NUMBER.sub(r"\1model", sentence), question)
     if kind == "date":
-        # A year too short for the date test ("began in 911") is still a number.
-        return carries("date", sentence, question) or carries("number", sentence, question)
+        # A year too short for the date test ("began in 911") is still a number; a measure
+        # ("30 kW", "500 hours") or a count in words ("six blades") says no when.
+        years = _COUNT_WORD.sub(" ", _MEASURE.sub(" ", sentence))
+        return carries("date", sentence, question) or carries("number", years, question)
     return False
 
 
@@ -193,18 +214,11 @@ def _plain_names(sentence: str) -> str:
     """`sentence` with what cannot be a name lower-cased away: a leading label, code spans,
     words holding digits (codes), and units ("Nm", "kW", "V"); a title ("CX-9 Compressor
     Quick Reference"), whose every word is capitalised, names nothing by its capitals."""
-    if _titled(sentence):
+    if titled(sentence):
         return sentence.casefold()
     text = _CODE_SPAN.sub(" x ", _LABEL.sub("", sentence))
     text = _DIGITS.sub("x", text)
     return _LETTERS.sub(lambda m: "x" if m.group().casefold() in UNITS else m.group(), text)
-
-
-def _titled(text: str) -> bool:
-    """Whether every word of `text` longer than `_TITLE_MIN` letters is capitalised (a title
-    or a heading line, not a sentence)."""
-    long_ = [w for w in _WORD.findall(text) if len(w) > _TITLE_MIN and w[:1].isalpha()]
-    return len(long_) >= 2 and all(w[:1].isupper() for w in long_)
 
 
 @lru_cache(maxsize=4096)
@@ -221,9 +235,11 @@ def scope(question: str) -> AskedScope | None:
     True
     """
     kind: AnswerType | str = "colour" if _COLOUR_ASKED.search(question) else expected(question)
+    if kind == "none" and org_asked(question):
+        kind = "name"
     if kind == "none":
         return None
-    relation = _relation(question)
+    relation = relation_of(question)
     if not relation and kind != "colour":
         # "Who used the church to unify themselves?" names no relation a sentence must hold,
         # and its filler may be a word no test reads ("the dukes"): the rule does not apply.
@@ -231,82 +247,3 @@ def scope(question: str) -> AskedScope | None:
         return None
     named = kind in ("person", "name") and _NAME_ASKED.search(question) is not None
     return AskedScope(relation=relation, kind=kind, named=named)
-
-
-def _relation(question: str) -> frozenset[str]:
-    """The relation terms of the question's shape (empty when it names none)."""
-    words = _WORD.findall(question)
-    low = [w.casefold() for w in words]
-    if not low:
-        return frozenset()
-    out: set[str] = set()
-    # "What is the [ADJ] NOUN of X", "Who was the principal investigator of X": the attribute
-    # noun phrase, minus kind words ("name").
-    if (
-        len(low) > 3
-        and low[0] in ("what", "which", "who")
-        and low[1] in _COPULA
-        and low[2] == "the"
-    ):
-        # The phrase ends at a preposition, a wh-word or a verb form ("the name given to X").
-        end = next(
-            (
-                i
-                for i in range(3, len(low))
-                if low[i] in _TAIL or low[i] in _WH or _participle(low[i : i + 1])
-            ),
-            len(low),
-        )
-        out |= _content(low[3:end])
-    elif low[0] in _WH:
-        i = 1
-        if low[0] in ("which", "what", "how") and i < len(low) and low[i] not in _AUX:
-            # The wh-phrase's noun or measure: "which company", "what governing body", "how
-            # much" (a kind noun up to `_MAX_WH_WORDS` words on ends it, else the first word).
-            kinds = [j for j in range(i, min(len(low), i + _MAX_WH_WORDS)) if low[j] in HEAD_NOUNS]
-            i = kinds[0] if kinds and low[0] != "how" else i
-            i += 1
-            if low[0] == "how" and i < len(low) and low[i] not in _AUX:
-                # "How much RAM ...?", "How many outputs ...?": what is counted is asked too.
-                out |= _content(low[i : i + 1])
-                i += 1
-        if i + 1 < len(low) and low[0] in ("who", "whom") and low[i] in _AUX:
-            # "Who must sign X?", "Who was elected ...?": the verb right after the auxiliary.
-            if low[i] not in _COPULA or _participle(low[i + 1 : i + 2]):
-                out |= _content(low[i + 1 : i + 2])
-        elif i < len(low) and low[i] in _AUX:
-            # "When was X installed?", "How much did X cost?": the question's last word, past
-            # its particles and hedges ("originally built in?"), is the verb; after "is / was"
-            # only a verb form is ("Where is the panel?" ends with the item).
-            # A capitalised last word is the object ("When did the Office investigate John
-            # Dalli?"), not the verb: no relation then.
-            tail = [w for w in words[i + 1 :] if w.casefold() not in _TAIL | FRAMING]
-            last = [tail[-1].casefold()] if tail and tail[-1].islower() else []
-            last = [w for w in last if w not in STOPWORDS]
-            if last and (low[i] not in _COPULA or _participle(last)):
-                out |= _content(last)
-        elif i < len(low):
-            # "Who designed X?", "Which company supplies X?": the word after the wh-phrase.
-            out |= _content(low[i : i + 1])
-    # "... the engineer who designed X": the relative clause's verb.
-    for j, w in enumerate(low[1:], start=1):
-        if w in ("who", "that") and j + 1 < len(low) and low[j + 1] not in _AUX:
-            out |= _content(low[j + 1 : j + 2])
-    return frozenset(out)
-
-
-def _participle(tail: list[str]) -> bool:
-    """Whether the last word is a verb form ("installed", "built", "due"): after "was / is" the
-    last word of "When was the fan installed?" is the relation; of "Where is the panel?" the
-    item."""
-    return bool(tail) and (tail[-1].endswith(("ed", "en", "wn")) or tail[-1] in _IRREGULAR)
-
-
-def _content(words: list[str]) -> set[str]:
-    return {
-        t
-        for w in words
-        if w not in STOPWORDS and w not in FRAMING and w not in _LIGHT
-        for t in terms(w)
-        if len(t) > 1
-    }

@@ -100,10 +100,14 @@ _FILLER = re.compile(
 # fragment; code (`x`), identifiers (cmdSeq) and numbers may start a sentence.
 _MID_SENTENCE = re.compile(r"^[a-z][a-z]*[\s,;:)]")
 # An intro that announces what something does not do, or must not be done ("It does not:",
-# "The following are not supported:", "Never use:"): its items state the opposite alone.
+# "The following are not supported:", "Never use:", "None of the following ...:", "It lacks:"),
+# or what is not there yet ("Planned:"): its items state the opposite alone. Either apostrophe
+# ("doesn’t"). Too wide costs little: the intro comes along ("Do not forget to:").
 _NEGATING = re.compile(
-    r"\b(not|never|no longer|cannot|can't|don't|doesn't|isn't|aren't|won't|shouldn't|"
-    r"mustn't|without|except|excluding|unsupported|deprecated|avoid|prohibited|forbidden)\b",
+    r"\b(not|never|no|none|nothing|neither|nor|no longer|cannot|(?:can|don|doesn|isn|aren|won|"
+    r"shouldn|mustn|didn|wasn|weren|hasn|haven)['’]t|without|except|excluding|unsupported|"
+    r"deprecated|avoid|prohibited|forbidden|lacks?|lacking|missing|removed|dropped|disabled|"
+    r"unavailable|planned|future)\b",
     re.IGNORECASE,
 )
 # ... and one that ends on a function word was cut at the chunk's end ("documented in the").
