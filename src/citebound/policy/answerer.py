@@ -165,6 +165,11 @@ class AnswererPolicy(Contract):
         description="Refuse a question none of whose names (capitalised words) "
         "any evidence states ('... a PostgreSQL server?'; llm/extractive/names.py).",
     )
+    compared_stated: bool = Field(
+        default=True,
+        description="Refuse a comparison ('..., Bella or Al Jamila?', 'Are A and B both ...?') "
+        "when no evidence states either compared name in full (llm/extractive/compared.py).",
+    )
     transposed_min_letters: int = Field(
         default=5,
         ge=2,

@@ -40,6 +40,7 @@ from . import commands, semantic
 from .answer_type import answered, asked, carries, completion, shape_bonus
 from .candidates import Candidate, candidates
 from .choice import join_near_ties, lead_pool, pick_lead
+from .compared import compared_stated
 from .following import antecedent, follower, negating_intro, neighbours, steps
 from .joining import citation_marker, count_tokens, join, marker_pattern
 from .names import stated
@@ -58,7 +59,7 @@ from .scoring import (
 
 # The answerer's version: a new one whenever its answers change (what each changed:
 # docs/answers.md "Answerer versions").
-EXTRACTIVE_MODEL = "extractive-v12"
+EXTRACTIVE_MODEL = "extractive-v13"
 
 
 class ExtractiveProvider:
@@ -71,7 +72,7 @@ class ExtractiveProvider:
     Example:
         >>> p = ExtractiveProvider(floor=0.25)
         >>> (p.name, p.model, p.settings.floor)
-        ('extractive', 'extractive-v12', 0.25)
+        ('extractive', 'extractive-v13', 0.25)
     """
 
     def __init__(
@@ -176,6 +177,12 @@ class ExtractiveProvider:
             # The question names what it asks about ("What is the default port of a PostgreSQL
             # server?") and no evidence states any of its names: whatever matches the other
             # words is about something else (names.py).
+            return [], []
+        if p.compared_stated and not compared_stated(
+            bundle, bundle.user_question, p.transposed_min_letters
+        ):
+            # A comparison ("..., Henri Leconte or Jonathan Stark?") whose evidence states
+            # neither side in full: a generic name held ("Grand Slam") is about another item.
             return [], []
         qtype = question_type(bundle.user_question)
         named = names_subject(qtype, bundle.user_question, p.max_subject_terms)
