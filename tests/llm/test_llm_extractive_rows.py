@@ -119,8 +119,9 @@ def test_prose_with_a_pipe_inside_code_is_not_a_row(line: str) -> None:
 
 def test_join_fails_closed_unless_every_piece_comes_back_cited() -> None:
     marker = marker_pattern(CitationStyle.C)
+    # A row ends without a stop: the next quote goes on a new line, as for any such piece.
     assert join([("Sep. [C0]", "21, 2014 [C0]"), ("It flew. [C0]",)], marker) == (
-        "Sep. [C0] 21, 2014 [C0] It flew. [C0]"
+        "Sep. [C0] 21, 2014 [C0]\nIt flew. [C0]"
     )
     # A piece the splitter would not give back as given: never joined.
     assert join([("Sep. 21, 2014 [C0]",)], marker) is None

@@ -80,7 +80,7 @@ class TestMakeProvider:
     def test_extractive_is_the_offline_default(self) -> None:
         provider = make_provider("extractive")
         assert isinstance(provider, ExtractiveProvider)
-        assert provider.model == "extractive-v12"
+        assert provider.model == "extractive-v13"
 
     @pytest.mark.parametrize(
         ("kwargs", "field"),
