@@ -109,6 +109,9 @@ def test_rows_led_by_a_code_span_or_a_link_are_rows() -> None:
         "`cmd | grep x` filters the output.",
         "[`a | b`](x.md) is a pipeline.",
         "The `|` operator joins two commands.",
+        # SQuAD dev (complexity theory): set-builder notation, once rendered as a row
+        # ("{xx: x is any binary string}").
+        "For instance, the language {xx | x is any binary string} can be solved in linear time.",
     ],
 )
 def test_prose_with_a_pipe_inside_code_is_not_a_row(line: str) -> None:

@@ -168,9 +168,16 @@ _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _ONLY_LINKS = re.compile(r"^(?:\s*(?:\[[^\]\[]*\]\([^)]*\))\s*[,;]?)+$")
 
 
+# A pipe inside braces is set-builder notation, not a cell border: "the language {xx | x is
+# any binary string} can be solved ..." (SQuAD dev, complexity theory) is prose.
+_BRACED = re.compile(r"\{[^{}\n]*\}")
+
+
 def _bare_row(line: str) -> bool:
-    """A pipe-table row without the leading pipe (`line` stripped); code spans are masked."""
+    """A pipe-table row without the leading pipe (`line` stripped); code spans and braced
+    text are masked first."""
     masked = _CODE_SPAN.sub(lambda m: "x" * len(m[0]), line)
+    masked = _BRACED.sub(lambda m: "x" * len(m[0]), masked)
     return _BARE_ROW.match(masked) is not None
 
 
