@@ -146,3 +146,11 @@ def test_projects_table_rows_are_quoted_whole(
     assert "21, 2014" in text
     text = _answer(evidence, "What processor does the Mars Helicopter (Ingenuity) use?")
     assert "2020" in text
+
+
+def test_a_whole_row_answers_an_attribute_only_if_it_or_its_columns_hold_it() -> None:
+    # The row holds dates (its launch and end) but nothing about an orbital period: before it
+    # was quoted whole, its cut halves held no date and the question was refused; it still is
+    # (blind F´ set 6, v02). "Launch" in the header answers "When was ... launched?" (above).
+    bundle = make_bundle([PROJECTS], "What is the orbital period of the ISS-RapidScat?")
+    assert ExtractiveProvider(POLICY.answerer).answer(bundle, REFUSAL) == REFUSAL

@@ -43,6 +43,7 @@ __all__ = [
     "question_type",
     "render_units",
     "starts_block",
+    "table_header",
 ]
 
 QuestionType = Literal[
@@ -391,6 +392,17 @@ def is_table_row(line: str) -> bool:
     """A pipe-table row, with or without the leading pipe."""
     stripped = line.strip()
     return stripped.startswith("|") or _bare_row(stripped)
+
+
+def table_header(lines: list[str], row: int) -> str:
+    """The header row of the table holding line `row` (the row above its separator), or ""
+    when none is found (a table cut at a chunk start)."""
+    at = row - 1
+    while at > 0 and is_table_row(lines[at]) and not _TABLE_SEPARATOR.match(lines[at].strip()):
+        at -= 1
+    if at > 0 and _TABLE_SEPARATOR.match(lines[at].strip()) and is_table_row(lines[at - 1]):
+        return " ".join(c for c in _cells(lines[at - 1]) if c)
+    return ""
 
 
 def is_metadata(block_text: str) -> bool:

@@ -22,7 +22,7 @@ from citebound.policy import AnswererPolicy
 from citebound.prompt.anchors import SUPERSCRIPT_DIGITS
 from citebound.text import split_sentences
 from citebound.text.injection import tainted_lines
-from citebound.text.markup import is_table_row, render_units, starts_block
+from citebound.text.markup import is_table_row, render_units, starts_block, table_header
 from citebound.text.terms import terms
 from citebound.validate.evidence import plain_numbers
 from citebound.validate.markers import scan_markers
@@ -68,6 +68,8 @@ class Candidate:
     # "Jul.", a cell of two sentences): its sentences as cut, each cited when quoted
     # (joining.cited); empty for one sentence, which `text` is.
     parts: tuple[str, ...] = ()
+    # Such a row's column names (its table's header row, stemmed terms): what its cells are.
+    columns: frozenset[str] = frozenset()
 
 
 _ANCHOR_LIKE = re.compile(
@@ -232,6 +234,7 @@ def candidates(
                         titled=titled,
                         negated_by=negated_by,
                         parts=parts,
+                        columns=terms(table_header(lines, unit.line)) if parts else frozenset(),
                     )
                 )
     return out
