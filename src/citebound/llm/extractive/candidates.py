@@ -182,7 +182,12 @@ def candidates(
             loose = unit.kind == "item" and unit.line > 0 and not lines[unit.line - 1].strip()
             sentences = split_sentences(without_editorial_notes(unit.text))
             parts: tuple[str, ...] = ()
-            if unit.kind == "row" and len(sentences) > 1:
+            if (
+                unit.kind == "row"
+                and len(sentences) > 1
+                and len(" ".join(sentences)) <= policy.max_sentence_chars
+            ):
+                # (A longer row stays cut, sentence by sentence, as any long text.)
                 sentences, parts = _whole_row(sentences, evidence.citation_anchor, marker)
             # A list item is about what its first sentence names ("`-j JOBS`: set the number
             # of parallel jobs while compiling. Defaults to 1, ..."): its later sentences take
