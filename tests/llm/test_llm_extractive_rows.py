@@ -154,3 +154,30 @@ def test_a_whole_row_answers_an_attribute_only_if_it_or_its_columns_hold_it() ->
     # (blind F´ set 6, v02). "Launch" in the header answers "When was ... launched?" (above).
     bundle = make_bundle([PROJECTS], "What is the orbital period of the ISS-RapidScat?")
     assert ExtractiveProvider(POLICY.answerer).answer(bundle, REFUSAL) == REFUSAL
+
+
+def test_configuring_fprime_rate_group_row_keeps_its_setting_name(
+    shared_dataset: Callable[[str], Path],
+) -> None:
+    docs = shared_dataset("fprime-docs")
+    text = (docs / "docs" / "UsersGuide" / "dev" / "configuring-fprime.md").read_text("utf-8")
+    lines = text.split("\n")
+    at = next(i for i, x in enumerate(lines) if x.startswith("| ActiveRateGroupOutputPorts"))
+    start = max(i for i in range(at) if not lines[i].strip().startswith("|")) + 1
+    table = "\n".join(lines[start : at + 1])
+    answer = _answer(
+        table,
+        "Out of the box, how many components can I attach to one active rate group, and which "
+        "setting raises that limit?",
+    )
+    assert "ActiveRateGroupOutputPorts: Number of outputs" in answer
+    assert "; 10;" in answer
+
+
+def test_polydb_port_rows_render_without_pipes(shared_dataset: Callable[[str], Path]) -> None:
+    docs = shared_dataset("fprime-docs")
+    text = (docs / "Svc" / "PolyDb" / "docs" / "sdd.md").read_text("utf-8")
+    units = render_units(text.split("\n"))
+    rows = [u.text for u in units if u.kind == "row"]
+    assert "`Svc::Poly`: getValue; Input; Guarded; Write `Fw::PolyType` values" in rows
+    assert not [u.text for u in units if " | " in u.text]
