@@ -43,6 +43,7 @@ __all__ = [
     "question_type",
     "render_units",
     "starts_block",
+    "table_header",
 ]
 
 QuestionType = Literal[
@@ -147,6 +148,9 @@ _LIST_MARKER = re.compile(r"^(?:[-*+\u2013\u2022\u2023\u25e6\u25aa]|\d{1,3}\\?[.
 # A pipe-table row written without the leading pipe (`REQ-1 | text | Test`), two-column
 # ones included (`PARAM_VALID | Parameter was successfully retrieved`: a spaced pipe, which
 # prose does not write outside code).
+# Matched on the line with its code spans masked (`_bare_row`): a first cell that is a code
+# span or a link to one (`` `timeCaller` | `Fw::Time` | TimeGet ``, "[`Svc::Poly`](x.md) |
+# getValue | ...") still makes a row, while a pipe inside code ("Use `a | b` ...") never does.
 _BARE_ROW = re.compile(r"^[^|`]+\|[^|]*\||^[^|`]*\S\s\|\s+\S")
 _LINK = re.compile(r"!?\[([^\]\[]*)\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
 _IMAGE = re.compile(r"!\[[^\]\[]*\]\([^)]*\)")
@@ -163,6 +167,19 @@ _INLINE_TAG = re.compile(r"</?(?:br|b|i|em|strong|sup|sub|span|a|code|kbd|u)\b[^
 _ANY_TAG = re.compile(r"</?[a-zA-Z][^>]*>")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _ONLY_LINKS = re.compile(r"^(?:\s*(?:\[[^\]\[]*\]\([^)]*\))\s*[,;]?)+$")
+
+
+# A pipe inside braces is set-builder notation, not a cell border: "the language {xx | x is
+# any binary string} can be solved ..." (SQuAD dev, complexity theory) is prose.
+_BRACED = re.compile(r"\{[^{}\n]*\}")
+
+
+def _bare_row(line: str) -> bool:
+    """A pipe-table row without the leading pipe (`line` stripped); code spans and braced
+    text are masked first."""
+    masked = _CODE_SPAN.sub(lambda m: "x" * len(m[0]), line)
+    masked = _BRACED.sub(lambda m: "x" * len(m[0]), masked)
+    return _BARE_ROW.match(masked) is not None
 
 
 def _inline(text: str) -> str:
@@ -280,7 +297,7 @@ def render_units(
             continue
         if _HTML_LINE.match(line) and not _inline(_ANY_TAG.sub(" ", line)):
             continue  # tags only (`<a name="x"></a>`, `<div>`): layout, not text
-        if line.startswith("|") or _BARE_ROW.match(line):
+        if line.startswith("|") or _bare_row(line):
             nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
             if _TABLE_SEPARATOR.match(nxt):
                 continue  # a header row names columns; it answers nothing
@@ -368,13 +385,24 @@ _BLOCK_START = re.compile(
 
 def starts_block(line: str) -> bool:
     """Whether `line` begins a list item, heading, row, quote, fence or directive."""
-    return _BLOCK_START.match(line) is not None or _BARE_ROW.match(line.strip()) is not None
+    return _BLOCK_START.match(line) is not None or _bare_row(line.strip())
 
 
 def is_table_row(line: str) -> bool:
     """A pipe-table row, with or without the leading pipe."""
     stripped = line.strip()
-    return stripped.startswith("|") or _BARE_ROW.match(stripped) is not None
+    return stripped.startswith("|") or _bare_row(stripped)
+
+
+def table_header(lines: list[str], row: int) -> str:
+    """The header row of the table holding line `row` (the row above its separator), or ""
+    when none is found (a table cut at a chunk start)."""
+    at = row - 1
+    while at > 0 and is_table_row(lines[at]) and not _TABLE_SEPARATOR.match(lines[at].strip()):
+        at -= 1
+    if at > 0 and _TABLE_SEPARATOR.match(lines[at].strip()) and is_table_row(lines[at - 1]):
+        return " ".join(c for c in _cells(lines[at - 1]) if c)
+    return ""
 
 
 def is_metadata(block_text: str) -> bool:

@@ -183,6 +183,12 @@ def admitted(wanted: AskedScope, c: Candidate, cands: Sequence[Candidate], quest
     prose and the sentence right after it in its paragraph says it ("Ethelred fled to Normandy
     in 1013." / "He was forced from his kingdom by Sweyn Forkbeard."): the answer goes on
     there, and the choice rules decide whether that sentence joins."""
+    if c.parts and wanted.relation:
+        # A row the splitter cuts, quoted whole, is a record of many cells: a date or number in
+        # it may be any column's (ISS-RapidScat's launch date is no "orbital period of the
+        # International Space Station"; blind F´ set 6, v02). It answers only when it or its
+        # column names hold the relation asked ("Launch" for "When was X launched?").
+        return related(wanted.relation, terms(c.text) | c.context | c.columns)
     if wanted.admits(c.text, terms(c.text) | c.context, question):
         return True
     if c.kind != "prose":

@@ -22,11 +22,13 @@ from citebound.policy import AnswererPolicy
 from citebound.prompt.anchors import SUPERSCRIPT_DIGITS
 from citebound.text import split_sentences
 from citebound.text.injection import tainted_lines
-from citebound.text.markup import is_table_row, render_units, starts_block
+from citebound.text.markup import is_table_row, render_units, starts_block, table_header
 from citebound.text.terms import terms
 from citebound.validate.evidence import plain_numbers
 from citebound.validate.markers import scan_markers
 from citebound.validate.support import is_quotation
+
+from .joining import cited, marker_pattern
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,12 @@ class Candidate:
     # data products"): alone it says the opposite of the document, so it is quoted only with
     # that intro (`following.negating_intro`; blind F´ set 7, m15): the intro's unit line.
     negated_by: int = -1
+    # A table row quoted whole though the validator's splitter cuts it ("...; Jul. 2020" at
+    # "Jul.", a cell of two sentences): its sentences as cut, each cited when quoted
+    # (joining.cited); empty for one sentence, which `text` is.
+    parts: tuple[str, ...] = ()
+    # Such a row's column names (its table's header row, stemmed terms): what its cells are.
+    columns: frozenset[str] = frozenset()
 
 
 _ANCHOR_LIKE = re.compile(
@@ -141,6 +149,7 @@ def candidates(
     """Every quotable sentence of the bundle's evidence, in evidence, line, sentence order."""
     forbidden = _forbidden(bundle, refusal_text)
     allowed = tuple(bundle.allowed_anchors)
+    marker = marker_pattern(bundle.citation_style)
     out: list[Candidate] = []
     for ev_index, evidence in enumerate(bundle.selected_evidence):
         # A section title kept in the text (HTML, PDF, plain text) says where, not what.
@@ -176,6 +185,14 @@ def candidates(
             negated_by = negating if unit.kind != "prose" or nested else -1
             loose = unit.kind == "item" and unit.line > 0 and not lines[unit.line - 1].strip()
             sentences = split_sentences(without_editorial_notes(unit.text))
+            parts: tuple[str, ...] = ()
+            if (
+                unit.kind == "row"
+                and len(sentences) > 1
+                and len(" ".join(sentences)) <= policy.max_sentence_chars
+            ):
+                # (A longer row stays cut, sentence by sentence, as any long text.)
+                sentences, parts = _whole_row(sentences, evidence.citation_anchor, marker)
             # A list item is about what its first sentence names ("`-j JOBS`: set the number
             # of parallel jobs while compiling. Defaults to 1, ..."): its later sentences take
             # those terms as context, as a section's sentences take its heading's.
@@ -225,9 +242,29 @@ def candidates(
                         listing=following in ("item", "row"),
                         titled=titled,
                         negated_by=negated_by,
+                        parts=parts,
+                        columns=terms(table_header(lines, unit.line)) if parts else frozenset(),
                     )
                 )
     return out
+
+
+def _whole_row(sentences: list[str], anchor: str, marker: str) -> tuple[list[str], tuple[str, ...]]:
+    """A row the splitter cuts, as one quote: `([row], its sentences)`, or the sentences
+    unchanged when the cited pieces would not come back whole (fail closed: then each
+    sentence is a candidate of its own, as any cut text).
+
+    A row is a record ("ISS-RapidScat: Instrument; NASA's JPL; Sep. 21, 2014; ..."): its name
+    says what its cells are about, and a cut at a month abbreviation ("Sep.") or between a
+    cell's sentences leaves halves that answer nothing or drop the name (blind F´ set 8: p01,
+    p07, q04). The validator's splitter is frozen, so the row is quoted with a citation on
+    each piece it cuts ("...; Sep. [C0] 21, 2014 [C0]").
+    """
+    parts = tuple(sentences)
+    pieces = list(cited(parts, anchor))
+    if split_sentences(" ".join(pieces), marker=marker) != pieces:
+        return sentences, ()
+    return [" ".join(parts)], parts
 
 
 def code_blocks(

@@ -1,6 +1,7 @@
-"""Putting chosen sentences together (extractive answerer): every piece is `sentence [anchor]`;
-`join` only accepts a text the validator's splitter cuts back into exactly those pieces (fail
-closed otherwise)."""
+"""Putting chosen sentences together (extractive answerer): every piece is `sentence [anchor]`
+(a whole table row the validator's splitter cuts in several: each of its sentences so cited,
+`cited`); `join` only accepts a text the validator's splitter cuts back into exactly those
+sentences (fail closed otherwise)."""
 
 from __future__ import annotations
 
@@ -19,20 +20,32 @@ def marker_pattern(style: CitationStyle) -> str:
     return citation_format(style).marker_pattern
 
 
-def join(pieces: list[str], marker: str, breaks: frozenset[int] = frozenset()) -> str | None:
-    """Join cited sentences so the validator's splitter gives back exactly `pieces`.
+def cited(parts: tuple[str, ...], anchor: str) -> tuple[str, ...]:
+    """Each sentence of a quote with its marker: `("Sep.", "21, 2014")` ->
+    `("Sep. [C0]", "21, 2014 [C0]")`."""
+    return tuple(f"{part} {citation_marker(anchor)}" for part in parts)
+
+
+def join(
+    pieces: list[tuple[str, ...]], marker: str, breaks: frozenset[int] = frozenset()
+) -> str | None:
+    """Join cited quotes so the validator's splitter gives back exactly their sentences.
+
+    A piece is one quote: its cited sentences, written one space apart (a row cut at "Sep."
+    reads "...; Sep. [C0] 21, 2014 [C0]").
 
     One space reads best; a sentence that does not end on a terminator the splitter accepts
     (a heading, a list item, `etc.`) would merge with the next one, so then lines are used.
     The pieces at the indices in `breaks` (quoted commands) always start a new line.
     Returns None when neither form round-trips (never expected; fail closed).
     """
+    expected = [sentence for piece in pieces for sentence in piece]
     for separator in (" ", "\n"):
         text = "".join(
-            ("" if i == 0 else "\n" if i in breaks else separator) + piece
+            ("" if i == 0 else "\n" if i in breaks else separator) + " ".join(piece)
             for i, piece in enumerate(pieces)
         )
-        if split_sentences(text, marker=marker) == pieces:
+        if split_sentences(text, marker=marker) == expected:
             return text
     return None
 

@@ -42,7 +42,7 @@ from .candidates import Candidate, candidates
 from .choice import join_near_ties, lead_pool, pick_lead
 from .compared import compared_stated
 from .following import antecedent, follower, negating_intro, neighbours, steps
-from .joining import citation_marker, count_tokens, join, marker_pattern
+from .joining import cited, count_tokens, join, marker_pattern
 from .names import stated
 from .scoring import (
     answers_type,
@@ -145,7 +145,8 @@ class ExtractiveProvider:
             # Only labels ("Returns:", "Run some commands:") whose items could not be quoted:
             # such an answer states nothing, and the validator fails it as EMPTY_ANSWER.
             chosen = []
-        pieces = [f"{c.text} {citation_marker(c.anchor)}" for c in chosen]
+        # A whole row the splitter cuts ("...; Sep. 21, 2014") is cited piece by piece.
+        pieces = [cited(c.parts or (c.text,), c.anchor) for c in chosen]
         # A quoted command goes on a line of its own, under the sentence introducing it.
         breaks = frozenset(i for i, c in enumerate(chosen) if c.kind == "code")
         pattern = marker_pattern(bundle.citation_style)
