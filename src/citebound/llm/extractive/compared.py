@@ -28,7 +28,7 @@ import re
 from citebound.contracts.assembly import AnswerBundle
 from citebound.text.terms import terms
 
-from .names import _NAME_PREFIX, _transposed
+from .names import evidence_texts, says
 
 __all__ = ["compared_stated", "comparisons"]
 
@@ -113,31 +113,15 @@ def comparisons(question: str) -> list[tuple[tuple[frozenset[str], ...], ...]]:
     ]
 
 
-def _said(term: str, said: frozenset[str], transposed_min_letters: int) -> bool:
-    """`names.stated`'s match of one word: the same term, a shared beginning of
-    `_NAME_PREFIX` letters, or two neighbouring letters swapped."""
-    return term in said or any(
-        (min(len(term), len(t)) >= _NAME_PREFIX and (term.startswith(t) or t.startswith(term)))
-        or _transposed(term, t, transposed_min_letters)
-        for t in sorted(said)
-    )
-
-
 def compared_stated(bundle: AnswerBundle, question: str, transposed_min_letters: int) -> bool:
     """Whether the question compares nothing, or, for each comparison it makes, an evidence
     text states one of the two names in full (every word of it; see the module docstring)."""
     pairs = comparisons(question)
     if not pairs:
         return True
-    texts = [
-        " ".join(
-            [e.sanitized_text, *([e.source.document, *e.source.heading_path] if e.source else [])]
-        )
-        for e in bundle.selected_evidence
-    ]
-    said = frozenset().union(*(terms(t) for t in texts))
+    said = frozenset().union(*(terms(t) for t in evidence_texts(bundle)))
 
     def full(name: tuple[frozenset[str], ...]) -> bool:
-        return all(any(_said(t, said, transposed_min_letters) for t in w) for w in name)
+        return all(any(says(t, said, transposed_min_letters) for t in w) for w in name)
 
     return all(full(a) or full(b) for a, b in pairs)

@@ -85,19 +85,9 @@ def stated(bundle: AnswerBundle, question: str, transposed_min_letters: int) -> 
     asked = _terms_of(words)
     if not asked:
         return True
-    texts = [
-        " ".join(
-            [e.sanitized_text, *([e.source.document, *e.source.heading_path] if e.source else [])]
-        )
-        for e in bundle.selected_evidence
-    ]
+    texts = evidence_texts(bundle)
     said = frozenset().union(*(terms(t) for t in texts))
-    if asked & said or any(
-        (min(len(a), len(t)) >= _NAME_PREFIX and (a.startswith(t) or t.startswith(a)))
-        or _transposed(a, t, transposed_min_letters)
-        for a in sorted(asked)
-        for t in sorted(said)
-    ):
+    if any(says(a, said, transposed_min_letters) for a in sorted(asked)):
         return True
     acronyms = [w for w in words if _ACRONYM.match(w)]
     if not acronyms:
@@ -108,3 +98,24 @@ def stated(bundle: AnswerBundle, question: str, transposed_min_letters: int) -> 
         for run in _CAPITALISED_RUN.findall(t)
     ]
     return any(a in i for a in acronyms for i in initials)
+
+
+def evidence_texts(bundle: AnswerBundle) -> list[str]:
+    """Each evidence's text with its document title and heading path: where a name counts as
+    stated (`stated`, `compared.compared_stated`)."""
+    return [
+        " ".join(
+            [e.sanitized_text, *([e.source.document, *e.source.heading_path] if e.source else [])]
+        )
+        for e in bundle.selected_evidence
+    ]
+
+
+def says(term: str, said: frozenset[str], transposed_min_letters: int) -> bool:
+    """Whether the terms `said` state the name word `term`: the same term, a shared beginning
+    of `_NAME_PREFIX` letters, or two neighbouring letters swapped (`_transposed`)."""
+    return term in said or any(
+        (min(len(term), len(t)) >= _NAME_PREFIX and (term.startswith(t) or t.startswith(term)))
+        or _transposed(term, t, transposed_min_letters)
+        for t in sorted(said)
+    )
