@@ -39,7 +39,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
 from citebound.contracts.enums import ReasonCode
@@ -229,32 +229,21 @@ def _lease(staging: Staging, seconds: float) -> Iterator[RunLock]:
     back = staging.read_object(LEASE_NAME)
     if back is None or back.get("token") != me["token"]:
         raise _locked(staging.run_id, back, f"{staging.location.uri}/{LEASE_NAME}", lease=True)
-    stop = threading.Event()
 
-    def heartbeat() -> None:
-        while not stop.wait(seconds / 3):
-            try:
-                now = staging.read_object(LEASE_NAME)
-                if now is None or now.get("token") != me["token"]:
-                    lock.lost = True
-                    return
-                sent = time.monotonic()
-                staging.write_object(LEASE_NAME, {**me, "expires": time.time() + seconds})
-                lock.valid_until = sent + seconds
-            except Exception:  # a transient store error: the next beat tries again (and
-                continue  # `check` refuses to commit once the lease ran out unrenewed)
+    def renew() -> str | None:
+        now = staging.read_object(LEASE_NAME)
+        if now is None or now.get("token") != me["token"]:
+            return ""  # taken over: `check` says so in the lease's words
+        staging.write_object(LEASE_NAME, {**me, "expires": time.time() + seconds})
+        return None
 
-    beat = threading.Thread(target=heartbeat, name="citebound-run-lease", daemon=True)
-    beat.start()
-    try:
+    def release() -> None:
+        now = staging.read_object(LEASE_NAME)
+        if now is not None and now.get("token") == me["token"]:
+            staging.delete_object(LEASE_NAME)  # only ours: a successor's lease stays
+
+    with _renewed(lock, seconds, renew, release):
         yield lock
-    finally:
-        stop.set()
-        beat.join()
-        with contextlib.suppress(Exception):
-            now = staging.read_object(LEASE_NAME)
-            if now is not None and now.get("token") == me["token"]:
-                staging.delete_object(LEASE_NAME)
 
 
 def lease_key(staging: Staging) -> str:
@@ -286,20 +275,47 @@ def _table_lease(staging: Staging, store: LeaseStore, seconds: float) -> Iterato
         raise
     lock = RunLock(staging, store.where)
     lock.valid_until = sent + seconds
+
+    def renew() -> str | None:
+        try:
+            store.renew(name, me["token"], seconds)
+        except LeaseLost as err:  # expired or taken over: this driver must stop
+            return str(err)
+        return None
+
+    try:
+        # Released only if still ours (the statement checks).
+        with _renewed(lock, seconds, renew, lambda: store.release(name, me["token"])):
+            yield lock
+    finally:
+        store.close()
+
+
+@contextlib.contextmanager
+def _renewed(
+    lock: RunLock,
+    seconds: float,
+    renew: Callable[[], str | None],
+    release: Callable[[], None],
+) -> Iterator[RunLock]:
+    """Hold a taken lease while a heartbeat renews it every third of `seconds`, then release
+    it. `renew` returns None when renewed, else why the lease is lost ("": taken over, said
+    by `check`); any error it raises is transient: the next beat tries again, and `check`
+    refuses to commit once the lease ran out unrenewed."""
     stop = threading.Event()
 
     def heartbeat() -> None:
         while not stop.wait(seconds / 3):
+            sent = time.monotonic()  # before the store call: the lease cannot end later
             try:
-                sent = time.monotonic()
-                store.renew(name, me["token"], seconds)
-                lock.valid_until = sent + seconds
-            except LeaseLost as err:  # expired or taken over: this driver must stop
-                lock.lost_reason = str(err)
+                lost = renew()
+            except Exception:
+                continue
+            if lost is not None:
+                lock.lost_reason = lost or None
                 lock.lost = True
                 return
-            except Exception:  # a transient store error: the next beat tries again (and
-                continue  # `check` refuses to commit once the lease ran out unrenewed)
+            lock.valid_until = sent + seconds
 
     beat = threading.Thread(target=heartbeat, name="citebound-run-lease", daemon=True)
     beat.start()
@@ -309,5 +325,4 @@ def _table_lease(staging: Staging, store: LeaseStore, seconds: float) -> Iterato
         stop.set()
         beat.join()
         with contextlib.suppress(Exception):
-            store.release(name, me["token"])  # only if still ours (the statement checks)
-        store.close()
+            release()
