@@ -117,25 +117,22 @@ class LexicalIndex:
         return [t for t in self._analyzer.analyze(text) if t]
 
     def reference_score(self, terms: Sequence[str]) -> float:
-        """Σ idf(t) with tantivy's BM25 idf = ln(1 + (N - n + 0.5) / (n + 0.5))."""
-        total = 0.0
-        n_docs = max(self.num_docs, 1)
-        for t in terms:
-            df = int(self._searcher.doc_freq("body", t))
-            if df:
-                total += math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
-        return total
+        """Σ idf(t) over the terms the collection holds (`_bm25_idf`)."""
+        return sum((self._bm25_idf(df) for df in map(self._doc_freq, terms) if df), 0.0)
 
     def idf(self, word: str) -> float:
-        """How rare `word` is in the collection: tantivy's BM25 idf of its rarest analyzed
-        token (a word absent from every chunk is the rarest of all); 0.0 for no token. The
-        gate weighs a question's words by it (`text.terms.top_coverage`)."""
+        """How rare `word` is in the collection: the idf of its rarest analyzed token (a word
+        absent from every chunk is the rarest of all); 0.0 for no token. The gate weighs a
+        question's words by it (`text.terms.top_coverage`)."""
+        return max((self._bm25_idf(self._doc_freq(t)) for t in self.terms(word)), default=0.0)
+
+    def _doc_freq(self, term: str) -> int:
+        return int(self._searcher.doc_freq("body", term))
+
+    def _bm25_idf(self, df: int) -> float:
+        """tantivy's BM25 idf of a term in `df` chunks: ln(1 + (N - n + 0.5) / (n + 0.5))."""
         n_docs = max(self.num_docs, 1)
-        best = 0.0
-        for t in self.terms(word):
-            df = int(self._searcher.doc_freq("body", t))
-            best = max(best, math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5)))
-        return best
+        return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
 
     def _query(self, terms: Sequence[str], flt: LexicalFilter) -> tantivy.Query:
         should = [
