@@ -11,6 +11,7 @@ from importlib.resources import files
 from pathlib import Path
 
 import pytest
+from pipeline_helpers import strict_with
 
 from citebound.pipeline import Pipeline
 
@@ -73,9 +74,10 @@ def test_the_same_shapes_are_answered_when_stated(
 
 def test_the_rule_off_answers_them(make_pipeline: Callable[..., Pipeline], tmp_path: Path) -> None:
     # The rule is what refuses them: with it off, the first probe is answered as before.
-    preset = files("citebound.presets").joinpath("strict-v1.toml").read_text("utf-8")
-    assert "\nasked_scope = true\n" in preset
-    off = tmp_path / "strict-v1-no-asked-scope.toml"
-    off.write_text(preset.replace("\nasked_scope = true\n", "\nasked_scope = false\n"), "utf-8")
-    response = make_pipeline(policy=str(off)).run(ABSENT[0]).response
+    assert (
+        "\nasked_scope = true\n"
+        in files("citebound.presets").joinpath("strict-v1.toml").read_text()
+    )
+    off = strict_with(tmp_path, "asked_scope", "false")
+    response = make_pipeline(policy=off).run(ABSENT[0]).response
     assert response is not None and response.status.value == "OK"
