@@ -24,9 +24,7 @@ from citebound.text import split_sentences
 from citebound.text.injection import tainted_lines
 from citebound.text.markup import is_table_row, render_units, starts_block, table_header
 from citebound.text.terms import terms
-from citebound.validate.evidence import plain_numbers
 from citebound.validate.markers import scan_markers
-from citebound.validate.support import is_quotation
 
 from .joining import cited, marker_pattern
 
@@ -147,7 +145,7 @@ def candidates(
     bundle: AnswerBundle, question: frozenset[str], refusal_text: str, policy: AnswererPolicy
 ) -> list[Candidate]:
     """Every quotable sentence of the bundle's evidence, in evidence, line, sentence order."""
-    forbidden = _forbidden(bundle, refusal_text)
+    forbidden = forbidden_text(bundle, refusal_text)
     allowed = tuple(bundle.allowed_anchors)
     marker = marker_pattern(bundle.citation_style)
     out: list[Candidate] = []
@@ -210,10 +208,10 @@ def candidates(
                 )
                 own = question & terms(sentence)
                 if (
-                    not _eligible(sentence, forbidden, policy.max_sentence_chars)
+                    not eligible(sentence, forbidden, policy.max_sentence_chars)
                     # What the validator would read as a (malformed) citation, e.g. the set
                     # "{0,1}": quoting it would fail the answer, never a candidate.
-                    or _marker_like(sentence, bundle, allowed)
+                    or marker_like(sentence, bundle, allowed)
                     or folded in titles
                     or _SECTION_NUMBER.sub("", folded) in titles
                     or (_MID_SENTENCE.match(sentence) is not None and not (item_head and not pos))
@@ -267,58 +265,6 @@ def _whole_row(sentences: list[str], anchor: str, marker: str) -> tuple[list[str
     return [" ".join(parts)], parts
 
 
-def code_blocks(
-    bundle: AnswerBundle, question: frozenset[str], refusal_text: str, policy: AnswererPolicy
-) -> list[Candidate]:
-    """Short fenced code blocks that a prose line or list item introduces (`render_units`
-    with `policy.max_code_lines`), one candidate per block, in evidence and line order.
-
-    Kept apart from `candidates`: a block is never a sentence of its own (it is not weighed,
-    never leads, never a step or a neighbour); the answerer quotes it only right after a
-    sentence of the line that introduces it (procedure questions, provider.py). The same
-    filters as for sentences apply (length, anchors, evidence ids, markers), and the block
-    must come back whole from the validator's splitter ("fprime-gds -d . -n" would be cut at
-    " . ": never quoted, rather than failing the answer) and read as a quotation of its
-    evidence (`validate.support.is_quotation`: a block whose lines a blank line splits in two
-    evidence sentences would be quoted across that sentence end).
-    """
-    if policy.max_code_lines <= 0:
-        return []
-    forbidden = _forbidden(bundle, refusal_text)
-    allowed = tuple(bundle.allowed_anchors)
-    out: list[Candidate] = []
-    for ev_index, evidence in enumerate(bundle.selected_evidence):
-        lines = paragraphs(evidence.sanitized_text)
-        for unit in render_units(lines, max_code_lines=policy.max_code_lines):
-            if unit.kind != "code":
-                continue
-            text = unit.text
-            if (
-                not _eligible(text, forbidden, policy.max_sentence_chars)
-                or _marker_like(text, bundle, allowed)
-                or split_sentences(text) != [text]
-                or not is_quotation(plain_numbers(text), plain_numbers(evidence.sanitized_text))
-            ):
-                continue
-            shared = question & terms(text)
-            out.append(
-                Candidate(
-                    ev_index,
-                    unit.line,
-                    0,
-                    text,
-                    evidence.citation_anchor,
-                    "code",
-                    unit.intro,  # its introducing line ends with ":"
-                    True,
-                    shared,
-                    frozenset(),
-                    after=unit.after,
-                )
-            )
-    return out
-
-
 # Wikipedia-style editorial notes and reference numbers glued to the text ("... Energy Act of
 # 1978.[citation needed] On November 28, 1995, ...", "... in 1685.[12]") are markup, not
 # evidence. Left in, the note hides the sentence boundary (no space after the stop) and its
@@ -356,7 +302,7 @@ def without_editorial_notes(text: str) -> str:
     return _EDITORIAL_NOTE.sub("", text)
 
 
-def _forbidden(bundle: AnswerBundle, refusal_text: str) -> Callable[[str], bool]:
+def forbidden_text(bundle: AnswerBundle, refusal_text: str) -> Callable[[str], bool]:
     """Whether a case-folded sentence holds meta phrases, evidence ids or the refusal."""
     ids = {e.chunk_id for e in bundle.selected_evidence}
     ids |= {e.knowledge_id for e in bundle.selected_evidence}
@@ -373,7 +319,7 @@ def _forbidden(bundle: AnswerBundle, refusal_text: str) -> Callable[[str], bool]
     return hit
 
 
-def _marker_like(sentence: str, bundle: AnswerBundle, allowed: tuple[str, ...]) -> bool:
+def marker_like(sentence: str, bundle: AnswerBundle, allowed: tuple[str, ...]) -> bool:
     scan = scan_markers(sentence, bundle.citation_style, allowed)
     return bool(scan.labels or scan.malformed)
 
@@ -387,7 +333,7 @@ def _same_list(lines: list[str], before: int, line: int) -> bool:
     return blanks <= 1 and all(not x.strip() or "|" in x for x in between)
 
 
-def _eligible(sentence: str, forbidden: Callable[[str], bool], max_chars: int) -> bool:
+def eligible(sentence: str, forbidden: Callable[[str], bool], max_chars: int) -> bool:
     return (
         len(sentence) <= max_chars
         and _LETTER.search(sentence) is not None
