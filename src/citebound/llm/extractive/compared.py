@@ -26,9 +26,10 @@ import itertools
 import re
 
 from citebound.contracts.assembly import AnswerBundle
+from citebound.policy import AnswererPolicy
 from citebound.text.terms import terms
 
-from .names import evidence_texts, says
+from .names import evidence_texts, says, stated
 
 __all__ = ["compared_stated", "comparisons"]
 
@@ -125,3 +126,16 @@ def compared_stated(bundle: AnswerBundle, question: str, transposed_min_letters:
         return all(any(says(t, said, transposed_min_letters) for t in w) for w in name)
 
     return all(full(a) or full(b) for a, b in pairs)
+
+
+def names_held(bundle: AnswerBundle, question: str, p: AnswererPolicy) -> bool:
+    """Whether the evidence can be about what the question names (the answerer refuses
+    otherwise, before weighing any sentence). With `[answerer] names_stated`: a question that
+    names what it asks about ("What is the default port of a PostgreSQL server?") needs an
+    evidence stating one of its names, or whatever matches its other words is about something
+    else (names.py). With `compared_stated`: a comparison ("..., Henri Leconte or Jonathan
+    Stark?") needs one side stated in full; a generic name held ("Grand Slam") is another
+    item's."""
+    if p.names_stated and not stated(bundle, question, p.transposed_min_letters):
+        return False
+    return not p.compared_stated or compared_stated(bundle, question, p.transposed_min_letters)

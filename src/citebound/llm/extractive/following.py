@@ -12,7 +12,14 @@ from citebound.policy import AnswererPolicy
 from .candidates import Candidate
 from .scoring import anaphoric, entry, redundant
 
-__all__ = ["antecedent", "follower", "negating_intro", "neighbours", "steps"]
+__all__ = [
+    "antecedent",
+    "follower",
+    "negating_intro",
+    "neighbours",
+    "steps",
+    "with_negating_intros",
+]
 
 
 def steps(lead: Candidate, cands: list[Candidate], max_steps: int) -> list[Candidate]:
@@ -115,3 +122,15 @@ def negating_intro(c: Candidate, cands: list[Candidate]) -> Candidate | None:
         return None
     found = [x for x in cands if x.ev == c.ev and x.line == c.negated_by and x.intro]
     return found[-1] if found else None
+
+
+def with_negating_intros(chosen: list[Candidate], cands: list[Candidate]) -> list[Candidate]:
+    """`chosen` with the negating intro of each item quoted under one ("It does not:" /
+    "Sort the data products"), right before the item: alone, the item reads as its opposite."""
+    out: list[Candidate] = []
+    for c in chosen:
+        intro = negating_intro(c, cands)
+        if intro is not None and intro not in chosen and intro not in out:
+            out.append(intro)
+        out.append(c)
+    return out

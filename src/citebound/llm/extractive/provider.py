@@ -40,10 +40,16 @@ from . import commands, semantic
 from .answer_type import answered, asked, carries, completion, shape_bonus
 from .candidates import Candidate, candidates
 from .choice import join_near_ties, lead_pool, pick_lead
-from .compared import compared_stated
-from .following import antecedent, follower, negating_intro, neighbours, steps
+from .compared import names_held
+from .following import (
+    antecedent,
+    follower,
+    negating_intro,
+    neighbours,
+    steps,
+    with_negating_intros,
+)
 from .joining import cited, count_tokens, join, marker_pattern
-from .names import stated
 from .scoring import (
     answers_type,
     asks_manner,
@@ -174,17 +180,8 @@ class ExtractiveProvider:
         question = own | terms(extra_terms)
         if not question:
             return [], []
-        if p.names_stated and not stated(bundle, bundle.user_question, p.transposed_min_letters):
-            # The question names what it asks about ("What is the default port of a PostgreSQL
-            # server?") and no evidence states any of its names: whatever matches the other
-            # words is about something else (names.py).
-            return [], []
-        if p.compared_stated and not compared_stated(
-            bundle, bundle.user_question, p.transposed_min_letters
-        ):
-            # A comparison ("..., Henri Leconte or Jonathan Stark?") whose evidence states
-            # neither side in full: a generic name held ("Grand Slam") is about another item.
-            return [], []
+        if not names_held(bundle, bundle.user_question, p):
+            return [], []  # the evidence is about something else than what is named
         qtype = question_type(bundle.user_question)
         named = names_subject(qtype, bundle.user_question, p.max_subject_terms)
         phrases = pairs(bundle.user_question)
@@ -305,8 +302,7 @@ class ExtractiveProvider:
         if block is not None:
             # "How do I ...?" answered by the sentence that introduces a command and the
             # command itself: nothing else is needed.
-            intro = negating_intro(lead, cands)
-            return [lead, block] if intro is None else [intro, lead, block]
+            return with_negating_intros([lead, block], cands)
         # The sentence right after the lead (same unit, else the next unit's first), looked up
         # once for the rules below.
         after = follower(lead, cands)
@@ -413,12 +409,7 @@ class ExtractiveProvider:
         before = antecedent(lead, cands)
         if before is not None and before not in chosen:
             chosen.append(before)
-        # An item of a list that says what is not done ("It does not:" / "Sort the data
-        # products") is quoted under that intro, else it reads as its opposite.
-        for c in list(chosen):
-            intro = negating_intro(c, cands)
-            if intro is not None and intro not in chosen:
-                chosen.append(intro)
+        chosen = with_negating_intros(chosen, cands)
         # The lead's evidence first (its sentences in reading order), then the others by rank.
         chosen.sort(key=lambda c: (c.ev != lead.ev, c.ev, c.line, c.pos))
         return chosen
