@@ -1,0 +1,1 @@
+"""citebound's model training pipeline (`make models`): never imported at run time."""

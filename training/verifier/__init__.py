@@ -1,0 +1,1 @@
+"""The support verifier: (evidence window, claim sentence) -> P(the evidence supports it)."""

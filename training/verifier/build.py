@@ -1,0 +1,79 @@
+"""Build the verifier's train / dev / fit sets from ../shared/data and training/written/.
+
+    python -m training.verifier.build [--out build/verifier] [--limit N]
+
+Writes train.jsonl, dev.jsonl (curve and model card), fit.jsonl (the policy threshold) and
+counts.json (pairs per split, source, kind and label). Deterministic: the same data and seed
+give byte-identical files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+
+from training.common import REPO, Pair, base_model_dir, shared_data, write_jsonl
+from training.verifier import sources, synth
+
+SEED = 20261202
+
+
+def _dedupe(pairs: Iterable[Pair]) -> list[Pair]:
+    """Drop exact repeats and pairs whose (premise, claim) appears with both labels."""
+    seen: dict[tuple[str, str], Pair] = {}
+    clash: set[tuple[str, str]] = set()
+    for p in pairs:
+        key = (p.premise, p.claim)
+        if key in seen and seen[key].label != p.label:
+            clash.add(key)
+        seen.setdefault(key, p)
+    return [p for k, p in seen.items() if k not in clash]
+
+
+def build(out: Path, *, limit: int | None = None, written: Path | None = None) -> dict[str, object]:
+    data = shared_data()
+    count = sources.token_counter(base_model_dir() / "tokenizer.json")
+    splits: dict[str, list[Pair]] = {"train": [], "dev": [], "fit": []}
+    streams = [
+        sources.halueval_qa(data, count),
+        sources.halueval_summaries(data, count),
+        sources.halueval_dialogue(data, count),
+        sources.scifact_claims(data, count),
+        sources.written_pairs(written or REPO / "training" / "written", count),
+        synth.synthetic_pairs(synth.build_docs(data), count, per_sentence=1.0, seed=SEED),
+    ]
+    for stream in streams:
+        for i, (split, pair) in enumerate(stream):
+            if limit is not None and i >= limit:
+                break
+            splits["dev" if split == "dev" else split].append(pair)
+    counts: dict[str, object] = {}
+    for name, pairs in splits.items():
+        pairs = _dedupe(pairs)
+        random.Random(SEED).shuffle(pairs)
+        write_jsonl(out / f"{name}.jsonl", pairs)
+        by = Counter(f"{p.source}/{p.kind}/{p.label}" for p in pairs)
+        counts[name] = {"pairs": len(pairs), "supported": sum(p.label for p in pairs),
+                        "by_source_kind_label": dict(sorted(by.items()))}  # fmt: skip
+    (out / "counts.json").write_text(json.dumps(counts, indent=1, sort_keys=True) + "\n")
+    return counts
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=REPO / "build" / "verifier")
+    ap.add_argument("--limit", type=int, default=None, help="pairs per source (smoke runs)")
+    ap.add_argument("--written", type=Path, default=None)
+    args = ap.parse_args()
+    counts = build(args.out, limit=args.limit, written=args.written)
+    for name, c in counts.items():
+        assert isinstance(c, dict)
+        print(f"{name}: {c['pairs']} pairs, {c['supported']} supported")
+
+
+if __name__ == "__main__":
+    main()
