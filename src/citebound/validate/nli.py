@@ -1,8 +1,9 @@
-"""Optional entailment model for the support check: a local ONNX sequence classifier.
+"""The verifier's model: a local ONNX sequence classifier scoring (premise, hypothesis).
 
-`[validation] nli_model_path` names an export the user brings (nothing is downloaded), in the
-layout `optimum-cli export onnx --task text-classification` writes for an NLI or fact-checking
-model (e.g. a MiniLM/DeBERTa MNLI head):
+citebound ships one (`citebound/models/verifier/`, trained by `make models`); `[validation]
+nli_model_path` names an export the user brings instead (nothing is downloaded), in the layout
+`optimum-cli export onnx --task text-classification` writes for an NLI or fact-checking model
+(e.g. a MiniLM/DeBERTa MNLI head):
 
     DIR/model.onnx (or DIR/onnx/model.onnx)   inputs input_ids, attention_mask[, token_type_ids]
     DIR/tokenizer.json                        output logits (batch, n_labels), n_labels >= 2
@@ -19,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -26,11 +28,13 @@ from typing import Any
 import numpy as np
 
 from citebound.errors import ConfigError
+from citebound.models import file_sha256, onnx_session
 from citebound.rerank.base import find_onnx_files
 
 _ENTAILMENT = re.compile(r"entail|support|consistent", re.IGNORECASE)
 _INT_DTYPES: dict[str, Any] = {"tensor(int64)": np.int64, "tensor(int32)": np.int32}
 DEFAULT_MAX_LENGTH = 512
+BATCH = 16  # pairs per onnxruntime call: padding waste stays small, calls few
 
 
 def _entailment_index(config: Path) -> tuple[int, int]:
@@ -63,8 +67,7 @@ class OnnxNLIModel:
             an id2label without a single entailment class.
     """
 
-    def __init__(self, path: Path, *, max_length: int = DEFAULT_MAX_LENGTH) -> None:
-        import onnxruntime as ort
+    def __init__(self, path: Path, *, max_length: int = 0) -> None:
         from tokenizers import Tokenizer
 
         path = Path(path)
@@ -83,23 +86,19 @@ class OnnxNLIModel:
         )  # fmt: skip
         self.entailment, self.n_labels = _entailment_index(config)
         self.name = f"onnx-nli:{tokenizer_file.parent.name}"
+        self.model_file = model_file
         try:
             self._tok = Tokenizer.from_file(str(tokenizer_file))
         except Exception as err:  # tokenizers raises a bare Exception for a bad file
             raise ConfigError(f"cannot read {tokenizer_file}: {err}", source=str(path)) from None
         pad = self._tok.padding
         self._pad_id = int(pad["pad_id"]) if pad else (self._tok.token_to_id("[PAD]") or 0)
-        self._tok.enable_truncation(max_length=max_length, strategy="longest_first")
+        declared = _declared_max_length(config)
+        self.max_length = max_length or declared or DEFAULT_MAX_LENGTH
+        # Set once here, never per call: the Tokenizer is then safe to share across threads.
+        self._tok.enable_truncation(max_length=self.max_length, strategy="longest_first")
         self._tok.no_padding()
-        opts = ort.SessionOptions()
-        opts.log_severity_level = 3
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        try:
-            self._session = ort.InferenceSession(
-                str(model_file), opts, providers=["CPUExecutionProvider"]
-            )
-        except Exception as err:  # onnxruntime raises its own Fail/InvalidGraph types
-            raise ConfigError(f"cannot load ONNX model {model_file}: {err}") from None
+        self._session = onnx_session(model_file, field="validation.nli_model_path")
         inputs = {i.name: i.type for i in self._session.get_inputs()}
         allowed = {"input_ids", "attention_mask", "token_type_ids"}
         if not {"input_ids", "attention_mask"} <= set(inputs) or set(inputs) - allowed:
@@ -111,26 +110,63 @@ class OnnxNLIModel:
         self._output = "logits" if "logits" in outputs else outputs[0]
         self._lock = threading.Lock()
 
+    @property
+    def sha256(self) -> str:
+        """sha256 of the model file (read once per process)."""
+        return file_sha256(self.model_file)
+
+    def token_count(self, text: str) -> int:
+        """Tokens of `text` alone (no special tokens, no truncation)."""
+        return len(self._tok.encode(text, add_special_tokens=False).ids) if text else 0
+
     def entailment_probability(self, premise: str, hypothesis: str) -> float:
         """Softmax probability of the entailment class for one pair."""
-        enc = self._tok.encode(premise, hypothesis)
-        ids = np.array([enc.ids], dtype=np.int64)
-        arrays = {
-            "input_ids": ids,
-            "attention_mask": np.ones_like(ids),
-            "token_type_ids": np.array([enc.type_ids], dtype=np.int64),
-        }
-        feeds = {n: arrays[n].astype(dtype) for n, dtype in self._feeds.items()}
-        with self._lock:
-            logits = np.asarray(self._session.run([self._output], feeds)[0], dtype=np.float64)
-        if logits.shape != (1, self.n_labels):
-            raise ConfigError(
-                f"{self.name}: logits of shape {logits.shape}, config.json names "
-                f"{self.n_labels} labels"
-            )
-        z = logits[0] - logits[0].max()
-        probs = np.exp(z) / np.exp(z).sum()
-        return float(probs[self.entailment])
+        return self.entailment_probabilities([(premise, hypothesis)])[0]
+
+    def entailment_probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """P(entailment) of each (premise, hypothesis), in order. Pairs are batched by
+        length (sorted, ties by position) and padded per batch: the scores do not depend on
+        the batching beyond float rounding of padded positions, which attention masks out."""
+        if not pairs:
+            return []
+        encs = self._tok.encode_batch([(p, h) for p, h in pairs])
+        order = sorted(range(len(encs)), key=lambda i: (len(encs[i].ids), i))
+        out = [0.0] * len(encs)
+        for k in range(0, len(order), BATCH):
+            chunk = order[k : k + BATCH]
+            width = max(len(encs[i].ids) for i in chunk)
+            ids = np.full((len(chunk), width), self._pad_id, dtype=np.int64)
+            types = np.zeros_like(ids)
+            mask = np.zeros_like(ids)
+            for row, i in enumerate(chunk):
+                e = encs[i]
+                ids[row, : len(e.ids)] = e.ids
+                types[row, : len(e.ids)] = e.type_ids
+                mask[row, : len(e.ids)] = 1
+            arrays = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+            feeds = {n: arrays[n].astype(dtype) for n, dtype in self._feeds.items()}
+            with self._lock:
+                raw = self._session.run([self._output], feeds)[0]
+            logits = np.asarray(raw, dtype=np.float64)
+            if logits.shape != (len(chunk), self.n_labels):
+                raise ConfigError(
+                    f"{self.name}: logits of shape {logits.shape}, config.json names "
+                    f"{self.n_labels} labels"
+                )
+            z = logits - logits.max(axis=1, keepdims=True)
+            probs = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+            for row, i in enumerate(chunk):
+                out[i] = float(probs[row, self.entailment])
+        return out
+
+
+def _declared_max_length(config: Path) -> int | None:
+    """`max_length` that config.json declares (the shipped verifier's 256), if any."""
+    try:
+        value = json.loads(config.read_text("utf-8")).get("max_length")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return int(value) if isinstance(value, int) and value > 0 else None
 
 
 @lru_cache(maxsize=4)
