@@ -145,6 +145,7 @@ def assemble_prompt(
     from citebound.packs import retrieve_packs
     from citebound.retrieve import compile_filters
 
+    rt.check_question(body.question)  # the one input policy (api/limits.py), before any work
     with rt.slot():
         packs = body.packs
         if packs is None:
