@@ -10,10 +10,10 @@ HTTP 200 FAILED after retrieval, and never stored: the audit only ever sees text
 the limits.
 
     >>> limits = InputLimits(max_chars=20, max_question_tokens=256, tokenizer="cl100k_base")
-    >>> check_question("   ", limits)
+    >>> check_question("   ", limits)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    citebound.api.limits.QuestionEmpty: the question is empty (only whitespace): ask a question
+    citebound.api.limits.QuestionEmpty: the question is empty (only whitespace or invisible ...)
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from citebound.errors import ContractError
+from citebound.text.confusables import is_invisible_only
 from citebound.text.sanitize import storage_problem
 
 
@@ -76,8 +77,11 @@ def check_question(question: str, limits: InputLimits) -> str:
     # The prompt builder's own normalization and count (assemble_and_build), so a question
     # passes here exactly when it would pass there.
     normal = normalize_question(question)
-    if not normal:
-        raise QuestionEmpty("the question is empty (only whitespace): ask a question")
+    # ZWJ, soft hyphens, variation selectors ... survive normalization but show nothing.
+    if not normal or is_invisible_only(normal):
+        raise QuestionEmpty(
+            "the question is empty (only whitespace or invisible characters): ask a question"
+        )
     tokens = get_tokenizer(limits.tokenizer).count(normal)
     if tokens > limits.max_question_tokens:
         raise InputTooLarge(

@@ -17,7 +17,7 @@ from fastapi.responses import PlainTextResponse, Response
 from citebound._version import __version__
 from citebound.api.deps import Admin, Caller, Runtime, problems
 from citebound.api.metrics import CONTENT_TYPE
-from citebound.api.runtime import ensure_recorded
+from citebound.api.runtime import ApiRuntime, ensure_recorded
 from citebound.audit import audit_api_json, utc_now
 from citebound.contracts.api import (
     AnswerRequest,
@@ -32,7 +32,7 @@ from citebound.contracts.api import (
     Highlight,
     ValidateRequest,
 )
-from citebound.contracts.audit import FeedbackRecord
+from citebound.contracts.audit import AuditRecord, FeedbackRecord
 from citebound.contracts.execution import ValidationResult
 from citebound.contracts.packs import AssembledPrompt
 from citebound.contracts.public import PublicResponse
@@ -145,6 +145,7 @@ def assemble_prompt(
     from citebound.packs import retrieve_packs
     from citebound.retrieve import compile_filters
 
+    rt.check_question(body.question)  # the one input policy (api/limits.py), before any work
     with rt.slot():
         packs = body.packs
         if packs is None:
@@ -258,6 +259,18 @@ def feedback(
     return record
 
 
+def _integrity(rt: ApiRuntime, records: list[AuditRecord]) -> list[str]:
+    """What the chain check (audit/chain.py) says of `records`, in every sink that has one."""
+    out = [f"EDITED: record {r.request_id} does not match its record_hash" for r in records
+           if not r.hash_ok()]  # fmt: skip
+    for sink in rt.ctx.sinks:
+        verify_chain = getattr(sink, "verify_chain", None)
+        if verify_chain is not None:
+            report = verify_chain()
+            out += [flag for r in records if (flag := report.flag(r)) and flag not in out]
+    return out
+
+
 @router.get("/audit/{request_id}", response_model=AuditView, responses=problems(401, 403, 404))
 def audit(
     request_id: str,
@@ -277,7 +290,9 @@ def audit(
         raise NotFound(f"no audit record {request_id!r} visible to key {who.name!r}")
     sink = next((s for s in rt.ctx.sinks if hasattr(s, "feedback")), None)
     notes = sink.feedback(request_id) if sink is not None else []
-    view = AuditView(request_id=request_id, records=unique, feedback=notes)
+    view = AuditView(
+        request_id=request_id, records=unique, feedback=notes, integrity=_integrity(rt, unique)
+    )
     # Strict JSON that browsers parse (audit/text.py): a record with a NaN score keeps it as
     # the string "NaN" (FastAPI's encoder refuses NaN; bare NaN breaks JSON.parse) and reads
     # back with its hash.

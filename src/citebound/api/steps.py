@@ -128,6 +128,10 @@ def steps(
 
     if body.question is not None:
         rt.check_question(body.question)
+        rt.check_texts(  # as /v1/answer: the history counts against the same limits
+            [body.question, *(t for turn in body.history for t in (turn.question, turn.answer))],
+            "the question and its history",
+        )
         collection, filters = rt.resolve_collection(who, body.collection, body.filters)
         compile_filters(filters)
         rt.require_new_request_id(body.request_id)

@@ -5,6 +5,33 @@ Migrations are history: never edit one that has shipped; add the next number ins
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Callable
+
+from citebound.audit.chain import GENESIS, link
+
+# A step is SQL, or a function run on the connection inside the migration's transaction.
+Step = str | Callable[[sqlite3.Connection], None]
+
+
+def _chain_existing(conn: sqlite3.Connection) -> None:
+    """Migration 9: chain the records a store already holds, from its first (seq order)."""
+    prev = GENESIS
+    rows = conn.execute("SELECT seq, record_hash FROM audit_records ORDER BY seq").fetchall()
+    for seq, record_hash in rows:
+        chain = link(prev, record_hash)
+        conn.execute(
+            "UPDATE audit_records SET prev_hash = ?, chain_hash = ? WHERE seq = ?",
+            (prev, chain, seq),
+        )
+        prev = chain
+
+
+_NO_UPDATE = (
+    "CREATE TRIGGER audit_records_no_update BEFORE UPDATE ON audit_records "
+    "BEGIN SELECT RAISE(ABORT, 'audit_records is append-only: UPDATE refused'); END"
+)
+
 AUDIT_TABLE = """CREATE TABLE audit_records (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     schema_version INTEGER NOT NULL,
@@ -57,7 +84,7 @@ AUDIT_TABLE = """CREATE TABLE audit_records (
     record_hash TEXT NOT NULL
 )"""
 
-MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
+MIGRATIONS: tuple[tuple[int, str, tuple[Step, ...]], ...] = (
     (
         1,
         "audit_records",
@@ -102,4 +129,17 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     # 6 is taken by another v4 column; numbers are applied as a set, so either lands first.
     (7, "conversation", ("ALTER TABLE audit_records ADD COLUMN conversation TEXT",)),
     (8, "display_anchors", ("ALTER TABLE audit_records ADD COLUMN display_anchors TEXT",)),
+    # The audit chain (audit/chain.py): existing records are chained in seq order, the
+    # UPDATE trigger lifted for that one transaction only.
+    (
+        9,
+        "audit_chain",
+        (
+            "ALTER TABLE audit_records ADD COLUMN prev_hash TEXT",
+            "ALTER TABLE audit_records ADD COLUMN chain_hash TEXT",
+            "DROP TRIGGER audit_records_no_update",
+            _chain_existing,
+            _NO_UPDATE,
+        ),
+    ),
 )

@@ -21,9 +21,11 @@ a reversible escape and read back as given (`audit.pg_text`, migration 10).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
+from citebound.audit.chain import GENESIS, ChainReport, ChainRow, verify
 from citebound.audit.columns import COLUMN_NAMES, COLUMNS, from_row, to_row
 from citebound.audit.pg_text import (
     ESCAPE_COLUMN,
@@ -182,6 +184,32 @@ AUDIT_MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
             f"ALTER TABLE feedback ADD COLUMN {ESCAPE_COLUMN} TEXT",
         ),
     ),
+    (
+        11,
+        "audit_chain",
+        # The audit chain (audit/chain.py): existing records chained from the first, in seq
+        # order, with the append-only trigger off for this one transaction.
+        (
+            "SET LOCAL statement_timeout = 0",
+            "ALTER TABLE audit_records ADD COLUMN prev_hash TEXT, ADD COLUMN chain_hash TEXT",
+            "ALTER TABLE audit_records DISABLE TRIGGER audit_records_append_only",
+            f"""DO $$
+DECLARE
+    prev text := '{GENESIS}';
+    r record;
+BEGIN
+    FOR r IN SELECT seq, record_hash FROM audit_records ORDER BY seq LOOP
+        UPDATE audit_records SET prev_hash = prev,
+            chain_hash = 'sha256:' || encode(sha256(convert_to(
+                'citebound-audit-chain-v1' || chr(10) || prev || chr(10) || r.record_hash,
+                'UTF8')), 'hex')
+        WHERE seq = r.seq
+        RETURNING chain_hash INTO prev;
+    END LOOP;
+END $$""",
+            "ALTER TABLE audit_records ENABLE TRIGGER audit_records_append_only",
+        ),
+    ),
 ]
 
 # The row travels as ONE json parameter, typed by the table's own row type: with one
@@ -195,9 +223,18 @@ AUDIT_MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
 # suite checks every record reads back equal.
 # `text_escape` (migration 10) rides along: absent from the JSON of a row without a NUL, so NULL.
 _PG_COLUMNS = (*COLUMN_NAMES, ESCAPE_COLUMN)
+# The chain columns (migration 11) are computed in the INSERT from the newest row's, under a
+# transaction-scoped advisory lock that orders appends across replicas (audit/chain.py).
 _INSERT = (
-    f"INSERT INTO audit_records ({', '.join(_PG_COLUMNS)}) "
-    f"SELECT {', '.join(_PG_COLUMNS)} FROM json_populate_record(NULL::audit_records, %s::json)"
+    f"INSERT INTO audit_records ({', '.join(_PG_COLUMNS)}, prev_hash, chain_hash) "
+    f"SELECT {', '.join(_PG_COLUMNS)}, p.h, 'sha256:' || encode(sha256(convert_to("
+    "'citebound-audit-chain-v1' || chr(10) || p.h || chr(10) || j.record_hash, 'UTF8')), 'hex') "
+    "FROM json_populate_record(NULL::audit_records, %s::json) j, "
+    f"(SELECT coalesce((SELECT chain_hash FROM audit_records ORDER BY seq DESC LIMIT 1), "
+    f"'{GENESIS}') AS h) p"
+)
+_CHAIN_LOCK = int.from_bytes(
+    hashlib.sha256(b"citebound-audit-chain").digest()[:8], "big", signed=True
 )
 _SELECT = f"SELECT {', '.join(_PG_COLUMNS)} FROM audit_records"
 # json.dumps writes U+0000 as this escape (ASCII output): its absence rules out a NUL in the
@@ -266,10 +303,11 @@ class PostgresAuditSink:
         except ValueError as err:  # never expected: to_row writes non-finite reals as words
             raise AuditError(f"cannot encode audit record {record.request_id}: {err}") from err
         try:
-            # One INSERT on an autocommit connection is its own transaction: atomic, and
-            # committed (WAL flushed) when execute returns. No BEGIN/COMMIT round trips and
-            # no lock beyond the row's own index entries, so replicas never wait on each other.
-            with self._pool.connection() as conn:
+            # One transaction: the chain lock, then the INSERT that links to the newest row;
+            # committed (WAL flushed) when the block ends. Appends from every replica queue
+            # on the lock for the INSERT alone: the chain needs one order.
+            with self._pool.connection() as conn, conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_CHAIN_LOCK,))
                 conn.execute(_INSERT, (row,))
         except psycopg.errors.UniqueViolation as err:
             raise AuditError(
@@ -308,6 +346,30 @@ class PostgresAuditSink:
             f'{_SELECT} ORDER BY timestamp_utc COLLATE "C", request_id COLLATE "C", '
             "coalesce(run_id, '') COLLATE \"C\""
         )
+
+    def chain_rows(self) -> list[ChainRow]:
+        """Every record with its seq and chain columns, in append order (audit/chain.py)."""
+        rows = self._query(f"SELECT seq, prev_hash, chain_hash, {_SELECT[7:]} ORDER BY seq")
+        return [
+            ChainRow(
+                r[0],
+                from_row(
+                    unescape_row(
+                        dict(zip(_PG_COLUMNS, r[3:], strict=True)),
+                        ESCAPED_COLUMNS,
+                        what=f"audit record {r[4]}",
+                    )
+                ),
+                r[1],
+                r[2],
+            )
+            for r in rows
+        ]
+
+    def verify_chain(self, anchor: str | None = None) -> ChainReport:
+        """Walk the chain (audit/chain.py). An identity's counter skips values on failed
+        inserts, so a truncated tail shows only against an anchor."""
+        return verify(self.chain_rows(), anchor=anchor)
 
     def count(self) -> int:
         """Number of audit records (one per answered request and run)."""

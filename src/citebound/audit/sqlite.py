@@ -25,14 +25,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from citebound.audit.chain import GENESIS, ChainReport, ChainRow, link, verify
 from citebound.audit.columns import COLUMN_NAMES, from_row, to_row
 from citebound.audit.migrations import MIGRATIONS
 from citebound.contracts.audit import AuditRecord, FeedbackRecord
 from citebound.errors import AuditError
 
+_CHAIN_COLUMNS = ("prev_hash", "chain_hash")
 _INSERT = (
-    f"INSERT INTO audit_records ({', '.join(COLUMN_NAMES)}) "
-    f"VALUES ({', '.join(':' + n for n in COLUMN_NAMES)})"
+    f"INSERT INTO audit_records ({', '.join((*COLUMN_NAMES, *_CHAIN_COLUMNS))}) "
+    f"VALUES ({', '.join(':' + n for n in (*COLUMN_NAMES, *_CHAIN_COLUMNS))})"
 )
 _SELECT = f"SELECT {', '.join(COLUMN_NAMES)} FROM audit_records"
 
@@ -79,8 +81,11 @@ class SQLiteAuditSink:
                 if c.execute("SELECT 1 FROM _migrations WHERE version=?", (version,)).fetchone():
                     c.execute("COMMIT")
                     continue
-                for sql in statements:
-                    c.execute(sql)
+                for step in statements:
+                    if isinstance(step, str):
+                        c.execute(step)
+                    else:
+                        step(c)
                 c.execute(
                     "INSERT INTO _migrations (version, name, applied_at) VALUES (?, ?, ?)",
                     (version, name, _now()),
@@ -103,8 +108,14 @@ class SQLiteAuditSink:
         if not record.hash_ok():
             raise AuditError(f"record {record.request_id} has a wrong record_hash; not stored")
         try:
-            with self._transaction():
-                self._conn.execute(_INSERT, to_row(record, lists_as_json=True))
+            with self._transaction():  # BEGIN IMMEDIATE: no other writer between read and insert
+                last = self._conn.execute(
+                    "SELECT chain_hash FROM audit_records ORDER BY seq DESC LIMIT 1"
+                ).fetchone()
+                prev = last[0] if last and last[0] else GENESIS
+                row = to_row(record, lists_as_json=True)
+                row |= {"prev_hash": prev, "chain_hash": link(prev, record.record_hash)}
+                self._conn.execute(_INSERT, row)
         except sqlite3.IntegrityError as err:
             raise AuditError(
                 f"audit record for request_id={record.request_id!r} run_id={record.run_id!r} "
@@ -126,6 +137,28 @@ class SQLiteAuditSink:
 
     def records(self) -> list[AuditRecord]:
         return self._rows(f"{_SELECT} ORDER BY timestamp_utc, request_id, ifnull(run_id, '')")
+
+    def chain_rows(self) -> list[ChainRow]:
+        """Every record with its seq and chain columns, in append order (audit/chain.py)."""
+        sql = f"SELECT seq, prev_hash, chain_hash, {', '.join(COLUMN_NAMES)} FROM audit_records"
+        try:
+            with self._lock:
+                rows = self._conn.execute(f"{sql} ORDER BY seq").fetchall()
+        except sqlite3.Error as err:
+            raise AuditError(f"cannot read audit store {self.path}: {err}") from err
+        return [
+            ChainRow(r[0], from_row(dict(zip(COLUMN_NAMES, r[3:], strict=True))), r[1], r[2])
+            for r in rows
+        ]
+
+    def verify_chain(self, anchor: str | None = None) -> ChainReport:
+        """Walk the chain (audit/chain.py); AUTOINCREMENT's counter shows a truncated tail."""
+        rows = self.chain_rows()
+        with self._lock:
+            issued = self._conn.execute(
+                "SELECT seq FROM sqlite_sequence WHERE name = 'audit_records'"
+            ).fetchone()
+        return verify(rows, issued=int(issued[0]) if issued else None, anchor=anchor)
 
     # --- feedback ---------------------------------------------------------------------------
 

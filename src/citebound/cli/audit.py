@@ -1,7 +1,8 @@
-"""`citebound audit list|show|export|replay`: read the append-only audit store.
+"""`citebound audit list|show|export|verify|replay`: read the append-only audit store.
 
-Exit codes: 0 OK; 2 unknown request, unreadable store, tampered record or replay impossible;
-1 for `replay` when the current validator reaches a different verdict.
+Exit codes: 0 OK; 2 unknown request, unreadable store, tampered record or chain (`verify`;
+`list` and `export` flag what fails and exit 2 too) or replay impossible; 1 for `replay` when
+the current validator reaches a different verdict.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from citebound.audit import (
     open_sink,
     replay,
 )
+from citebound.audit.chain import ChainReport
 from citebound.cli._common import EXIT_FAILED, F, database_option, fail, resolve_database
 from citebound.errors import AuditError, ConfigError
 from citebound.policy import PRESETS, Policy, load_policy
@@ -108,6 +110,27 @@ def _records(sink: AuditSink) -> list[AuditRecord]:
         fail(str(err))
 
 
+def _chain(sink: AuditSink, anchor: str | None = None) -> ChainReport | None:
+    """The chain report of a SQL sink (audit/chain.py); None for a sink without a chain."""
+    verify_chain = getattr(sink, "verify_chain", None)
+    if verify_chain is None:
+        return None
+    try:
+        report: ChainReport = verify_chain(anchor)
+    except (AuditError, ValueError) as err:
+        fail(str(err))
+    return report
+
+
+def _flag_problems(report: ChainReport | None) -> None:
+    """After list/export: name every break on stderr and exit 2 (the records were shown)."""
+    if report is None or report.ok:
+        return
+    for p in report.problems:
+        click.echo(f"{p.kind}: {p.message}", err=True)
+    fail(f"{len(report.problems)} audit chain problem(s): see `citebound audit verify`")
+
+
 @click.group("audit")
 def audit_group() -> None:
     """Read the append-only audit store (one record per request)."""
@@ -123,6 +146,7 @@ def list_command(
     """One line per record: time, request_id, run_id, status, validation, reason, question."""
     sink = _open(_audit_path(audit_path, store_dir), database)
     records = _records(sink)
+    report = _chain(sink)
     if limit > 0:
         records = records[-limit:]
     for r in records:
@@ -135,8 +159,10 @@ def list_command(
             r.failure_reason or "-",
             _one_line(r.question, QUESTION_COLUMN_CHARS),
         ]
-        click.echo("\t".join(cols))
+        flag = report.flag(r) if report is not None else None
+        click.echo("\t".join(cols) + (f"\t!! {flag}" if flag else ""))
     sink.close()
+    _flag_problems(report)
 
 
 # Characters of the question shown by `audit list` (`audit show` prints all of it).
@@ -179,7 +205,13 @@ def export_command(
     """Export every record (jsonl to stdout or --out; parquet needs --out)."""
     sink = _open(_audit_path(audit_path, store_dir), database)
     records = _records(sink)
+    report = _chain(sink)
     sink.close()
+    _export(records, fmt, out)
+    _flag_problems(report)
+
+
+def _export(records: list[AuditRecord], fmt: str, out: Path | None) -> None:
     if fmt == "jsonl":
         # audit_json, not model_dump_json: pydantic's JSON writes NaN and infinities as null,
         # and a record exported so no longer verifies its hash (the sinks keep them, docs/audit.md)
@@ -199,6 +231,34 @@ def export_command(
         fail("parquet export needs `pip install citebound[audit-delta]`")
     pq.write_table(records_to_arrow(records), str(out))
     click.echo(f"wrote {len(records)} records to {out}", err=True)
+
+
+@audit_group.command("verify")
+@_audit_option
+@_store_option
+@click.option(
+    "--anchor",
+    default=None,
+    help="N:HEAD printed by an earlier verify (kept elsewhere): proves the first N records "
+    "unchanged and none of them deleted.",
+)
+def verify_command(
+    audit_path: str | None, store_dir: Path | None, database: str | None, anchor: str | None
+) -> None:
+    """Verify the whole store: every record's hash and the chain linking them (an edit, a
+    deletion, a reorder, a forged append or a truncated tail names its record); prints the
+    head anchor to keep elsewhere. Exit 2 on any problem."""
+    sink = _open(_audit_path(audit_path, store_dir), database)
+    report = _chain(sink, anchor)
+    sink.close()
+    if report is None:
+        fail("this audit sink (Delta) has no chain: verify a SQLite or PostgreSQL audit store")
+    for p in report.problems:
+        click.echo(f"{p.kind}\tseq {p.seq}\t{p.request_id}\t{p.message}")
+    click.echo(f"anchor {report.anchor}  ({report.count} records; keep it elsewhere)", err=True)
+    if not report.ok:
+        fail(f"{len(report.problems)} audit chain problem(s) in {report.count} records")
+    click.echo(f"ok: {report.count} records, chain intact, head {report.anchor}")
 
 
 def _policy_for(record: AuditRecord, name: str | None) -> Policy:

@@ -262,6 +262,12 @@ class AuditView(Contract):
     request_id: str = Field(description="Request id.")
     records: list[AuditRecord] = Field(description="Audit records, oldest first.")
     feedback: list[FeedbackRecord] = Field(default_factory=list, description="Feedback.")
+    integrity: list[str] = Field(
+        default_factory=list,
+        description="Problems found with these records by the audit chain check (an edit, a "
+        "record missing or moved around them: `citebound audit verify`); empty when every "
+        "record verifies.",
+    )
 
 
 class Health(Contract):

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Any
+
+from pydantic import Field, model_validator
 
 from citebound.contracts.base import Contract
+from citebound.text.confusables import mixed_script_words
 
 
 class Document(Contract):
@@ -43,3 +46,15 @@ class Chunk(Contract):
     knowledge_type: str = Field(default="document", description="Knowledge type.")
     equipment_id: str | None = Field(default=None, description="Equipment id.")
     event_date: str | None = Field(default=None, description="ISO date.")
+    mixed_script_words: tuple[str, ...] = Field(
+        default=(),
+        description="Words of the text that mix letters of several scripts (a Cyrillic `о` in "
+        "'Ignоre'): look-alike letters, flagged; always derived from `text`, never supplied.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derive_flags(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("text"), str):
+            return {**data, "mixed_script_words": mixed_script_words(data["text"])}
+        return data

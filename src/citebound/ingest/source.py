@@ -3,8 +3,13 @@
 Stable ids (a contract; changing them re-ids every stored document):
 
 - file documents: ``knowledge_id = sha256(f"{collection}\\x00{source_path}").hexdigest()[:16]``
-- JSONL records: ``knowledge_id`` is the record's ``_id`` (or ``id``) verbatim, so evaluation
-  labels (BEIR qrels) refer to the same ids.
+- JSONL records: ``knowledge_id`` is the record's ``_id`` (or ``id``) verbatim when it is a
+  plain id (`record_knowledge_id`: letters, digits and ``_ . : @ + = , ~ -``, starting with a
+  letter or digit, no ``..``, at most 128 characters), so evaluation labels (BEIR qrels) refer
+  to the same ids. Any other id is data, not syntax: it is accepted and kept in an escaped form
+  (``%XX`` per UTF-8 byte of every other character: ``a|b`` -> ``a%7Cb``,
+  ``../etc`` -> ``%2E%2E%2Fetc``), which no bundle check, citation marker or URL path can
+  misread; past 200 characters the form is cut and ends in ``~`` + 16 hex of its sha256.
 """
 
 from __future__ import annotations
@@ -39,6 +44,28 @@ def skip(reason: SkipReason, message: str) -> StageError:
 def file_knowledge_id(collection: str, source_path: str) -> str:
     """Stable id of a file document (see the module docstring)."""
     return sha256_hex(f"{collection}\x00{source_path}")[:16]
+
+
+_PLAIN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+=,~-]{0,127}")
+_KEPT = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_MAX_ESCAPED = 200
+
+
+def record_knowledge_id(record_id: str) -> str:
+    """The knowledge_id of a JSONL record whose id is `record_id` (see the module docstring).
+
+    >>> [record_knowledge_id(i) for i in ("doc-1", "a|b", "../../etc/passwd", "x y")]
+    ['doc-1', 'a%7Cb', '%2E%2E%2F%2E%2E%2Fetc%2Fpasswd', 'x%20y']
+    """
+    if _PLAIN_ID.fullmatch(record_id) and ".." not in record_id:
+        return record_id
+    escaped = "".join(
+        ch if ch in _KEPT else "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
+        for ch in record_id
+    )
+    if len(escaped) <= _MAX_ESCAPED:
+        return escaped
+    return f"{escaped[:160]}~{sha256_hex(record_id.encode('utf-8', 'surrogatepass'))[:16]}"
 
 
 def decode_text(raw: bytes) -> str:

@@ -15,7 +15,14 @@ from collections.abc import Callable
 from citebound.contracts.ingest import ParsedDocument, SkippedFile, SkipReason
 from citebound.errors import StageError
 from citebound.ingest.metadata import validate_metadata
-from citebound.ingest.source import SourceFile, decode_text, make_document, paragraph_blocks, skip
+from citebound.ingest.source import (
+    SourceFile,
+    decode_text,
+    make_document,
+    paragraph_blocks,
+    record_knowledge_id,
+    skip,
+)
 
 _RECORD_KEYS = ("knowledge_type", "equipment_id", "event_date")
 
@@ -58,7 +65,8 @@ def _record(src: SourceFile, line: str) -> ParsedDocument:
         meta = validate_metadata(found, where=f"record {rid}")
     except StageError as err:
         raise skip(SkipReason.BAD_RECORD, str(err)) from None
-    doc = make_document(src, text, title=title or str(rid), metadata=meta, knowledge_id=str(rid))
+    kid = record_knowledge_id(str(rid))  # ids are data: an odd one is escaped, never refused
+    doc = make_document(src, text, title=title or str(rid), metadata=meta, knowledge_id=kid)
     return ParsedDocument(document=doc, blocks=tuple(paragraph_blocks(text)))
 
 

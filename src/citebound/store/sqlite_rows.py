@@ -111,10 +111,16 @@ def chunk_rows(d: Document, chunks: Sequence[Chunk]) -> list[tuple[Any, ...]]:
             (
                 c.chunk_id, c.knowledge_id, c.collection, c.chunk_index, c.text,
                 json.dumps(list(c.heading_path), ensure_ascii=False), c.page, c.page_end,
-                c.char_start, c.char_end, c.token_count, sha256_hex(canonical_json(stored)),
+                c.char_start, c.char_end, c.token_count, _row_sha256(stored),
             )
         )  # fmt: skip
     return rows
+
+
+def _row_sha256(c: Chunk) -> str:
+    # `mixed_script_words` is derived from the text, which is hashed already: leaving it out
+    # keeps row_sha256 (and index_version) of stores written before it existed.
+    return sha256_hex(canonical_json(c.model_dump(mode="json", exclude={"mixed_script_words"})))
 
 
 def document_row(d: Document) -> tuple[Any, ...]:

@@ -21,6 +21,7 @@ from functools import lru_cache
 from typing import Protocol
 
 from citebound.contracts.retrieval import GateMeasures
+from citebound.text.confusables import fold_skeleton
 
 # THOUSANDS: "10,000" and "10000" are one number to the names check, as to the validator.
 # The validator's suffix stripper (plural, -ed/-ing, final e): "classified" ~ "classifying",
@@ -46,7 +47,8 @@ _WORD = re.compile(r"\w+")
 @lru_cache(maxsize=16_384)  # evidence sentences recur across questions
 def terms(text: str) -> frozenset[str]:
     """Content terms of `text`: lower-cased words minus stopwords, plural-folded."""
-    folded = unicodedata.normalize("NFKD", text.casefold())
+    # Look-alike letters are the word they imitate ("ZQ-7 sеal" with a Cyrillic е is "seal").
+    folded = unicodedata.normalize("NFKD", fold_skeleton(text))
     if not folded.isascii():  # "fiancée" ~ "fiancee": accents do not change the word
         folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
     return frozenset(stem(w) for w in _WORD.findall(folded) if w not in STOPWORDS)

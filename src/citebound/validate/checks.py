@@ -8,6 +8,8 @@ import re
 from difflib import SequenceMatcher
 from functools import lru_cache
 
+from citebound.text.confusables import fold_skeleton
+
 # Phrases that mark an answer as a refusal attempt. An answer containing one of these (or a
 # near copy of a policy refusal string) must be exactly the refusal, or it fails with
 # INVALID_REFUSAL_FORMAT. "no evidence" alone is NOT a cue: "no evidence of corrosion" is a fact.
@@ -167,7 +169,7 @@ def _identifiers(text: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=256)
 def _canon(text: str) -> str:
-    return THOUSANDS.sub("", text.casefold())
+    return THOUSANDS.sub("", fold_skeleton(text))
 
 
 _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
@@ -343,7 +345,7 @@ def content_words(text: str) -> frozenset[str]:
     """Stemmed lowercase words of `text` without stopwords (digits kept as words)."""
     return frozenset(
         stem(w)
-        for w in ALL_WORDS.findall(text.casefold())
+        for w in ALL_WORDS.findall(fold_skeleton(text))  # look-alike letters read as Latin
         if w not in STOPWORDS and (len(w) > 1 or w.isdigit())
     )
 
