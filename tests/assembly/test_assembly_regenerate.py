@@ -89,7 +89,7 @@ def test_golden_regeneration_prompt_bytes(preset: str, golden: str) -> None:
 
 def test_failures_are_named_by_number_and_code_only() -> None:
     assert failure_lines(FAILURES) == (
-        "- sentence 2: LOW_SUPPORT\n"
+        "- sentence 2: UNSUPPORTED_CLAIM\n"
         "- sentence 3: UNCITED_FACTUAL_STATEMENT\n"
         "- the whole answer: META_COMMENTARY"
     )
