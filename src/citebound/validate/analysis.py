@@ -11,8 +11,9 @@ Definitions (documented in docs/validation.md):
 - **attribution_coverage** = cited factual sentences ÷ factual sentences. Uncited sentences fail
   (UNCITED_FACTUAL_STATEMENT) when coverage < `policy.validation.min_attribution_coverage`
   (1.0 in strict-v1: any uncited sentence fails). Tolerated ones set `low_confidence`.
-- **support** of a cited factual sentence = the verifier model's P(supported) of (window of the
-  text of the anchors it cites, sentence) (validate/verifier.py). Below
+- **support** of a cited factual sentence = 1 when it quotes the text of the anchors it cites
+  word for word (`quote.is_quotation`: supported by construction, no model call), else the
+  verifier model's P(supported) of (window of that text, sentence) (validate/verifier.py). Below
   `policy.validation.verifier_threshold` the sentence is UNSUPPORTED_CLAIM; its index, score,
   window and the model go to `unsupported` (audit only). A sentence citing only anchors that do
   not exist scores 0 (LOW_SUPPORT).
@@ -33,6 +34,7 @@ from citebound.text.injection import injection_cue
 from citebound.text.sentences import split_sentences
 from citebound.validate import checks
 from citebound.validate.markers import marker_pattern, scan_markers, strip_markers
+from citebound.validate.quote import is_quotation
 from citebound.validate.verifier import judge, verifier_for
 from citebound.validate.view import EvidenceView
 
@@ -216,8 +218,9 @@ def analyse(view: EvidenceView, text: str, policy: Policy, refusals: tuple[str, 
             a.support.append(0.0)
             a.sentence_codes.append((index, ReasonCode.LOW_SUPPORT))
             continue
-        a.support.append(1.0)  # the verifier's score replaces it below
-        pending.append((len(a.support) - 1, index, body, cited_text))
+        a.support.append(1.0)
+        if not is_quotation(body, cited_text):  # a quotation is supported by construction
+            pending.append((len(a.support) - 1, index, body, cited_text))
     _verify(a, pending, policy)
     if a.factual == 0:
         a.flag(ReasonCode.EMPTY_ANSWER, "the answer has no sentence with words or numbers")
