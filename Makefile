@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # browser driver or test tools); `make test` / `make check` add everything else (`.[all]`).
 DEMO_STAMP := $(VENV)/.installed-demo
 
-.PHONY: venv demo test check lint format typecheck bench clean schemas
+.PHONY: venv demo test check lint format typecheck bench clean schemas models train-venv
 
 $(DEMO_STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -43,6 +43,20 @@ check: lint typecheck test
 
 schemas: $(STAMP)
 	$(PY) -m citebound.contracts.schemas --write
+
+# Rebuild the shipped models from ../shared/data (training/README.md): hours on 2 CPU cores.
+# torch 2.13.0 CPU comes from the local wheel folder (TORCH_WHEELS); nothing else is special.
+TORCH_WHEELS ?= /opt/wheels
+TRAIN_STAMP := $(VENV)/.installed-train
+
+$(TRAIN_STAMP): $(STAMP)
+	$(PIP) install -q --find-links $(TORCH_WHEELS) -e '.[train]'
+	touch $(TRAIN_STAMP)
+
+train-venv: $(TRAIN_STAMP)
+
+models: $(TRAIN_STAMP)
+	$(PY) -m training.verifier.rebuild
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_assembly.py

@@ -19,7 +19,9 @@ import hashlib
 import json
 import shutil
 import time
+import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -42,6 +44,15 @@ def export_float(model_dir: Path, out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     path = out / "model-float.onnx"
     axes = {0: "batch", 1: "sequence"}
+    with warnings.catch_warnings():  # the tracer's notes on shape-dependent Python branches
+        warnings.simplefilter("ignore")
+        _export(model, ids, path, axes)
+    return path
+
+
+def _export(model: Any, ids: Any, path: Path, axes: dict[int, str]) -> None:
+    import torch
+
     torch.onnx.export(
         model,
         (ids, torch.ones_like(ids), torch.zeros_like(ids)),
@@ -54,7 +65,6 @@ def export_float(model_dir: Path, out: Path) -> Path:
         do_constant_folding=True,
         dynamo=False,
     )
-    return path
 
 
 def quantize(float_path: Path, out: Path) -> Path:
