@@ -57,7 +57,7 @@ STEP_TITLE_CHARS = 72
 
 def _chunk_labels(state: Any) -> dict[str, str]:
     """chunk_id -> `sim 0.83  Document > Heading, p. 2` from the retrieved rows."""
-    from citebound.contracts.retrieval import display_path
+    from citebound.contracts.retrieval import display_path, page_label
 
     rows = list(state.base_context_chunks or [])
     if state.retrieval_bundle is not None:
@@ -73,7 +73,7 @@ def _chunk_labels(state: Any) -> dict[str, str]:
             path = display_path(src.document, src.heading_path)
             title = f"{src.document} > {path[-1]}" if path else src.document
         if src is not None and src.page is not None:
-            title += f", p. {src.page}"
+            title += ", " + page_label(src.source_path, src.page)
         if len(title) > STEP_TITLE_CHARS:
             title = title[: STEP_TITLE_CHARS - 1] + "…"
         labels[row.chunk_id] = f"sim {row.similarity:.3f}  {title}"

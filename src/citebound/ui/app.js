@@ -558,7 +558,7 @@ function renderSources(sources) {
             { class: "source-body" },
             el("span", { class: "doc", text: s.document }),
             s.heading_path.length ? el("span", { class: "path", text: s.heading_path.join(" › ") }) : null,
-            s.page ? el("span", { class: "page", text: `page ${s.page}` }) : null,
+            s.page ? el("span", { class: "page", text: `${/\.pptx$/i.test(s.source_path || "") ? "slide" : "page"} ${s.page}` }) : null,
             el(
               "span",
               { class: "support", title: `${pct}% of the citing sentence's content words appear in this source` },
