@@ -272,6 +272,7 @@ def ask_cmd(
         fail(str(err))
     pipe = Pipeline(ctx)
     filters = filters_from_options(equipment_id, knowledge_type, date_from, date_to)
+    target = _only_collection(ctx, config.collection) if collection is None else None
     try:
         if questions_file is not None:
             batch_run = run_id or new_run_id()
@@ -281,9 +282,15 @@ def ask_cmd(
             for start in range(0, len(batch), PREFETCH_CHUNK):
                 chunk = batch[start : start + PREFETCH_CHUNK]
                 # Questions embedded in bulk first: same answers, about a third faster.
-                with pipe.prefetched([text for _, text in chunk]):
+                with pipe.prefetched([text for _, text in chunk], collection=target):
                     for qid, text in chunk:
-                        state = pipe.run(text, request_id=qid, run_id=batch_run, filters=filters)
+                        state = pipe.run(
+                            text,
+                            request_id=qid,
+                            run_id=batch_run,
+                            filters=filters,
+                            collection=target,
+                        )
                         assert state.response is not None
                         counts[state.response.status.value] += 1
                         sink.write(state.response.model_dump_json() + "\n")
@@ -298,14 +305,14 @@ def ask_cmd(
             release_at_exit()  # everything is written; the store closes on the way out
             sys.exit(EXIT_OK)
         assert question is not None
-        state = pipe.run(question, run_id=run_id, filters=filters)
+        state = pipe.run(question, run_id=run_id, filters=filters, collection=target)
         resp = state.response
         assert resp is not None
         if step:
             _print_steps(state)
         if as_json:
             click.echo(resp.model_dump_json(indent=2))
-        else:
+        elif resp.status.value != "FAILED":  # a failure is the one line on stderr below
             bundle = state.answer_bundle
             click.echo(
                 render_text(
@@ -318,6 +325,17 @@ def ask_cmd(
         sys.exit(EXIT_BY_STATUS[resp.status.value])
     finally:
         ctx.close()
+
+
+def _only_collection(ctx: Any, configured: str) -> str | None:
+    """The store's one collection when `--collection` is not given and the configured one
+    (`default` unless citebound.toml or CITEBOUND_COLLECTION names another) does not exist,
+    as `serve` does; None keeps the configured one (and its error when it is missing)."""
+    try:
+        names = ctx.store.collections()
+    except CiteboundError:
+        return None  # the pipeline reports the store's problem as it always has
+    return names[0] if len(names) == 1 and configured not in names else None
 
 
 def start_query_embedder() -> None:

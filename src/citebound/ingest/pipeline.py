@@ -108,6 +108,8 @@ def ingest_paths(
     progress: bool | None = None,
     update_index: bool = True,
     preparer: Preparer | None = None,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
 ) -> IngestReport:
     """Ingest files and folders into `collection` of `store`; see the module docstring.
 
@@ -121,6 +123,9 @@ def ingest_paths(
         preparer: loads and chunks the files elsewhere (`citebound batch ingest` on Spark
             executors); yields one `Prepared` or outcome per (candidate, stored record), in
             order. Default: here, one file at a time. The store is written here either way.
+        include: globs; when given, only files under a folder root matching one are read.
+        exclude: globs of files and folders to leave out, after each folder's
+            `.citeboundignore` (`ingest.globs`). A stored file now left out is deleted.
 
     Raises:
         ConfigError: a path does not exist or the collection name is invalid.
@@ -136,7 +141,7 @@ def ingest_paths(
     if missing:
         raise ConfigError(f"path does not exist: {', '.join(missing)}", field="paths")
     roots = sorted({Path(p).resolve() for p in paths})
-    candidates, prefixes, ignored, skipped = discover(roots, store.root.resolve())
+    candidates, prefixes, ignored, skipped = discover(roots, store.root.resolve(), include, exclude)
     stored = {s.source_path: s for s in store.list_sources(collection)}
     present = {c.source_path for c in candidates}
 
