@@ -224,6 +224,7 @@ def _public(resp: PublicResponse) -> dict[str, Any]:
                 "document": c.document,
                 "section": display_path(c.document, c.heading_path),
                 "page": c.page,
+                "ocr": c.ocr,
                 "path": c.source_path,
                 "knowledge_id": c.knowledge_id,
                 "reference": c.source_reference,

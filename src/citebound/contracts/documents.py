@@ -43,3 +43,7 @@ class Chunk(Contract):
     knowledge_type: str = Field(default="document", description="Knowledge type.")
     equipment_id: str | None = Field(default=None, description="Equipment id.")
     event_date: str | None = Field(default=None, description="ISO date.")
+    ocr: bool = Field(
+        default=False,
+        description="The text was read by OCR from a page with no text layer (extra `ocr`).",
+    )

@@ -44,6 +44,9 @@ class SourceRef(Contract):
     char_end: int | None = Field(
         default=None, description="End offset (exclusive) in the extracted text."
     )
+    ocr: bool = Field(
+        default=False, description="The chunk's text was read by OCR from a scanned page."
+    )
 
     def reference(self) -> str:
         """Human reference `Document > Heading > Sub, p. 4` used in prompts and citations."""
@@ -51,6 +54,8 @@ class SourceRef(Contract):
         ref = " > ".join(p for p in parts if p)
         if self.page is not None:
             ref += ", " + page_label(self.source_path, self.page, self.page_end)
+        if self.ocr:
+            ref += " (OCR)"
         return ref
 
 

@@ -55,6 +55,8 @@ def load_file(src: SourceFile, on_skip: Callable[[SkippedFile], None]) -> list[P
         known = ", ".join(sorted([*LOADERS, *JSONL_SUFFIXES]))
         raise skip(SkipReason.UNSUPPORTED_TYPE, f"no loader for '{suffix}' (supported: {known})")
     try:
+        if loader is load_pdf:  # reports pages without text and still ingests the rest
+            return load_pdf(src, on_skip)
         return loader(src)
     except StageError:
         raise

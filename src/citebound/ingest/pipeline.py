@@ -45,6 +45,7 @@ from citebound.ingest.chunker import chunk_document
 from citebound.ingest.discover import Candidate, discover
 from citebound.ingest.loaders import SIDECAR_SUFFIX, load_file
 from citebound.ingest.metadata import parse_sidecar
+from citebound.ingest.ocr import available as ocr_available
 from citebound.ingest.source import SourceFile
 from citebound.store.base import IngestStore
 from citebound.store.sqlite import check_collection_name
@@ -265,7 +266,9 @@ def prepare_file(
     except OSError as err:
         return skip(SkipReason.UNREADABLE, f"cannot read the file: {err.strerror or err}")
     sha = hashlib.sha256(raw).hexdigest()
-    meta_sha = settings_fingerprint(config, sidecar)
+    # A PDF is read again once OCR is installed: its pages without text are then indexed.
+    with_ocr = cand.path.suffix.lower() == ".pdf" and ocr_available()
+    meta_sha = settings_fingerprint(config, sidecar + (b"\x00ocr" if with_ocr else b""))
     if previous and (previous.content_sha256, previous.meta_sha256) == (sha, meta_sha):
         return _Outcome("unchanged", source_path=cand.source_path)
     try:

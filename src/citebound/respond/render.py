@@ -37,6 +37,8 @@ def source_line(citation: PublicCitation, score: float | None = None) -> str:
         parts.append(" > ".join(path))
     if citation.page is not None:
         parts.append(page_label(citation.source_path, citation.page))
+    if citation.ocr:
+        parts.append("OCR text")
     where = ", ".join(parts) if parts else citation.source_reference
     line = f"- [{citation.anchor}] {where}"
     if citation.source_path and citation.source_path != citation.document:

@@ -38,7 +38,7 @@ def check_collection_name(name: str) -> str:
 CHUNK_COLUMNS = (
     "c.chunk_id, c.knowledge_id, c.collection, c.text, c.chunk_index, c.heading_path, c.page, "
     "c.page_end, c.char_start, c.char_end, c.token_count, d.title, d.source_path, "
-    "d.knowledge_type, d.equipment_id, d.event_date"
+    "d.knowledge_type, d.equipment_id, d.event_date, c.ocr"
 )
 CHUNK_SELECT = f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN documents d USING (knowledge_id)"
 DOC_SELECT = (
@@ -65,6 +65,7 @@ def chunk_from_row(row: Sequence[Any]) -> Chunk:
         knowledge_type=row[13],
         equipment_id=row[14],
         event_date=row[15],
+        ocr=bool(row[16]),
     )
 
 
@@ -107,11 +108,15 @@ def chunk_rows(d: Document, chunks: Sequence[Chunk]) -> list[tuple[Any, ...]]:
                 "event_date": d.event_date,
             }
         )
+        # `ocr` joined the chunk in store migration 2: left out of the hash while false, so
+        # the row hashes (and index versions) of every other chunk are what they were.
+        hashed = stored.model_dump(mode="json", exclude=None if c.ocr else {"ocr"})
         rows.append(
             (
                 c.chunk_id, c.knowledge_id, c.collection, c.chunk_index, c.text,
                 json.dumps(list(c.heading_path), ensure_ascii=False), c.page, c.page_end,
-                c.char_start, c.char_end, c.token_count, sha256_hex(canonical_json(stored)),
+                c.char_start, c.char_end, c.token_count, sha256_hex(canonical_json(hashed)),
+                c.ocr,
             )
         )  # fmt: skip
     return rows
