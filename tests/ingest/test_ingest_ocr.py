@@ -18,7 +18,7 @@ from PIL import Image, ImageDraw, ImageFont  # noqa: E402
 
 SCANNED = [
     ["Boiler B-4 daily checks.", "Blow down the gauge glass every shift."],
-    ["Boiler B-4 relief valve.", "The relief valve set pressure is 16 bar."],
+    ["Relief valve", "The Boiler B-4 relief valve set pressure is 16 bar."],
 ]
 
 
@@ -113,3 +113,45 @@ def test_scanned_pages_are_read_by_ocr_cited_by_page_and_marked(tmp_path: Path) 
                                    "--store", str(store), "--json"])  # fmt: skip
     citation = json.loads(as_json.output)["citations"][0]
     assert (citation["page"], citation["ocr"]) == (2, True)
+
+
+@needs_ocr
+@pytest.mark.slow
+def test_one_folder_of_every_kind_answers_with_the_right_location(tmp_path: Path) -> None:
+    """The issue's acceptance: PDF, Word, Excel, PowerPoint, Markdown and a scanned PDF in one
+    folder, one ingest; an Excel row, a Word step, a slide and a scanned page cited right."""
+    pytest.importorskip("docx")
+    pytest.importorskip("openpyxl")
+    pytest.importorskip("pptx")
+    from conftest import build_pdf
+    from test_ingest_office import build_docx, build_pptx, build_xlsx
+
+    docs = tmp_path / "plant"
+    docs.mkdir()
+    build_docx(docs / "procedure.docx")
+    build_xlsx(docs / "parts.xlsx")
+    build_pptx(docs / "training.pptx")
+    build_pdf(
+        docs / "manual.pdf", ["Chiller CH-3 overview.", "The CH-3 condenser water flow is 42 m3/h."]
+    )
+    scanned_pdf(docs / "boiler_scan.pdf", SCANNED)
+    (docs / "notes.md").write_text("# Notes\n\nThe cooling tower fan runs at 1450 rpm.\n")
+    (docs / "old.xls").write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 600)
+    store = tmp_path / "store"
+    report = ingest(docs, store)
+    assert report["files_added"] == 6
+    assert [(s["source_path"], s["reason"]) for s in report["skipped"]] == [  # type: ignore[union-attr, index]
+        ("plant/old.xls", "UNSUPPORTED_TYPE")
+    ]
+    for question, fact, where in [
+        ("What torque for the P-101 inlet flange bolt?", "45 Nm", "Parts > row 2 (plant/parts.xlsx)"),
+        ("What torque for the HP-220 impeller nut?", "85 Nm", "Impeller replacement (plant/procedure.docx)"),
+        ("How long is the CX-9 drain valve opened before a start?", "30 seconds", "slide 2 (plant/training.pptx)"),
+        ("What is the CH-3 condenser water flow?", "42 m3/h", "p. 2 (plant/manual.pdf)"),
+        ("What is the Boiler B-4 relief valve set pressure?", "16 bar", "p. 2, OCR text (plant/boiler_scan.pdf)"),
+    ]:  # fmt: skip
+        asked = CliRunner().invoke(main, ["ask", question, "--store", str(store)])
+        assert asked.exit_code == 0, (question, asked.output)
+        answer, sources = asked.output.split("Sources:")
+        assert fact in answer, (question, answer)
+        assert where in sources.strip().splitlines()[0], (question, sources)
