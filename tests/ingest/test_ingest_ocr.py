@@ -4,6 +4,7 @@ page number and marked as OCR text; without the extra, ingest names the pages an
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -117,13 +118,14 @@ def test_scanned_pages_are_read_by_ocr_cited_by_page_and_marked(tmp_path: Path) 
 
 @needs_ocr
 @pytest.mark.slow
-def test_one_folder_of_every_kind_answers_with_the_right_location(tmp_path: Path) -> None:
+def test_one_folder_of_every_kind_answers_with_the_right_location(
+    tmp_path: Path, make_pdf: Callable[..., Path]
+) -> None:
     """The issue's acceptance: PDF, Word, Excel, PowerPoint, Markdown and a scanned PDF in one
     folder, one ingest; an Excel row, a Word step, a slide and a scanned page cited right."""
     pytest.importorskip("docx")
     pytest.importorskip("openpyxl")
     pytest.importorskip("pptx")
-    from conftest import build_pdf
     from test_ingest_office import build_docx, build_pptx, build_xlsx
 
     docs = tmp_path / "plant"
@@ -131,7 +133,7 @@ def test_one_folder_of_every_kind_answers_with_the_right_location(tmp_path: Path
     build_docx(docs / "procedure.docx")
     build_xlsx(docs / "parts.xlsx")
     build_pptx(docs / "training.pptx")
-    build_pdf(
+    make_pdf(
         docs / "manual.pdf", ["Chiller CH-3 overview.", "The CH-3 condenser water flow is 42 m3/h."]
     )
     scanned_pdf(docs / "boiler_scan.pdf", SCANNED)
