@@ -301,10 +301,30 @@ def test_refusal_in_a_conversation(page: object, server: LiveServer) -> None:
         policy.refusal.model_text,
     }
     assert pg.locator("#answer .chip").count() == 0  # type: ignore[attr-defined]
+    # It shares no word with the gearbox turn: a new conversation, said on the page.
+    assert pg.locator("#turns .turn").count() == 0  # type: ignore[attr-defined]
+    assert pg.is_visible("#topic-note")  # type: ignore[attr-defined]
+
+
+def test_a_question_sharing_a_word_keeps_the_conversation(page: object) -> None:
+    pg = page
+    ask(pg, OIL)
+    ask(pg, "What is the flash point of the GB-7 gearbox oil?")  # shares GB-7: same conversation
     assert pg.locator("#turns .turn").count() == 1  # type: ignore[attr-defined]
-    ask(pg, HOLD)  # the refusal is a turn too; the follow-up still finds GB-7
-    assert pg.locator("#turns .turn .refusal-text").count() == 1  # type: ignore[attr-defined]
+    assert pg.is_hidden("#topic-note")  # type: ignore[attr-defined]
+    ask(pg, HOLD)  # a reference word: still a follow-up, GB-7 found
+    assert pg.locator("#turns .turn").count() == 2  # type: ignore[attr-defined]
     assert "18 litres" in pg.inner_text("#answer")  # type: ignore[attr-defined]
+
+
+def test_new_conversation_is_offered_from_the_start(page: object) -> None:
+    pg = page
+    assert pg.is_visible("#new-chat")  # type: ignore[attr-defined]
+    ask(pg, OIL)
+    ask(pg, PLANT_QUESTION)  # the HP-220 impeller: nothing in common with the gearbox turn
+    assert pg.locator("#turns .turn").count() == 0  # type: ignore[attr-defined]
+    assert pg.is_visible("#topic-note") and pg.is_visible("#new-chat")  # type: ignore[attr-defined]
+    assert pg.inner_text("#status-badge") == "Answered"  # type: ignore[attr-defined]
 
 
 def test_markdown_is_rendered_without_raw_html(page: object) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from api_helpers import (
     PLANT_QUESTION,
@@ -200,3 +201,20 @@ def test_audit_with_non_finite_numbers_is_strict_json_that_verifies(
     assert back.hash_ok() and back.record_hash == odd.record_hash
     assert audit_json(back) == audit_json(odd)  # the canonical bytes the hash covers
     assert math.isnan(back.min_support or 0.0) and back.attribution_coverage == math.inf
+
+
+def test_the_readme_curl_example_is_a_valid_request(client: TestClient) -> None:
+    """The README's `curl` body, sent as written (its collection is `demo`, the one of
+    `serve --demo`; this store calls the sample corpus `plant`)."""
+    import json
+    import re
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    (body,) = re.findall(
+        r"curl -s http://127\.0\.0\.1:8000/v1/answer .*?-d '(\{.*?\})'", readme, re.S
+    )
+    request = json.loads(body)
+    assert request["collection"] == "demo"
+    r = client.post("/v1/answer", json={**request, "collection": "plant"})
+    assert r.status_code == 200, r.text
+    assert r.json()["status"] == "OK" and r.json()["citations"]

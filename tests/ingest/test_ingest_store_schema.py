@@ -46,6 +46,7 @@ EXPECTED_TABLES = {
         ("char_end", "INTEGER", 1, None, 0),
         ("token_count", "INTEGER", 1, None, 0),
         ("row_sha256", "TEXT", 1, None, 0),
+        ("ocr", "INTEGER", 1, "0", 0),  # migration 2
     ],
     "index_versions": [
         ("scope", "TEXT", 0, None, 1),

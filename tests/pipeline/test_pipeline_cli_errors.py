@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 from pathlib import Path
 
@@ -74,12 +75,12 @@ def test_ingest_of_an_empty_folder_fails(tmp_path: Path) -> None:
 def test_ingest_of_unsupported_types_names_them(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
-    (docs / "manual.docx").write_bytes(b"PK\x03\x04")
-    (docs / "sheet.xlsx").write_bytes(b"PK\x03\x04")
+    (docs / "manual.odt").write_bytes(b"PK\x03\x04")
+    (docs / "sheet.numbers").write_bytes(b"PK\x03\x04")
     result = run(tmp_path, "ingest", str(docs), "--store", str(tmp_path / "s"))
     assert result.exit_code == 2
     line = one_line(result)
-    assert "2 file(s) of unsupported type (.docx .xlsx)" in line and "supported: " in line
+    assert "2 file(s) of unsupported type (.numbers .odt)" in line and "supported: " in line
 
 
 def test_too_long_question_says_the_limit(demo_store: SqliteStore, tmp_path: Path) -> None:
@@ -117,6 +118,30 @@ def test_model_server_down_names_the_url_and_the_fix(
     assert result.exit_code == 2
     line = one_line(result)
     assert url in line and "ollama serve" in line and "--base-url" in line
+    assert result.stdout == ""  # a failed ask is the stderr line only, as the README says
+    as_json = ask(demo_store.root, tmp_path, QUESTION, "--provider", "ollama", "--model", "m",
+                  "--base-url", url, "--json")  # fmt: skip
+    assert json.loads(as_json.stdout)["status"] == "FAILED"  # --json still prints the response
+
+
+def test_ask_without_collection_uses_the_only_one(demo_store: SqliteStore, tmp_path: Path) -> None:
+    assert demo_store.collections() == ["demo"]
+    result = run(tmp_path, "ask", QUESTION, "--store", str(demo_store.root))
+    assert result.exit_code == 0, result.output
+    assert "Sources:" in result.stdout
+
+
+def test_ask_without_collection_on_a_store_of_two_names_them(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Valves\n\nThe CX-9 safety valve opens at 10.5 bar.\n")
+    store = tmp_path / "two"
+    for name in ("one", "two"):
+        assert run(tmp_path, "ingest", str(docs), "--store", str(store), "--collection", name,
+                   "--no-progress").exit_code == 0  # fmt: skip
+    result = run(tmp_path, "ask", QUESTION, "--store", str(store))
+    assert result.exit_code == 2
+    assert "no collection 'default'" in one_line(result) and "one, two" in one_line(result)
 
 
 def test_audit_list_takes_the_store_and_shows_the_question(

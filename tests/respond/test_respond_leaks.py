@@ -48,6 +48,7 @@ PUBLIC_KEYS = {
     "source_path",  # the file as ingested, relative to the folder given to ingest (issue #20)
     "heading_path",
     "page",
+    "ocr",  # a boolean: the cited text was read by OCR (issue #33)
     "event_date",
     "equipment_id",
     "prompt",  # TokenUsage.prompt: a token count (checked to be an int below)

@@ -43,6 +43,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "documents": ("ingest", "List the documents of a collection."),
     "execute": ("execute", "Send a prompt build result to a model and print the result."),
     "ingest": ("ingest", "Ingest files or folders into a collection and update its indexes."),
+    "mcp": ("mcp", "Serve the store to agents over the Model Context Protocol."),
     "retrieve": ("retrieve", "Print the retrieval bundle of a question (no model call)."),
     "serve": ("serve", "Serve the HTTP API and the web page."),
     "validate": ("validate", "Validate an answer against an assembled bundle."),

@@ -26,7 +26,6 @@ from citebound.errors import CiteboundError, ConfigError
 
 if TYPE_CHECKING:
     from citebound.config import Config
-    from citebound.pipeline import RequestState
 
 # The config, the contracts and the pipeline (pydantic, numpy: ~0.2 s of imports) are imported
 # inside the commands, after `ask` has started loading its query embedder (in a helper process,
@@ -57,7 +56,7 @@ STEP_TITLE_CHARS = 72
 
 def _chunk_labels(state: Any) -> dict[str, str]:
     """chunk_id -> `sim 0.83  Document > Heading, p. 2` from the retrieved rows."""
-    from citebound.contracts.retrieval import display_path
+    from citebound.contracts.retrieval import display_path, page_label
 
     rows = list(state.base_context_chunks or [])
     if state.retrieval_bundle is not None:
@@ -73,7 +72,7 @@ def _chunk_labels(state: Any) -> dict[str, str]:
             path = display_path(src.document, src.heading_path)
             title = f"{src.document} > {path[-1]}" if path else src.document
         if src is not None and src.page is not None:
-            title += f", p. {src.page}"
+            title += ", " + page_label(src.source_path, src.page)
         if len(title) > STEP_TITLE_CHARS:
             title = title[: STEP_TITLE_CHARS - 1] + "…"
         labels[row.chunk_id] = f"sim {row.similarity:.3f}  {title}"
@@ -272,6 +271,7 @@ def ask_cmd(
         fail(str(err))
     pipe = Pipeline(ctx)
     filters = filters_from_options(equipment_id, knowledge_type, date_from, date_to)
+    target = _only_collection(ctx, config.collection) if collection is None else None
     try:
         if questions_file is not None:
             batch_run = run_id or new_run_id()
@@ -281,9 +281,15 @@ def ask_cmd(
             for start in range(0, len(batch), PREFETCH_CHUNK):
                 chunk = batch[start : start + PREFETCH_CHUNK]
                 # Questions embedded in bulk first: same answers, about a third faster.
-                with pipe.prefetched([text for _, text in chunk]):
+                with pipe.prefetched([text for _, text in chunk], collection=target):
                     for qid, text in chunk:
-                        state = pipe.run(text, request_id=qid, run_id=batch_run, filters=filters)
+                        state = pipe.run(
+                            text,
+                            request_id=qid,
+                            run_id=batch_run,
+                            filters=filters,
+                            collection=target,
+                        )
                         assert state.response is not None
                         counts[state.response.status.value] += 1
                         sink.write(state.response.model_dump_json() + "\n")
@@ -298,14 +304,14 @@ def ask_cmd(
             release_at_exit()  # everything is written; the store closes on the way out
             sys.exit(EXIT_OK)
         assert question is not None
-        state = pipe.run(question, run_id=run_id, filters=filters)
+        state = pipe.run(question, run_id=run_id, filters=filters, collection=target)
         resp = state.response
         assert resp is not None
         if step:
             _print_steps(state)
         if as_json:
             click.echo(resp.model_dump_json(indent=2))
-        else:
+        elif resp.status.value != "FAILED":  # a failure is the one line on stderr below
             bundle = state.answer_bundle
             click.echo(
                 render_text(
@@ -313,11 +319,24 @@ def ask_cmd(
                 )
             )
         if resp.status.value != "OK":
-            click.echo(f"citebound: {resp.status.value}: {_why_not_answered(state)}", err=True)
+            from citebound.pipeline.explain import why_not_answered
+
+            click.echo(f"citebound: {resp.status.value}: {why_not_answered(state)}", err=True)
         release_at_exit()  # everything is written; the store closes on the way out
         sys.exit(EXIT_BY_STATUS[resp.status.value])
     finally:
         ctx.close()
+
+
+def _only_collection(ctx: Any, configured: str) -> str | None:
+    """The store's one collection when `--collection` is not given and the configured one
+    (`default` unless citebound.toml or CITEBOUND_COLLECTION names another) does not exist,
+    as `serve` does; None keeps the configured one (and its error when it is missing)."""
+    try:
+        names = ctx.store.collections()
+    except CiteboundError:
+        return None  # the pipeline reports the store's problem as it always has
+    return names[0] if len(names) == 1 and configured not in names else None
 
 
 def start_query_embedder() -> None:
@@ -336,44 +355,6 @@ def start_query_embedder() -> None:
         atexit.register(helper.close)  # run by the fast exit too
     else:
         prewarm_embedder()
-
-
-def _why_not_answered(state: RequestState) -> str:
-    """One line for stderr: the reason code and what a person can check or change."""
-    resp = state.response
-    assert resp is not None
-    error = state.extras.get("error", {})
-    gate = state.retrieval_bundle.gate if state.retrieval_bundle else None
-    if resp.status.value == "NO_EVIDENCE" and gate is not None and not gate.passed:
-        top = "none" if gate.max_similarity is None else f"{gate.max_similarity:.3f}"
-        if gate.reason_code == "GATE_LOW_COVERAGE":
-            return (
-                f"{gate.reason_code}: the retrieval gate refused before any LLM call (the best "
-                f"chunk holds {gate.coverage or 0:.0%} of the question's key words; rephrase "
-                "with the terms your documents use)"
-            )
-        return (
-            f"{gate.reason_code}: the retrieval gate refused before any LLM call (top "
-            f"similarity {top}, min_score {gate.min_score}; {gate.chunks_above_min_score} of "
-            f"{gate.min_chunks} required chunk(s) reached it)"
-        )
-    v = state.validation
-    refused = v is not None and v.grounding_metrics.refusal_detected
-    if resp.status.value == "NO_EVIDENCE" and refused:
-        n = len(state.final_selection_ids)
-        return (
-            f"the model refused: the {n} evidence chunk(s) that passed the gate do not answer the "
-            "question (--step shows them)"
-        )
-    message = str(error.get("message", ""))
-    bundle = state.answer_bundle
-    if not message and bundle is not None and bundle.messages:
-        message = bundle.messages[0]  # assembly refused, e.g. QUESTION_TOO_LONG and its limit
-    llm = state.llm_result
-    if not message and llm is not None and llm.message:  # e.g. the model server is down
-        message = f"{llm.failure_reason}: {llm.message}" if llm.failure_reason else llm.message
-    parts = [resp.failure_reason or "", message]
-    return ": ".join(p for p in parts if p)
 
 
 @click.group("config")

@@ -67,6 +67,11 @@ def render_report(report: IngestReport) -> str:
               help="Target chunk size in cl100k_base tokens.")  # fmt: skip
 @click.option("--overlap", type=int, default=30, show_default=True,
               help="Tokens of whole sentences repeated between consecutive chunks.")  # fmt: skip
+@click.option("--include", multiple=True, metavar="GLOB",
+              help="Only read files matching GLOB (repeatable; e.g. '*.md').")  # fmt: skip
+@click.option("--exclude", multiple=True, metavar="GLOB",
+              help="Leave out files or folders matching GLOB (repeatable), after the "
+                   "folder's .citeboundignore.")  # fmt: skip
 @click.option("--no-progress", is_flag=True, help="Never show the progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="Print the IngestReport as JSON.")
 @database_option
@@ -77,10 +82,16 @@ def ingest_command(
     database: str | None,
     chunk_tokens: int,
     overlap: int,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
     no_progress: bool,
     as_json: bool,
 ) -> None:
-    """Ingest files and folders (Markdown, text, HTML, PDF, JSONL) into the store.
+    """Ingest files and folders (Markdown, text, HTML, PDF, JSONL; Word, Excel and
+    PowerPoint with the office extra) into the store.
+
+    --include / --exclude take .gitignore-style globs; a .citeboundignore file at the top of
+    a folder is read the same way.
 
     Incremental: unchanged files are skipped, changed files re-chunked, files deleted under a
     given folder are removed. Exit 0 on success (skipped files are listed, not fatal), 2 on a
@@ -104,6 +115,8 @@ def ingest_command(
             collection=collection,
             config=config,
             progress=False if no_progress or as_json else None,
+            include=include,
+            exclude=exclude,
         )
     except CiteboundError as err:
         fail(str(err))

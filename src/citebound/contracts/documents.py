@@ -46,6 +46,10 @@ class Chunk(Contract):
     knowledge_type: str = Field(default="document", description="Knowledge type.")
     equipment_id: str | None = Field(default=None, description="Equipment id.")
     event_date: str | None = Field(default=None, description="ISO date.")
+    ocr: bool = Field(
+        default=False,
+        description="The text was read by OCR from a page with no text layer (extra `ocr`).",
+    )
     mixed_script_words: tuple[str, ...] = Field(
         default=(),
         description="Words of the text that mix letters of several scripts (a Cyrillic `о` in "

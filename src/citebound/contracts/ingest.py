@@ -23,6 +23,7 @@ class SkipReason(StrEnum):
     BAD_RECORD = "BAD_RECORD"
     DUPLICATE_ID = "DUPLICATE_ID"
     OUTSIDE_ROOT = "OUTSIDE_ROOT"  # a symlink that leaves the ingested folder (not followed)
+    NO_TEXT = "NO_TEXT"  # PDF pages without a text layer, not indexed (the rest of it is)
 
 
 BlockKind = Literal["heading", "text", "code", "table_row"]
@@ -48,6 +49,9 @@ class ParsedDocument(Contract):
 
     document: Document = Field(description="The loaded document.")
     blocks: tuple[Block, ...] = Field(description="Blocks ordered by start offset.")
+    ocr_pages: tuple[int, ...] = Field(
+        default=(), description="1-based pages whose text OCR read (scanned PDF pages)."
+    )
 
 
 class ChunkerConfig(Contract):

@@ -23,6 +23,10 @@ class PublicCitation(Contract):
     )
     heading_path: list[str] = Field(default_factory=list, description="Heading hierarchy.")
     page: int | None = Field(default=None, description="Page (1-based) when paged.")
+    ocr: bool = Field(
+        default=False,
+        description="The cited text was read by OCR from a scanned page (may hold misreadings).",
+    )
     event_date: str | None = Field(default=None, description="Event date.")
     equipment_id: str | None = Field(default=None, description="Equipment id.")
 

@@ -17,6 +17,14 @@ def display_path(document: str | None, heading_path: tuple[str, ...] | list[str]
     return path
 
 
+def page_label(source_path: str | None, page: int, page_end: int | None = None) -> str:
+    """`p. 4` / `pp. 4-5`; a PowerPoint file's pages are its slides: `slide 4` / `slides 4-5`."""
+    slides = (source_path or "").lower().endswith(".pptx")
+    if page_end is not None and page_end != page:
+        return f"{'slides' if slides else 'pp.'} {page}-{page_end}"
+    return f"{'slide' if slides else 'p.'} {page}"
+
+
 class SourceRef(Contract):
     """Where a chunk comes from; what citations show (seed 003 §4 and §9)."""
 
@@ -36,16 +44,18 @@ class SourceRef(Contract):
     char_end: int | None = Field(
         default=None, description="End offset (exclusive) in the extracted text."
     )
+    ocr: bool = Field(
+        default=False, description="The chunk's text was read by OCR from a scanned page."
+    )
 
     def reference(self) -> str:
         """Human reference `Document > Heading > Sub, p. 4` used in prompts and citations."""
         parts = [self.document, *display_path(self.document, self.heading_path)]
         ref = " > ".join(p for p in parts if p)
         if self.page is not None:
-            if self.page_end is not None and self.page_end != self.page:
-                ref += f", pp. {self.page}-{self.page_end}"
-            else:
-                ref += f", p. {self.page}"
+            ref += ", " + page_label(self.source_path, self.page, self.page_end)
+        if self.ocr:
+            ref += " (OCR)"
         return ref
 
 

@@ -314,6 +314,7 @@ def chunk_document(parsed: ParsedDocument, config: ChunkerConfig | None = None) 
                     knowledge_type=doc.knowledge_type,
                     equipment_id=doc.equipment_id,
                     event_date=doc.event_date,
+                    ocr=bool(pages) and min(pages) in parsed.ocr_pages,
                 )
             )
     return chunks

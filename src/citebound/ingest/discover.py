@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from citebound.contracts.ingest import SkippedFile, SkipReason
+from citebound.ingest.globs import FileFilter
 from citebound.ingest.loaders import SIDECAR_SUFFIX, is_supported
 
 __all__ = ["Candidate", "discover", "source_files"]
@@ -51,9 +52,13 @@ def _escapes(link: Path, root: Path) -> SkippedFile | None:
 
 
 def discover(
-    roots: list[Path], store_root: Path | None
+    roots: list[Path],
+    store_root: Path | None,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
 ) -> tuple[list[Candidate], list[str], int, list[SkippedFile]]:
-    """Candidates sorted by source_path, folder prefixes (deletion scopes), ignored count."""
+    """Candidates sorted by source_path, folder prefixes (deletion scopes), ignored count.
+    `include` / `exclude` are globs (`ingest.globs`) applied under every folder root."""
     found: dict[str, Candidate] = {}
     prefixes: list[str] = []
     ignored = 0
@@ -77,6 +82,7 @@ def discover(
             continue
         prefix = root.name or "root"
         prefixes.append(prefix + "/")
+        keep = FileFilter.for_root(root, include, exclude)
         for dirpath, dirnames, filenames in os.walk(root):  # never follows directory links
             here = Path(dirpath)
             for d in sorted(dirnames):
@@ -84,12 +90,20 @@ def discover(
                     escaped = _escapes(here / d, root)
                     if escaped is not None:
                         dupes.append(escaped)
+            rel_dir = here.relative_to(root).as_posix()
+            rel_dir = "" if rel_dir == "." else rel_dir + "/"
             dirnames[:] = sorted(
-                d for d in dirnames if not _hidden(d) and (here / d).resolve() != store_root
+                d
+                for d in dirnames
+                if not _hidden(d)
+                and (here / d).resolve() != store_root
+                and not keep.excluded(rel_dir + d, is_dir=True)
             )
             for name in sorted(filenames):
                 path = here / name
                 if _hidden(name) or name.endswith(SIDECAR_SUFFIX):
+                    continue
+                if not keep.keeps_file(rel_dir + name):
                     continue
                 if path.is_symlink() and (escaped := _escapes(path, root)) is not None:
                     dupes.append(escaped)  # listed, never read
@@ -102,8 +116,14 @@ def discover(
     return ordered, sorted(set(prefixes)), ignored, dupes
 
 
-def source_files(paths: Sequence[Path], store_root: Path | None = None) -> list[Path]:
+def source_files(
+    paths: Sequence[Path],
+    store_root: Path | None = None,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+) -> list[Path]:
     """The files `ingest_paths(store, paths)` would load, in its order (by source path):
-    supported, not hidden, not a sidecar, not inside `store_root`."""
+    supported, not hidden, not a sidecar, not inside `store_root`, not left out by globs."""
     roots = sorted({Path(p).resolve() for p in paths})
-    return [c.path for c in discover(roots, store_root and store_root.resolve())[0]]
+    store = store_root and store_root.resolve()
+    return [c.path for c in discover(roots, store, include, exclude)[0]]

@@ -9,6 +9,7 @@ from citebound.contracts.ingest import ParsedDocument, SkippedFile, SkipReason
 from citebound.errors import StageError
 from citebound.ingest.html_loader import load_html
 from citebound.ingest.markdown_loader import load_markdown
+from citebound.ingest.office_loader import LEGACY, load_docx, load_legacy, load_pptx, load_xlsx
 from citebound.ingest.pdf_loader import load_pdf
 from citebound.ingest.source import SourceFile, skip
 from citebound.ingest.text_loader import iter_jsonl, load_text
@@ -23,15 +24,19 @@ LOADERS: dict[str, Loader] = {
     ".html": load_html,
     ".htm": load_html,
     ".pdf": load_pdf,
+    ".docx": load_docx,
+    ".xlsx": load_xlsx,
+    ".pptx": load_pptx,
 }
 JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
 SIDECAR_SUFFIX = ".meta.json"
 
 
 def is_supported(path: Path) -> bool:
-    """True for files a loader exists for (sidecars are metadata, not documents)."""
+    """True for files a loader exists for (sidecars are metadata, not documents), and for
+    the legacy Office formats, which are refused with a reason rather than ignored."""
     suffix = path.suffix.lower()
-    return suffix in LOADERS or suffix in JSONL_SUFFIXES
+    return suffix in LOADERS or suffix in JSONL_SUFFIXES or suffix in LEGACY
 
 
 def load_file(src: SourceFile, on_skip: Callable[[SkippedFile], None]) -> list[ParsedDocument]:
@@ -45,11 +50,13 @@ def load_file(src: SourceFile, on_skip: Callable[[SkippedFile], None]) -> list[P
         raise skip(SkipReason.EMPTY, "file is empty")
     if suffix in JSONL_SUFFIXES:
         return iter_jsonl(src, on_skip)
-    loader = LOADERS.get(suffix)
+    loader = LOADERS.get(suffix) or (load_legacy if suffix in LEGACY else None)
     if loader is None:
         known = ", ".join(sorted([*LOADERS, *JSONL_SUFFIXES]))
         raise skip(SkipReason.UNSUPPORTED_TYPE, f"no loader for '{suffix}' (supported: {known})")
     try:
+        if loader is load_pdf:  # reports pages without text and still ingests the rest
+            return load_pdf(src, on_skip)
         return loader(src)
     except StageError:
         raise

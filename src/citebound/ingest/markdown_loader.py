@@ -12,7 +12,7 @@ from functools import lru_cache
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from citebound.contracts.ingest import Block, ParsedDocument, SkipReason
+from citebound.contracts.ingest import Block, BlockKind, ParsedDocument, SkipReason
 from citebound.ingest.metadata import split_front_matter
 from citebound.ingest.source import SourceFile, block, decode_text, make_document, skip
 
@@ -90,11 +90,15 @@ def _atomic_ranges(tokens: list[Token]) -> list[tuple[int, int, str]]:
     return out
 
 
-def load_markdown(src: SourceFile) -> list[ParsedDocument]:
-    """Load one Markdown file into a single ParsedDocument."""
-    meta, text = split_front_matter(decode_text(src.raw))
-    if not text.strip():
-        raise skip(SkipReason.EMPTY, "no text after the front matter")
+def markdown_blocks(
+    text: str, *, page: int | None = None, base: int = 0
+) -> tuple[list[Block], str | None]:
+    """Blocks of Markdown `text` (offsets shifted by `base`, each on `page`) and its title
+    (the first level-1 heading, else the first heading, else None).
+
+    The Office loaders render Word and PowerPoint files as Markdown and read them with this,
+    so their headings, lists and tables become the same heading paths and rows.
+    """
     tokens = _parser().parse(text)
     line_starts = [0]
     for pos, ch in enumerate(text):
@@ -104,6 +108,15 @@ def load_markdown(src: SourceFile) -> list[ParsedDocument]:
 
     def offset(line: int) -> int:
         return line_starts[line] if line < n_lines else len(text)
+
+    def add(kind: BlockKind, a: int, b: int, path: tuple[str, ...]) -> None:
+        made = block(text, kind, a, b, path)
+        if made is not None:
+            if base or page is not None:
+                made = made.model_copy(
+                    update={"start": made.start + base, "end": made.end + base, "page": page}
+                )
+            blocks.append(made)
 
     atomic = _atomic_ranges(tokens)
     blocks: list[Block] = []
@@ -128,10 +141,7 @@ def load_markdown(src: SourceFile) -> list[ParsedDocument]:
             first_heading = first_heading or title
             if level == 1 and not h1:
                 h1 = title
-            path = tuple(t for _, t in stack)
-            hb = block(text, "heading", offset(a), offset(b), path)
-            if hb is not None:
-                blocks.append(hb)
+            add("heading", offset(a), offset(b), tuple(t for _, t in stack))
             i += 1
             continue
         path = tuple(t for _, t in stack)
@@ -142,20 +152,21 @@ def load_markdown(src: SourceFile) -> list[ParsedDocument]:
             ra, rb, kind = atomic[ai]
             ai += 1
             if ra > cursor:
-                tb = block(text, "text", offset(cursor), offset(ra), path)
-                if tb is not None:
-                    blocks.append(tb)
-            ab = block(
-                text, "code" if kind == "code" else "table_row", offset(ra), offset(rb), path
-            )
-            if ab is not None:
-                blocks.append(ab)
+                add("text", offset(cursor), offset(ra), path)
+            add("code" if kind == "code" else "table_row", offset(ra), offset(rb), path)
             cursor = max(cursor, rb)
         if cursor < b:
-            tb = block(text, "text", offset(cursor), offset(b), path)
-            if tb is not None:
-                blocks.append(tb)
+            add("text", offset(cursor), offset(b), path)
         i += 1
     blocks.sort(key=lambda blk: blk.start)
-    doc = make_document(src, text, title=h1 or first_heading or src.path.stem, metadata=meta)
+    return blocks, h1 or first_heading
+
+
+def load_markdown(src: SourceFile) -> list[ParsedDocument]:
+    """Load one Markdown file into a single ParsedDocument."""
+    meta, text = split_front_matter(decode_text(src.raw))
+    if not text.strip():
+        raise skip(SkipReason.EMPTY, "no text after the front matter")
+    blocks, title = markdown_blocks(text)
+    doc = make_document(src, text, title=title or src.path.stem, metadata=meta)
     return [ParsedDocument(document=doc, blocks=tuple(blocks))]

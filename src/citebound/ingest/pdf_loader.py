@@ -2,8 +2,13 @@
 
 `Document.text` is the pages' extracted text joined by a blank line; `page_offsets[i]` is
 where page i+1 starts. A PDF that needs a password is skipped as ENCRYPTED (one that opens
-with the empty password, i.e. only has permission flags, is read). A PDF with no extractable
-text (a scan) is skipped as EMPTY: citebound does no OCR.
+with the empty password, i.e. only has permission flags, is read).
+
+A page with no text layer (a scan) is read by OCR when the extra `ocr` is installed
+(`ingest.ocr`); it keeps its page number and its chunks are marked `ocr` (the Sources line
+says `OCR text`). Without the extra such pages are reported (`NO_TEXT`, naming the pages and
+the extra) and the rest of the file is ingested; a PDF with no text at all is EMPTY, with
+the same hint.
 """
 
 from __future__ import annotations
@@ -12,9 +17,11 @@ import io
 import logging
 import re
 import warnings
+from collections.abc import Callable
 from typing import Any
 
-from citebound.contracts.ingest import Block, ParsedDocument, SkipReason
+from citebound.contracts.ingest import Block, ParsedDocument, SkippedFile, SkipReason
+from citebound.ingest import ocr
 from citebound.ingest.source import SourceFile, make_document, paragraph_blocks, skip
 
 PAGE_SEPARATOR = "\n\n"
@@ -51,7 +58,20 @@ def _outline_starts(reader: Any) -> list[tuple[int, tuple[str, ...]]]:
     return out
 
 
-def load_pdf(src: SourceFile) -> list[ParsedDocument]:
+def page_list(pages: list[int]) -> str:
+    """`3`, `2, 5`, `1-4, 7`: page numbers as a person writes them."""
+    runs: list[list[int]] = []
+    for p in pages:
+        if runs and p == runs[-1][-1] + 1:
+            runs[-1].append(p)
+        else:
+            runs.append([p])
+    return ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs)
+
+
+def load_pdf(
+    src: SourceFile, on_skip: Callable[[SkippedFile], None] | None = None
+) -> list[ParsedDocument]:
     """Load one PDF into a single ParsedDocument with page numbers on every block."""
     from pypdf import PdfReader
 
@@ -73,6 +93,17 @@ def load_pdf(src: SourceFile) -> list[ParsedDocument]:
             pages = [page.extract_text() or "" for page in reader.pages]
         except Exception as err:
             raise skip(SkipReason.CORRUPT, f"text extraction failed: {err}") from None
+        blank = [i for i, p in enumerate(pages) if not p.strip()]
+        ocr_pages: list[int] = []
+        if blank and ocr.available():
+            for i in blank:
+                try:
+                    pages[i] = ocr.page_text(reader.pages[i])
+                except Exception as err:  # one unreadable image costs only its page
+                    raise skip(SkipReason.CORRUPT, f"OCR of page {i + 1} failed: {err}") from None
+                if pages[i].strip():
+                    ocr_pages.append(i + 1)
+            blank = [i for i in blank if not pages[i].strip()]
         outline = _outline_starts(reader)
         info_title = ""
         try:
@@ -81,8 +112,25 @@ def load_pdf(src: SourceFile) -> list[ParsedDocument]:
         except Exception:
             info_title = ""
     pages = [p.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "") for p in pages]
-    if not any(p.strip() for p in pages):
-        raise skip(SkipReason.EMPTY, "no extractable text (scanned PDF? OCR is not supported)")
+    if blank:
+        where = f"page{'s' if len(blank) > 1 else ''} {page_list([i + 1 for i in blank])}"
+        hint = (
+            "OCR found no text either"
+            if ocr.available()
+            else f"a scan? {ocr.ENABLE_HINT} reads such pages by OCR"
+        )
+        if len(blank) == len(pages):
+            raise skip(SkipReason.EMPTY, f"no text layer on {where} ({hint})")
+        verb, was = ("have", "were") if len(blank) > 1 else ("has", "was")
+        if on_skip is not None:
+            on_skip(
+                SkippedFile(
+                    source_path=src.source_path,
+                    reason=SkipReason.NO_TEXT,
+                    message=f"{where} of {len(pages)} {verb} no text layer and {was} not "
+                    f"indexed ({hint})",
+                )
+            )
 
     parts: list[str] = []
     offsets: list[int] = []
@@ -108,4 +156,4 @@ def load_pdf(src: SourceFile) -> list[ParsedDocument]:
     if _GENERATED_TITLE.search(title):
         title = ""  # "Microsoft Word - x.docx" names the converter, not the document
     doc = make_document(src, text, title=title, metadata={}, page_offsets=offsets)
-    return [ParsedDocument(document=doc, blocks=tuple(blocks))]
+    return [ParsedDocument(document=doc, blocks=tuple(blocks), ocr_pages=tuple(ocr_pages))]

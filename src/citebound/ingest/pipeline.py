@@ -45,6 +45,7 @@ from citebound.ingest.chunker import chunk_document
 from citebound.ingest.discover import Candidate, discover
 from citebound.ingest.loaders import SIDECAR_SUFFIX, load_file
 from citebound.ingest.metadata import parse_sidecar
+from citebound.ingest.ocr import available as ocr_available
 from citebound.ingest.source import SourceFile
 from citebound.store.base import IngestStore
 from citebound.store.sqlite import check_collection_name
@@ -108,6 +109,8 @@ def ingest_paths(
     progress: bool | None = None,
     update_index: bool = True,
     preparer: Preparer | None = None,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
 ) -> IngestReport:
     """Ingest files and folders into `collection` of `store`; see the module docstring.
 
@@ -121,6 +124,9 @@ def ingest_paths(
         preparer: loads and chunks the files elsewhere (`citebound batch ingest` on Spark
             executors); yields one `Prepared` or outcome per (candidate, stored record), in
             order. Default: here, one file at a time. The store is written here either way.
+        include: globs; when given, only files under a folder root matching one are read.
+        exclude: globs of files and folders to leave out, after each folder's
+            `.citeboundignore` (`ingest.globs`). A stored file now left out is deleted.
 
     Raises:
         ConfigError: a path does not exist or the collection name is invalid.
@@ -136,7 +142,7 @@ def ingest_paths(
     if missing:
         raise ConfigError(f"path does not exist: {', '.join(missing)}", field="paths")
     roots = sorted({Path(p).resolve() for p in paths})
-    candidates, prefixes, ignored, skipped = discover(roots, store.root.resolve())
+    candidates, prefixes, ignored, skipped = discover(roots, store.root.resolve(), include, exclude)
     stored = {s.source_path: s for s in store.list_sources(collection)}
     present = {c.source_path for c in candidates}
 
@@ -260,7 +266,9 @@ def prepare_file(
     except OSError as err:
         return skip(SkipReason.UNREADABLE, f"cannot read the file: {err.strerror or err}")
     sha = hashlib.sha256(raw).hexdigest()
-    meta_sha = settings_fingerprint(config, sidecar)
+    # A PDF is read again once OCR is installed: its pages without text are then indexed.
+    with_ocr = cand.path.suffix.lower() == ".pdf" and ocr_available()
+    meta_sha = settings_fingerprint(config, sidecar + (b"\x00ocr" if with_ocr else b""))
     if previous and (previous.content_sha256, previous.meta_sha256) == (sha, meta_sha):
         return _Outcome("unchanged", source_path=cand.source_path)
     try:

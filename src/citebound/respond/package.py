@@ -60,6 +60,7 @@ def public_citation(evidence: SelectedEvidence, anchor: str | None = None) -> Pu
         source_path=source.source_path if source is not None else None,
         heading_path=list(source.heading_path) if source is not None else [],
         page=source.page if source is not None else None,
+        ocr=source.ocr if source is not None else False,
         event_date=evidence.event_date,
         equipment_id=evidence.equipment_id,
     )

@@ -21,7 +21,7 @@ from citebound.contracts.assembly import AnswerBundle
 from citebound.contracts.enums import PublicStatus
 from citebound.contracts.execution import ValidationResult
 from citebound.contracts.public import PublicCitation, PublicResponse
-from citebound.contracts.retrieval import display_path
+from citebound.contracts.retrieval import display_path, page_label
 from citebound.respond.renumber import evidence_by_shown, shown_of
 
 LOW_CONFIDENCE_HEADER = "Answer (LOW CONFIDENCE — limited source coverage):"
@@ -36,7 +36,9 @@ def source_line(citation: PublicCitation, score: float | None = None) -> str:
     if path:
         parts.append(" > ".join(path))
     if citation.page is not None:
-        parts.append(f"p. {citation.page}")
+        parts.append(page_label(citation.source_path, citation.page))
+    if citation.ocr:
+        parts.append("OCR text")
     where = ", ".join(parts) if parts else citation.source_reference
     line = f"- [{citation.anchor}] {where}"
     if citation.source_path and citation.source_path != citation.document:

@@ -48,6 +48,7 @@ def source_of(chunk: Chunk) -> SourceRef:
         chunk_index=chunk.chunk_index,
         char_start=chunk.char_start,
         char_end=chunk.char_end,
+        ocr=chunk.ocr,
     )
 
 

@@ -66,6 +66,12 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        2,
+        "chunk_ocr",
+        # Chunks read by OCR from scanned PDF pages (extra `ocr`) say so in their citation.
+        "ALTER TABLE chunks ADD COLUMN ocr INTEGER NOT NULL DEFAULT 0;",
+    ),
 ]
 
 

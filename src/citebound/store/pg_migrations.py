@@ -100,4 +100,10 @@ STORE_MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
             )""",
         ),
     ),
+    (
+        3,
+        "chunk_ocr",
+        # Chunks read by OCR from scanned PDF pages, as SQLite's migration 2.
+        ("ALTER TABLE chunks ADD COLUMN ocr BOOLEAN NOT NULL DEFAULT FALSE",),
+    ),
 ]

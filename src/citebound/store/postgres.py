@@ -185,7 +185,7 @@ class PostgresStore(PgVectors, PgApiKeys, SqlStoreBase):
         )
         with conn.cursor() as cur:
             cur.executemany(
-                "INSERT INTO chunks VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                "INSERT INTO chunks VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 rows,
             )
         self._invalidate(conn, d.collection)

@@ -112,7 +112,7 @@ class SqliteStore(SqlStoreBase):
         )
         rows = chunk_rows(d, chunks)
         self._conn.executemany(
-            "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
+            "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
         )
         self._invalidate(d.collection)
         return len(rows)

@@ -38,7 +38,7 @@ def check_collection_name(name: str) -> str:
 CHUNK_COLUMNS = (
     "c.chunk_id, c.knowledge_id, c.collection, c.text, c.chunk_index, c.heading_path, c.page, "
     "c.page_end, c.char_start, c.char_end, c.token_count, d.title, d.source_path, "
-    "d.knowledge_type, d.equipment_id, d.event_date"
+    "d.knowledge_type, d.equipment_id, d.event_date, c.ocr"
 )
 CHUNK_SELECT = f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN documents d USING (knowledge_id)"
 DOC_SELECT = (
@@ -65,6 +65,7 @@ def chunk_from_row(row: Sequence[Any]) -> Chunk:
         knowledge_type=row[13],
         equipment_id=row[14],
         event_date=row[15],
+        ocr=bool(row[16]),
     )
 
 
@@ -112,15 +113,18 @@ def chunk_rows(d: Document, chunks: Sequence[Chunk]) -> list[tuple[Any, ...]]:
                 c.chunk_id, c.knowledge_id, c.collection, c.chunk_index, c.text,
                 json.dumps(list(c.heading_path), ensure_ascii=False), c.page, c.page_end,
                 c.char_start, c.char_end, c.token_count, _row_sha256(stored),
+                c.ocr,
             )
         )  # fmt: skip
     return rows
 
 
 def _row_sha256(c: Chunk) -> str:
-    # `mixed_script_words` is derived from the text, which is hashed already: leaving it out
-    # keeps row_sha256 (and index_version) of stores written before it existed.
-    return sha256_hex(canonical_json(c.model_dump(mode="json", exclude={"mixed_script_words"})))
+    # `mixed_script_words` is derived from the text, which is hashed already; `ocr` joined the
+    # chunk in store migration 2 and is left out while false. Both keep row_sha256 (and
+    # index_version) of stores written before they existed.
+    exclude = {"mixed_script_words"} if c.ocr else {"mixed_script_words", "ocr"}
+    return sha256_hex(canonical_json(c.model_dump(mode="json", exclude=exclude)))
 
 
 def document_row(d: Document) -> tuple[Any, ...]:

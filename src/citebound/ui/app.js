@@ -146,6 +146,10 @@ async function onAsk(event) {
   const question = $("#question").value.trim();
   if (!question || ui.busy) return;
   archiveCurrentTurn();
+  const last = ui.turns[ui.turns.length - 1];
+  const fresh = Boolean(last) && startsNewTopic(question, last);
+  if (fresh) forgetTurns();
+  $("#topic-note").hidden = !fresh;
   ui.step = null;
   ui.views = {};
   ui.selected = null;
@@ -184,16 +188,45 @@ function archiveCurrentTurn() {
   ui.turns.push(turn);
   $("#turns").append(turnNode(turn));
   $("#conversation").hidden = false;
-  $("#new-chat").hidden = false;
+}
+
+// A question that shares no word with the last turn (its question and answer) and has no
+// reference word ("it", "them", "what about ...") starts a new conversation: an unrelated
+// question is not read as a follow-up, and the old turns are not sent as its context.
+const REFERENCE = /^(?:and|also|then|so|what about|how about)\b|\b(?:it|its|itself|they|them|their|theirs|this|that|these|those|there|he|him|his|she|her|same|former|latter)\b/i;
+const STOP = new Set(("the and for are was were has have had does did doing can could should would will shall may might must " +
+  "what which who whom whose when where why how much many any all each some such than then that this with from into onto " +
+  "about above below over under after before between during without within not nor but our your you they them its is be been " +
+  "being use used uses using get got make made kind type often long ever also just only very more most less least").split(" "));
+
+function topicWords(text) {
+  const out = new Set();
+  for (const raw of (text || "").toLowerCase().replace(/\[(?:c|s)?\d+\]/g, " ").split(/[^\p{L}\p{N}-]+/u)) {
+    const w = raw.replace(/^-+|-+$/g, "");
+    if (!w || STOP.has(w) || (w.length < 3 && !/\d/.test(w))) continue;
+    out.add(w.length > 4 ? w.replace(/(?:ing|ed|es|s)$/, "") : w);
+  }
+  return out;
+}
+
+function startsNewTopic(question, turn) {
+  if (REFERENCE.test(question)) return false;
+  const before = topicWords(`${turn.question} ${turn.view.response.answer || ""}`);
+  for (const w of topicWords(question)) if (before.has(w)) return false;
+  return true;
+}
+
+function forgetTurns() {
+  ui.turns = [];
+  $("#turns").replaceChildren();
+  $("#conversation").hidden = true;
 }
 
 function newConversation() {
-  ui.turns = [];
+  forgetTurns();
   ui.result = null;
   ui.question = null;
-  $("#turns").replaceChildren();
-  $("#conversation").hidden = true;
-  $("#new-chat").hidden = true;
+  $("#topic-note").hidden = true;
   $("#result").hidden = true;
   $("#pipeline").hidden = true;
   showError("");
@@ -558,7 +591,7 @@ function renderSources(sources) {
             { class: "source-body" },
             el("span", { class: "doc", text: s.document }),
             s.heading_path.length ? el("span", { class: "path", text: s.heading_path.join(" › ") }) : null,
-            s.page ? el("span", { class: "page", text: `page ${s.page}` }) : null,
+            s.page ? el("span", { class: "page", text: `${/\.pptx$/i.test(s.source_path || "") ? "slide" : "page"} ${s.page}` }) : null,
             el(
               "span",
               { class: "support", title: `${pct}% of the citing sentence's content words appear in this source` },

@@ -1,0 +1,79 @@
+"""`citebound mcp`: serve the store to agents over the Model Context Protocol (extra `mcp`)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import click
+
+from citebound.cli._common import database_option, fail, require_store
+
+
+@click.command("mcp")
+@click.option("--http", "http", is_flag=True,
+              help="Streamable HTTP at http://HOST:PORT/mcp instead of stdio.")  # fmt: skip
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (--http).")
+@click.option("--port", default=8765, show_default=True, type=int, help="Port to bind (--http).")
+@click.option("--store", default=None, help="Store directory (default: config, ./.citebound).")
+@click.option("--config", "config_file", default=None,
+              help="citebound.toml (default: ./citebound.toml if present).")  # fmt: skip
+@click.option("--collection", default=None, help="Default collection of the tools.")
+@click.option("--provider", type=click.Choice(["extractive", "openai", "ollama"]), default=None)
+@click.option("--model", default=None, help="Model name for openai/ollama.")
+@click.option("--base-url", default=None, help="Server URL for openai/ollama.")
+@click.option("--policy", default=None, help="Policy preset or file.")
+@database_option
+def mcp_cmd(
+    http: bool,
+    host: str,
+    port: int,
+    store: str | None,
+    config_file: str | None,
+    collection: str | None,
+    provider: str | None,
+    model: str | None,
+    base_url: str | None,
+    policy: str | None,
+    database: str | None,
+) -> None:
+    """Serve the store as an MCP server: tools answer, search and get_source, and the
+    collections as resources. Every answer runs the same gate, validator and audit as `ask`.
+
+    Over stdio (the default; for Claude Desktop and other local agents) the tools read every
+    collection. With --http the rules of `serve` apply: without [[api.keys]] only a loopback
+    address, with keys every request needs 'Authorization: Bearer <key>' and sees only that
+    key's collections.
+    """
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        fail("citebound mcp needs the mcp extra: pip install 'citebound[mcp]'")
+    from citebound.api.mcp_server import run
+    from citebound.cli.ask import config_from_options
+    from citebound.errors import CiteboundError
+
+    # stdout is the protocol over stdio: every log line goes to stderr.
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format="%(levelname)s: %(name)s: %(message)s")  # fmt: skip
+    config = config_from_options(
+        config_file,
+        store=store,
+        database=database,
+        collection=collection,
+        policy=policy,
+        **{"provider.name": provider, "provider.model": model, "provider.base_url": base_url},
+    )
+    if not config.database:
+        require_store(config.store_path)
+    if http:
+        click.echo(f"citebound: MCP over streamable HTTP at http://{host}:{port}/mcp", err=True)
+    try:
+        run(config, http=http, host=host, port=port)
+    except CiteboundError as err:
+        fail(str(err))
+    except KeyboardInterrupt:
+        pass
+
+
+COMMANDS = [mcp_cmd]
