@@ -29,12 +29,12 @@ test: $(STAMP)
 	$(PY) -m pytest -q
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests benchmarks
-	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks training
+	$(VENV)/bin/ruff format --check src tests benchmarks training
 
 format: $(STAMP)
-	$(VENV)/bin/ruff format src tests benchmarks
-	$(VENV)/bin/ruff check --fix src tests benchmarks
+	$(VENV)/bin/ruff format src tests benchmarks training
+	$(VENV)/bin/ruff check --fix src tests benchmarks training
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy

@@ -36,10 +36,10 @@ def sha256(path: Path) -> str:
 
 def export_float(model_dir: Path, out: Path) -> Path:
     import torch
-    from transformers import AutoModelForSequenceClassification
 
-    model = AutoModelForSequenceClassification.from_pretrained(str(model_dir)).eval()
-    model.config.return_dict = False
+    from training import heads
+
+    model = heads.Logits(heads.load(model_dir)).eval()
     ids = torch.ones((2, 16), dtype=torch.long)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "model-float.onnx"
@@ -59,8 +59,12 @@ def _export(model: Any, ids: Any, path: Path, axes: dict[int, str]) -> None:
         str(path),
         input_names=["input_ids", "attention_mask", "token_type_ids"],
         output_names=["logits"],
-        dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_type_ids": axes,
-                      "logits": {0: "batch"}},  # fmt: skip
+        dynamic_axes={
+            "input_ids": axes,
+            "attention_mask": axes,
+            "token_type_ids": axes,
+            "logits": {0: "batch"},
+        },
         opset_version=17,
         do_constant_folding=True,
         dynamo=False,
@@ -98,8 +102,11 @@ def _scores(
     for premise, claim in pairs:
         e = tok.encode(premise, claim)
         ids = np.array([e.ids], dtype=np.int64)
-        feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids),
-                 "token_type_ids": np.array([e.type_ids], dtype=np.int64)}  # fmt: skip
+        feeds = {
+            "input_ids": ids,
+            "attention_mask": np.ones_like(ids),
+            "token_type_ids": np.array([e.type_ids], dtype=np.int64),
+        }
         logits = sess.run(["logits"], feeds)[0][0].astype(np.float64)
         z = np.exp(logits - logits.max())
         out.append(z[1] / z.sum())
@@ -113,11 +120,20 @@ def export(model_dir: Path, out: Path, data: Path, sample: int) -> dict[str, obj
     for name in TOKENIZER_FILES:
         shutil.copy(model_dir / name, out / name)
     config = json.loads((model_dir / "config.json").read_text("utf-8"))
+    config.setdefault("id2label", {"0": "ungrounded", "1": "supported"})
     trained = model_dir / "training.json"
     max_length = json.loads(trained.read_text("utf-8"))["max_length"] if trained.is_file() else 256
     (out / "config.json").write_text(
-        json.dumps({"id2label": config["id2label"], "model_type": config["model_type"],
-                    "max_length": max_length}, indent=1, sort_keys=True) + "\n"  # fmt: skip
+        json.dumps(
+            {
+                "id2label": config["id2label"],
+                "model_type": config["model_type"],
+                "max_length": max_length,
+            },
+            indent=1,
+            sort_keys=True,
+        )
+        + "\n"
     )
     pairs = [(p.premise, p.claim) for p in list(read_jsonl(data / "dev.jsonl"))[:sample]]
     t0 = time.perf_counter()

@@ -46,7 +46,9 @@ def _pairs() -> list[Pair]:
     for i, word in enumerate(CONTENT_WORDS):
         other = CONTENT_WORDS[(i + 3) % len(CONTENT_WORDS)]
         out.append(Pair(f"the {word} is to the {other}", f"the {word}", 1, "tiny", "copy"))
-        out.append(Pair(f"the {word} is to the {other}", f"a {CONTENT_WORDS[i - 1]}", 0, "tiny", "x"))
+        out.append(
+            Pair(f"the {word} is to the {other}", f"a {CONTENT_WORDS[i - 1]}", 0, "tiny", "x")
+        )
     return out * 3
 
 

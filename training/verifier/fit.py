@@ -1,12 +1,12 @@
-"""Fit `[validation] verifier_threshold` and `high_confidence_support` for a verifier model.
+"""Fit a decision threshold and a high-confidence score for a verifier model.
 
     python -m training.verifier.fit --model build/verifier/onnx [--data build/verifier]
 
-Scored with the run-time code (validate/verifier.py through the real validator's sentence
-split), never on training data:
+Scored with the run-time code (the validator's sentence split, `validate/premise.py` windows,
+`validate/nli.py` scores), never on training data:
 
 - HaluEval answers of the threshold-fit split (dev items with index % 8 == 6): an answer is
-  flagged when a hard check fails it (the validator with `verifier = "none"`) or its weakest
+  flagged when a hard check fails it (the validator with no support floor) or its weakest
   cited sentence scores below the threshold: what the benchmark measures;
 - the dev pairs (held-out SciFact claims, written pairs, synthetic documents), pair by pair;
 - every answer the built-in extractive provider gives on SQuAD and F´ (they quote the evidence,
@@ -35,30 +35,43 @@ from citebound.text.sanitize import safe_normalize_v1
 from citebound.validate import validate_text
 from citebound.validate.analysis import cited_sentences
 from citebound.validate.nli import OnnxNLIModel
-from citebound.validate.verifier import judge
+from citebound.validate.premise import window
 from citebound.validate.view import EvidenceView
-
 from training.common import REPO, read_jsonl, shared_data
-from training.verifier.sources import halueval_split
+from training.verifier.sources import PREMISE_BUDGET, halueval_split
 
 GRID = [round(0.02 + 0.01 * i, 2) for i in range(97)]
 
 
-def _answer_min(model: OnnxNLIModel, evidence: Sequence[str], question: str, answer: str,
-                policy: Policy) -> tuple[bool, float]:  # fmt: skip
+def judge(model: OnnxNLIModel, claims: Sequence[tuple[str, str]]) -> list[float]:
+    """P(supported) of (sentence, cited evidence) pairs, each over the window training used."""
+    windows = [window(s, e, count=model.token_count, budget=PREMISE_BUDGET) for s, e in claims]
+    return model.entailment_probabilities(
+        [(w, s) for w, (s, _) in zip(windows, claims, strict=True)]
+    )
+
+
+def _answer_min(
+    model: OnnxNLIModel, evidence: Sequence[str], question: str, answer: str, policy: Policy
+) -> tuple[bool, float]:
     """(a hard check fails it, lowest verifier score of its cited sentences)."""
     texts = [safe_normalize_v1(t) for t in evidence if t.strip()]
     bundle = make_answer_bundle(texts, question=question, policy=policy)
     hard = validate_text(bundle, answer, policy).validation_status.value == "FAILED"
     pairs = cited_sentences(EvidenceView.from_bundle(bundle), answer)
-    scores = [v.score for v in judge(model, pairs)] if pairs else [1.0]
+    scores = judge(model, pairs) if pairs else [1.0]
     return hard, min(scores)
 
 
-def halueval_answers(model: OnnxNLIModel, limit: int | None) -> dict[str, list[tuple[int, bool, float]]]:
+def halueval_answers(
+    model: OnnxNLIModel, limit: int | None
+) -> dict[str, list[tuple[int, bool, float]]]:
     """split -> [(1 right / 0 hallucinated, hard failure, weakest score)] on the fit split."""
     policy = load_policy("strict-v1")
-    hard_only = policy.evolve(validation=policy.validation.model_copy(update={"verifier": "none"}))
+    # Only the hard checks: no support score fails a sentence.
+    hard_only = policy.evolve(
+        validation=policy.validation.model_copy(update={"min_sentence_support": 0.0})
+    )
     out: dict[str, list[tuple[int, bool, float]]] = {}
     folder = shared_data() / "halueval-dev"
     for split in SPLITS:
@@ -66,8 +79,9 @@ def halueval_answers(model: OnnxNLIModel, limit: int | None) -> dict[str, list[t
         items = [it for i, it in enumerate(load_split(folder, split)) if halueval_split(i) == "fit"]
         for item in items[:limit]:
             for answer, label in ((item.right, 1), (item.hallucinated, 0)):
-                hard, low = _answer_min(model, [item.knowledge], item.question, cited(answer),
-                                        hard_only)  # fmt: skip
+                hard, low = _answer_min(
+                    model, [item.knowledge], item.question, cited(answer), hard_only
+                )
                 rows.append((label, hard, low))
         out[split] = rows
         print(f"halueval {split}: {len(rows)} answers", file=sys.stderr)
@@ -93,7 +107,7 @@ def extractive_scores(model: OnnxNLIModel, limit: int | None) -> list[float]:
             continue
         pairs = cited_sentences(EvidenceView.from_bundle(bundle), answer)
         if pairs:
-            lows.append(min(v.score for v in judge(model, pairs)))
+            lows.append(min(judge(model, pairs)))
     print(f"extractive: {len(lows)} answers", file=sys.stderr)
     return lows
 
@@ -147,11 +161,16 @@ def fit(model_dir: Path, data: Path, limit: int | None, margin: float) -> dict[s
         "extractive_answers": len(lows),
         "extractive_lowest": round(min(lows), 4) if lows else None,
         "per_source": {
-            k: dict(zip(("caught", "passed", "balanced"),
-                        (round(x, 4) for x in balanced(rows, threshold)), strict=True))
+            k: dict(
+                zip(
+                    ("caught", "passed", "balanced"),
+                    (round(x, 4) for x in balanced(rows, threshold)),
+                    strict=True,
+                )
+            )
             | {"n": len(rows)}
             for k, rows in sources.items()
-        },  # fmt: skip
+        },
         "grid": table,
     }
     (data / "fit.json").write_text(json.dumps(report, indent=1) + "\n")
@@ -167,7 +186,9 @@ def main() -> None:
     args = ap.parse_args()
     r = fit(args.model, args.data, args.limit, args.margin)
     print(json.dumps({k: v for k, v in r.items() if k != "grid"}, indent=1))
-    print(f"verifier_threshold = {r['threshold']}\nhigh_confidence_support = {r['high_confidence_support']}")
+    print(
+        f"verifier_threshold = {r['threshold']}\nhigh_confidence_support = {r['high_confidence_support']}"
+    )
 
 
 if __name__ == "__main__":

@@ -3,14 +3,15 @@
     python -m training.verifier.rebuild [--out build/verifier] [--install]
 
 1. build the train / dev / fit sets (training/verifier/build.py);
-2. fine-tune the MiniLM (training/finetune.py) with the settings below, which are the ones the
-   shipped model was trained with;
+2. fine-tune the MiniLM (training/finetune.py) with the settings below (those of the first
+   runs, benchmarks/results/verifier_training_2026-12-02.md);
 3. export to ONNX and quantize to int8 (training/export.py);
 4. fit the policy threshold and the high-confidence score (training/verifier/fit.py);
 5. write MODEL_CARD.md beside the weights (training/verifier/card.py).
 
-With `--install` the result replaces `src/citebound/models/verifier/`; the fitted values are
-printed for the presets' `[validation]` sections. One thread: the result is the same on every
+With `--install` the result is copied to `src/citebound/models/verifier/` (the folder the
+package data rule `models/*/*` ships); the fitted threshold and high-confidence score are
+printed. One thread: the result is the same on every
 machine up to float rounding, and on a shared 2-core host one thread trained faster than two.
 """
 
@@ -30,7 +31,7 @@ from training.verifier import build, card, fit
 SETTINGS = [
     "--max-steps", "750", "--epochs", "1", "--batch", "16", "--lr", "5e-5",
     "--max-length", "192", "--evals-per-epoch", "3", "--curve-pairs", "400",
-    "--threads", "1", "--written-repeat", "2", "--seed", "20261202",
+    "--threads", "1", "--written-repeat", "2", "--seed", "20261202", "--head", "cls",
 ]  # fmt: skip
 SHIPPED = REPO / "src" / "citebound" / "models" / "verifier"
 

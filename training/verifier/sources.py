@@ -20,7 +20,6 @@ from pathlib import Path
 
 from citebound.text.sentences import split_sentences
 from citebound.validate.premise import window
-
 from training.common import Pair, stable_bucket
 
 PREMISE_BUDGET = 128  # tokens of evidence the model reads; the claim gets the rest of 192

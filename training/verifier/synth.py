@@ -19,7 +19,6 @@ from pathlib import Path
 
 from citebound.text.sentences import split_sentences
 from citebound.validate.premise import window
-
 from training.common import Pair, stable_bucket
 from training.verifier.sources import PREMISE_BUDGET, scifact_split
 
@@ -112,8 +111,12 @@ def scifact_docs(data: Path, limit: int = 500) -> list[Doc]:
 
 _NUMBER = re.compile(r"\b\d+(?:[.,]\d+)?\b")
 _NAME = re.compile(r"\b[A-Z][\w'-]*(?:\s+(?:of\s+|de\s+|the\s+)?[A-Z][\w'-]*)*")
-_NEGATABLE = re.compile(r"\b(is|are|was|were|can|will|must|should|could|would|has been|have been)\b")
-_NEGATED = re.compile(r"\b(is|are|was|were|can|will|must|should|could|would|does|do|did) not\b|\b(cannot|never)\b")
+_NEGATABLE = re.compile(
+    r"\b(is|are|was|were|can|will|must|should|could|would|has been|have been)\b"
+)
+_NEGATED = re.compile(
+    r"\b(is|are|was|were|can|will|must|should|could|would|does|do|did) not\b|\b(cannot|never)\b"
+)
 _FLIPS = {
     "must": "may", "may": "must", "always": "never", "never": "always", "all": "some",
     "some": "all", "required": "optional", "optional": "required", "increase": "decrease",
@@ -215,7 +218,9 @@ def synthetic_pairs(
     document), half supported, half not. Split: 'dev' for sha256 bucket 0 of 20 of the
     document name."""
     rng = random.Random(seed)
-    all_names = {d.name: sorted({n for p in d.paragraphs for s in p for n in _names(s)}) for d in docs}
+    all_names = {
+        d.name: sorted({n for p in d.paragraphs for s in p for n in _names(s)}) for d in docs
+    }
     for doc in docs:
         split = "dev" if stable_bucket(doc.name, 20) == 0 else "train"
         source = "synthetic-" + doc.name.split(":")[0]
@@ -229,7 +234,9 @@ def synthetic_pairs(
             premise = " ".join(passage)
             s = rng.choice(passage)
 
-            def out(claim: str | None, label: int, kind: str, premise: str = premise) -> Iterator[tuple[str, Pair]]:
+            def out(
+                claim: str | None, label: int, kind: str, premise: str = premise
+            ) -> Iterator[tuple[str, Pair]]:
                 if claim and claim.strip():
                     w = window(claim, premise, count=count, budget=PREMISE_BUDGET)
                     yield split, Pair(w, claim, label, source, kind)
@@ -276,5 +283,3 @@ def synthetic_pairs(
 
 def build_docs(data: Path) -> list[Doc]:
     return squad_docs(data) + fprime_docs(data) + scifact_docs(data)
-
-
