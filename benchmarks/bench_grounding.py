@@ -6,6 +6,9 @@ R5 validator decides. An output is flagged when the validator fails it or passes
 confidence. Reported per half: `fit` (even items: the `[validation]` knobs were chosen on
 them) and `holdout` (odd items: never used to choose anything), beside the word-coverage
 baseline (flag when any output word is absent from the evidence) measured in the same run.
+Then the same for the held-out SciFact train claims (claim_id % 5 == 0, the claim citing its
+abstract: SUPPORT must pass) and the 90 chat-style cited answers of
+benchmarks/data/chat_answers.jsonl (half with one subtle unsupported claim).
 
 The ratio baseline flags an output when the share of its words found in the evidence is below
 a threshold fitted on the fit half of the split.
@@ -24,11 +27,15 @@ shipped check, see docs/validation.md).
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
+
+from _grounding_sets import Row, chat_rows, measure, scifact_rows
 
 from citebound.eval.data import dataset_dir
 from citebound.eval.grounding import (
@@ -121,6 +128,40 @@ def _dense_cost(samples: list[tuple[HaluItem, str]], policy: Policy) -> None:
     )
 
 
+def _other_sets(shared: Path) -> None:
+    """Held-out SciFact claims and the chat-style cited answers (benchmarks/_grounding_sets.py),
+    every preset beside the word-coverage baseline."""
+    sets = {"chat answers (benchmarks/data/chat_answers.jsonl)": list(chat_rows())}
+    if (shared / "scifact").is_dir():
+        sets["SciFact train claims, claim_id % 5 == 0"] = list(scifact_rows(shared))
+    for name, rows in sets.items():
+        print(f"\n{name} ({len(rows)} answers)")
+        for preset in PRESETS:
+            policy = load_policy(preset)
+
+            def passes(r: Row, policy: Policy = policy) -> bool:
+                texts = [safe_normalize_v1(t) for t in r[0]]
+                b = make_answer_bundle(texts, question=r[1], policy=policy)
+                res = validate_text(b, r[2], policy)
+                return res.validation_status.value == "PASSED" and not (
+                    res.grounding_metrics.low_confidence
+                )
+
+            m = measure(rows, passes)
+            print(
+                f"{'validator ' + preset:<34} {m['caught']:>7.3f} {m['passed']:>7.3f} {m['balanced']:>9.3f}"
+            )
+        m = measure(rows, _word_baseline)
+        print(
+            f"{'baseline word coverage':<34} {m['caught']:>7.3f} {m['passed']:>7.3f} {m['balanced']:>9.3f}"
+        )
+
+
+def _word_baseline(r: Row) -> bool:
+    item = HaluItem(" ".join(r[0]), r[1], "", "")
+    return not baseline_flags(item, re.sub(r"\[C\d+\]", "", r[2]))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--limit", type=int, default=None, help="First N items of each split.")
@@ -145,6 +186,8 @@ def main() -> int:
             print(_row("baseline word coverage", score(half, baseline_flags)))
             ratio = score(half, lambda item, a, t=t: word_coverage(item, a) < t)
             print(_row(f"baseline coverage ratio < {t:.2f}", ratio))
+
+    _other_sets(folder.parent)
 
     policy = load_policy("strict-v1")
     samples = _five_sentence_answers(data["summarization"])[:300]
