@@ -101,10 +101,11 @@ def test_a_version_the_state_read_found_missing_is_computed_without_asking_again
     store.close()
 
 
-def test_served_answer_costs_two_statements(
+def test_served_answer_costs_three_statements(
     pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Through the API: one freshness read and one audit INSERT per answered question
+    """Through the API: one freshness read, the audit chain's advisory lock (audit/chain.py:
+    appends from every replica take one order) and one audit INSERT per answered question
     (there were seven reads)."""
     from fastapi.testclient import TestClient
 
@@ -136,7 +137,7 @@ def test_served_answer_costs_two_statements(
             r = client.post("/v1/answer", json={"question": q.text})
             assert r.status_code == 200, r.text
             assert r.json()["status"] in ("OK", "NO_EVIDENCE")
-    assert statements == Counter({"SELECT": 4, "INSERT": 4}), statements
+    assert statements == Counter({"SELECT": 8, "INSERT": 4}), statements
 
 
 def test_two_databases_in_one_request_never_mix(pg_server: Any, tmp_path: Path) -> None:
