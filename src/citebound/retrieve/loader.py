@@ -10,7 +10,7 @@ from typing import Protocol, runtime_checkable
 
 from citebound.contracts.index import IndexManifest
 from citebound.errors import StoreError
-from citebound.index.build import index_dir, read_manifest, read_rows
+from citebound.index.build import index_dir, read_manifest, read_rows, version_files
 from citebound.index.embedder import Embedder, Matrix, load_embedder
 from citebound.index.lexical import LexicalIndex
 from citebound.index.vectors import VectorIndex
@@ -82,9 +82,10 @@ def open_index(
         raise StoreError(
             f"index was built with '{manifest.embedding_model}', not '{embedder.name}'"
         )
-    rows = read_rows(directory)
+    vectors_file, _, lexical_dir = version_files(directory, manifest.index_version)
+    rows = read_rows(directory, manifest.index_version)
     chunk_ids = [r.chunk_id for r in rows]
-    vectors = VectorIndex.load(directory / "vectors.npy")
+    vectors = VectorIndex.load(vectors_file)
     if isinstance(store, PostgresStoreLike) and store.dense_in_database:
         from citebound.index.pgvector import PgVectorIndex
 
@@ -99,7 +100,7 @@ def open_index(
         manifest=manifest,
         chunk_ids=chunk_ids,
         columns=FilterColumns(rows),
-        lexical=LexicalIndex(directory / "lexical", manifest.lexical_analyzer),
+        lexical=LexicalIndex(lexical_dir, manifest.lexical_analyzer),
         vectors=vectors,
         embedder=embedder,
         cache=RowCache(row_cache_size, version=current),
