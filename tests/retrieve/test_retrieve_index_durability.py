@@ -99,8 +99,10 @@ def test_a_build_killed_before_the_swap_leaves_the_last_complete_index_whole(
     """#34: the new version's files are written beside the one in force and swapped in by
     the manifest's rename, so a kill -9 at any point leaves the previous index whole (before,
     rows, vectors and lexical were overwritten in place ahead of the manifest)."""
+    from citebound.contracts.enums import RetrievalStatus
     from citebound.index.build import read_manifest
     from citebound.ingest import ingest_paths
+    from citebound.retrieve import Retriever
     from citebound.retrieve.loader import open_index
     from citebound.store import SqliteStore
 
@@ -130,6 +132,13 @@ def test_a_build_killed_before_the_swap_leaves_the_last_complete_index_whole(
         )
         assert len(loaded.chunk_ids) == before.num_chunks == loaded.lexical.num_docs
         assert len(loaded.vectors) == before.num_chunks
+        # The store holds the new chunks, the index does not: the collection serves its last
+        # complete index (it was FAILED "stale" until a full re-ingest), never none.
+        assert store.index_version("default") != before.store_version
+        served = Retriever(store).retrieve("How fast does the ZQ-7 pump run?")
+        assert served.retrieval_status is RetrievalStatus.SUCCESS, served.error
+        assert served.index_version == before.index_version
+        assert any("50 Hz" in r.chunk_text for r in served.results)
         # The next ingest finishes the job and clears the killed build's temporaries.
         ingest_paths(store, [docs], progress=False)
         after = read_manifest(directory)

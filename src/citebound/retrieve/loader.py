@@ -51,9 +51,16 @@ def open_index(
     *,
     embedder: Embedder | None,
     row_cache_size: int,
+    last_complete: bool = False,
 ) -> LoadedIndex:
     """The indexes of `collection` at store version `current`, opened from the index
-    directory; StoreError saying what to do when missing, stale or inconsistent."""
+    directory; StoreError saying what to do when missing, stale or inconsistent.
+
+    `last_complete` (an embedded store): an index built for an older store version is opened
+    anyway, the last complete index, instead of none: an ingest that was killed, failed or is
+    still running has changed the store but not swapped a new index in. Rows are hydrated from
+    the store, so a chunk deleted since is never returned; chunks added since are not found
+    until the next complete build, and every bundle names the index version it used."""
     directory = index_dir(Path(store.root), collection)
     manifest = read_manifest(directory)
     if manifest is None or manifest.store_version != current:
@@ -71,7 +78,7 @@ def open_index(
             f"pass --collection NAME, or ingest documents first (citebound ingest PATH "
             f"--collection {collection})"
         )
-    if manifest.store_version != current:
+    if manifest.store_version != current and not (last_complete and manifest.num_chunks):
         raise StoreError(
             f"index of collection '{collection}' is stale (built for store version "
             f"{manifest.store_version}, store is at {current}): re-run ingest "
