@@ -197,6 +197,19 @@ def test_whitespace_and_over_token_questions_are_4xx(client: TestClient, path: s
     assert "max_question_tokens 256" in _message(long)
 
 
+@pytest.mark.parametrize(
+    "path", ["/v1/answer", "/v1/steps", "/v1/retrieve", "/v1/assemble-prompt", CHAT]
+)
+def test_a_question_over_8000_characters_is_413_on_every_route(
+    client: TestClient, path: str
+) -> None:
+    """#34: the contracts' max_length made it 422 where docs/api.md says 413."""
+    question = "x" * 8001
+    r = client.post(path, json=_chat(question) if path == CHAT else {"question": question})
+    assert r.status_code == 413, r.text
+    assert "8000" in _message(r)
+
+
 @pytest.mark.parametrize("path", ["/v1/answer", "/v1/steps", "/v1/retrieve", CHAT])
 def test_a_question_holding_nul_is_400_before_any_work(client: TestClient, path: str) -> None:
     # PostgreSQL stores no U+0000: the audit could not keep this question, so no work starts.

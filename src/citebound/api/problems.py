@@ -149,6 +149,21 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
             f"the request body is not valid JSON: {why}",
             instance=request.url.path,
         )
+    long_question = [
+        e
+        for e in errors
+        if e.get("type") == "string_too_long" and e.get("loc", ())[-1:] == ("question",)
+    ]
+    if long_question and len(long_question) == len(errors):
+        # Size is 413 on every route (docs/api.md "Input limits"), whether the contract's
+        # max_length or `api/limits.py` finds it first.
+        most = long_question[0].get("ctx", {}).get("max_length", "")
+        return problem(
+            413,
+            "Input too large",
+            f"the question exceeds {most} characters: shorten it",
+            instance=request.url.path,
+        )
     items = []
     for e in errors[:20]:
         msg = str(e.get("msg", "invalid"))
