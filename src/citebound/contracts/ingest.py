@@ -25,6 +25,7 @@ class SkipReason(StrEnum):
     OUTSIDE_ROOT = "OUTSIDE_ROOT"  # a symlink that leaves the ingested folder (not followed)
     NO_TEXT = "NO_TEXT"  # PDF pages without a text layer, not indexed (the rest of it is)
     OVER_LIMIT = "OVER_LIMIT"  # over an `[ingest]` limit (size, pages, time, memory)
+    HIDDEN = "HIDDEN"  # a document whose name starts with '.', never read (listed, #34)
 
 
 BlockKind = Literal["heading", "text", "code", "table_row"]
