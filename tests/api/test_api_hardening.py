@@ -174,6 +174,22 @@ def _message(r: Any) -> str:
     return str(body["error"]["message"] if "error" in body else body["detail"])
 
 
+@pytest.mark.parametrize("path", [CHAT, "/v1/responses"])
+def test_a_model_and_a_collection_that_disagree_are_400(client: TestClient, path: str) -> None:
+    """#34: `model: citebound:secret` with `citebound.collection: plant` was answered from
+    plant and reported as secret."""
+    ask = {"role": "user", "content": "What is the torque?"}
+    body: dict[str, Any] = ({"messages": [ask]} if path == CHAT else {"input": [ask]}) | {
+        "model": "citebound:secret",
+        "citebound": {"collection": "plant"},
+    }
+    r = client.post(path, json=body)
+    assert r.status_code == 400, r.text
+    assert "names collection 'secret' but citebound.collection is 'plant'" in _message(r)
+    same = client.post(path, json=body | {"citebound": {"collection": "secret"}})
+    assert same.status_code == 200, same.text
+
+
 def test_chat_completions_has_the_size_limit(client: TestClient) -> None:
     big = client.post(CHAT, json=_chat("What torque? " + "pad " * 5000))
     assert big.status_code == 413 and "8000" in _message(big)
