@@ -46,6 +46,17 @@ Example file::
                                     # no secrets here: $CITEBOUND_DELTA_STORAGE_OPTIONS (JSON)
     store_prompt_text = false
 
+    [ingest]                        # per-file bounds; over one: OVER_LIMIT, docs/ingest.md
+    max_file_bytes = 268435456      # 256 MiB, checked before reading
+    max_pdf_pages = 10000
+    max_pdf_decompressed_bytes = 268435456    # content streams of all pages, 256 MiB
+    max_record_chars = 1000000      # one JSONL line
+    max_document_chars = 50000000
+    max_chunks_per_document = 100000
+    max_seconds_per_file = 300      # parsing in the worker process, then it is killed
+    max_worker_memory_mb = 4096     # RLIMIT_AS of the worker; 0 = none
+    worker = "auto"                 # auto | always | never
+
     [api]                           # `citebound serve`; see docs/api.md
     max_body_bytes = 1048576
     concurrency = 0                 # pipelines at once; 0 = CPU cores
@@ -71,6 +82,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from citebound.contracts.base import Contract, content_hash
+from citebound.contracts.ingest import IngestLimits
 from citebound.errors import ConfigError
 from citebound.policy import PRESETS, Policy, load_policy
 
@@ -217,6 +229,9 @@ class Config(Contract):
     stages: StageSwitches = Field(default_factory=StageSwitches, description="LLM stages.")
     audit: AuditConfig = Field(default_factory=AuditConfig, description="Audit sinks.")
     api: ApiConfig = Field(default_factory=ApiConfig, description="HTTP server.")
+    ingest: IngestLimits = Field(
+        default_factory=IngestLimits, description="Per-file ingest limits (docs/ingest.md)."
+    )
 
     @property
     def fingerprint(self) -> str:
@@ -290,6 +305,7 @@ _ENV: dict[str, tuple[str, ...]] = {
     "CITEBOUND_API_MAX_INPUT_CHARS": ("api", "max_input_chars"),
     "CITEBOUND_API_ALLOWED_HOSTS": ("api", "allowed_hosts"),  # comma-separated
     "CITEBOUND_API_CORS_ORIGINS": ("api", "cors_origins"),  # comma-separated
+    **{f"CITEBOUND_INGEST_{k.upper()}": ("ingest", k) for k in IngestLimits.model_fields},
 }
 ENV_VARS = tuple(sorted(_ENV))
 

@@ -95,6 +95,10 @@ def test_oversized_body_is_413(make_config: Callable[..., Config]) -> None:
 def test_unknown_route_and_method_are_problems(client: TestClient) -> None:
     _problem(client.get("/v1/nope"), 404)
     _problem(client.get("/v1/answer"), 405)
+    # Every 405 says which methods the path has (#34: none had an Allow header).
+    assert client.get("/v1/answer").headers["allow"] == "POST"
+    assert client.delete("/v1/collections").headers["allow"] == "GET"
+    assert client.put("/v1/audit/x").headers["allow"] == "GET"
 
 
 def test_keys_required_when_configured(keyed_client: TestClient) -> None:

@@ -174,6 +174,22 @@ def _message(r: Any) -> str:
     return str(body["error"]["message"] if "error" in body else body["detail"])
 
 
+@pytest.mark.parametrize("path", [CHAT, "/v1/responses"])
+def test_a_model_and_a_collection_that_disagree_are_400(client: TestClient, path: str) -> None:
+    """#34: `model: citebound:secret` with `citebound.collection: plant` was answered from
+    plant and reported as secret."""
+    ask = {"role": "user", "content": "What is the torque?"}
+    body: dict[str, Any] = ({"messages": [ask]} if path == CHAT else {"input": [ask]}) | {
+        "model": "citebound:secret",
+        "citebound": {"collection": "plant"},
+    }
+    r = client.post(path, json=body)
+    assert r.status_code == 400, r.text
+    assert "names collection 'secret' but citebound.collection is 'plant'" in _message(r)
+    same = client.post(path, json=body | {"citebound": {"collection": "secret"}})
+    assert same.status_code == 200, same.text
+
+
 def test_chat_completions_has_the_size_limit(client: TestClient) -> None:
     big = client.post(CHAT, json=_chat("What torque? " + "pad " * 5000))
     assert big.status_code == 413 and "8000" in _message(big)
@@ -195,6 +211,19 @@ def test_whitespace_and_over_token_questions_are_4xx(client: TestClient, path: s
     long = ask("bolt torque " * 200)  # ~400 tokens, 2,400 characters
     assert long.status_code == 413, long.text
     assert "max_question_tokens 256" in _message(long)
+
+
+@pytest.mark.parametrize(
+    "path", ["/v1/answer", "/v1/steps", "/v1/retrieve", "/v1/assemble-prompt", CHAT]
+)
+def test_a_question_over_8000_characters_is_413_on_every_route(
+    client: TestClient, path: str
+) -> None:
+    """#34: the contracts' max_length made it 422 where docs/api.md says 413."""
+    question = "x" * 8001
+    r = client.post(path, json=_chat(question) if path == CHAT else {"question": question})
+    assert r.status_code == 413, r.text
+    assert "8000" in _message(r)
 
 
 @pytest.mark.parametrize("path", ["/v1/answer", "/v1/steps", "/v1/retrieve", CHAT])

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from citebound.batch.ingest import ingest_batch
-from citebound.index.build import index_dir
+from citebound.index.build import index_dir, version_files
 from citebound.ingest import ingest_paths
 from citebound.sample_corpus import copy_sample_corpus
 from citebound.store.sqlite import SqliteStore
@@ -36,9 +36,12 @@ def test_batch_ingest_builds_the_same_index(spark: Any, tmp_path: Path) -> None:
         assert a_store.list_documents("c") == b_store.list_documents("c")
         assert list(a_store.iter_chunks("c")) == list(b_store.iter_chunks("c"))
         assert a_store.index_version("c") == b_store.index_version("c")
-    a, b = index_dir(tmp_path / "plain", "c"), index_dir(tmp_path / "batch", "c")
-    assert json.loads((a / "rows.json").read_text()) == json.loads((b / "rows.json").read_text())
-    va, vb = np.load(a / "vectors.npy"), np.load(b / "vectors.npy")
+    (va_file, a_rows, _), (vb_file, b_rows, _) = (
+        version_files(index_dir(tmp_path / name, "c"), batch.search_index_version)
+        for name in ("plain", "batch")
+    )
+    assert json.loads(a_rows.read_text()) == json.loads(b_rows.read_text())
+    va, vb = np.load(va_file), np.load(vb_file)
     assert va.shape == vb.shape
     np.testing.assert_array_equal(va, vb)
 

@@ -68,6 +68,8 @@ def test_without_the_extra_ingest_names_the_pages_and_the_fix(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(ocr, "available", lambda: False)
+    # In-process parsing: the monkeypatch does not reach the worker process PDFs go to.
+    monkeypatch.setenv("CITEBOUND_INGEST_WORKER", "never")
     docs = tmp_path / "docs"
     docs.mkdir()
     scanned_pdf(docs / "scan.pdf", SCANNED)

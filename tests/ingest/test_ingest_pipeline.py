@@ -42,7 +42,12 @@ def test_ingest_counts_and_ids(tmp_path: Path, store: SqliteStore) -> None:
     docs = write_corpus(tmp_path)
     report = ingest_paths(store, [docs], progress=False, update_index=False)
     assert (report.files_seen, report.files_added, report.files_ignored) == (4, 4, 1)
-    assert report.skipped == [] and report.documents_written == 5
+    # A document with a hidden name is never read, but listed with the reason (#34).
+    assert [(s.source_path, s.reason) for s in report.skipped] == [
+        ("docs/.hidden.md", SkipReason.HIDDEN)
+    ]
+    assert "starts with '.'" in report.skipped[0].message
+    assert report.documents_written == 5
     assert report.chunks_total == report.chunks_written == store.chunk_count("default")
     paths = sorted({d.source_path for d in store.list_documents()})
     assert paths == ["docs/a.md", "docs/b.txt", "docs/records.jsonl", "docs/sub/c.html"]

@@ -28,7 +28,10 @@ def test_progress_counts_every_slice_and_slices_change_no_vector(
     n = len(chunks)
     expected = [(0, n)] + [(min(i + 2, n), n) for i in range(0, n, 2)]
     assert calls == expected
-    stored = np.load(index_dir(store.root, "default") / "vectors.npy")
+    directory = index_dir(store.root, "default")
+    manifest = build.read_manifest(directory)
+    assert manifest is not None
+    stored = np.load(build.version_files(directory, manifest.index_version)[0])
     whole = embedder.embed([index_text(c) for c in chunks])  # one call, one batch plan
     assert stored.dtype == np.float32 and np.array_equal(stored, whole)
 

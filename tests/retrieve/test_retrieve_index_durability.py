@@ -63,3 +63,84 @@ def test_a_killed_builds_temporaries_are_removed_by_the_next_build(
     update_indexes(store, "default", embedder=embedder)
     assert not dead.exists()
     assert {p.name for p in directory.iterdir() if p.name.startswith(".tmp")} == set()
+
+
+KILL_BUILD = """
+import os, signal, sys
+from pathlib import Path
+import citebound.index.build as build
+from citebound.ingest import ingest_paths
+from citebound.store import SqliteStore
+
+where = sys.argv[3]
+real_write, real_lexical = build.write_atomic, build.build_lexical
+
+def write_atomic(path, data):
+    if where == "manifest" and path.name == "manifest.json":
+        os.kill(os.getpid(), signal.SIGKILL)  # new files written, the swap not made
+    real_write(path, data)
+
+def build_lexical(path, docs, analyzer):
+    real_lexical(path, docs[: len(docs) // 2], analyzer)
+    if where == "lexical":
+        os.kill(os.getpid(), signal.SIGKILL)  # half a lexical index on disk
+    real_lexical(path, docs, analyzer)
+
+build.write_atomic, build.build_lexical = write_atomic, build_lexical
+with SqliteStore(Path(sys.argv[1])) as store:
+    ingest_paths(store, [Path(sys.argv[2])], progress=False)
+"""
+
+
+@pytest.mark.parametrize("where", ["manifest", "lexical"])
+def test_a_build_killed_before_the_swap_leaves_the_last_complete_index_whole(
+    tmp_path: Path, where: str
+) -> None:
+    """#34: the new version's files are written beside the one in force and swapped in by
+    the manifest's rename, so a kill -9 at any point leaves the previous index whole (before,
+    rows, vectors and lexical were overwritten in place ahead of the manifest)."""
+    from citebound.contracts.enums import RetrievalStatus
+    from citebound.index.build import read_manifest
+    from citebound.ingest import ingest_paths
+    from citebound.retrieve import Retriever
+    from citebound.retrieve.loader import open_index
+    from citebound.store import SqliteStore
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Pump\n\nThe ZQ-7 pump runs at 50 Hz.\n", encoding="utf-8")
+    with SqliteStore(tmp_path / "store") as store:
+        ingest_paths(store, [docs], progress=False)
+        directory = index_dir(store.root, "default")
+        before = read_manifest(directory)
+        assert before is not None
+    (docs / "b.md").write_text(
+        "\n\n".join(f"# Valve {i}\n\nValve {i} opens at {i} bar." for i in range(30)),
+        encoding="utf-8",
+    )
+    killed = subprocess.run(
+        [sys.executable, "-c", KILL_BUILD, str(tmp_path / "store"), str(docs), where],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
+    )
+    assert killed.returncode == -9, killed.stderr
+    with SqliteStore(tmp_path / "store") as store:
+        assert read_manifest(directory) == before  # the old version is still in force
+        loaded = open_index(
+            store, "default", before.store_version, embedder=None, row_cache_size=16
+        )
+        assert len(loaded.chunk_ids) == before.num_chunks == loaded.lexical.num_docs
+        assert len(loaded.vectors) == before.num_chunks
+        # The store holds the new chunks, the index does not: the collection serves its last
+        # complete index (it was FAILED "stale" until a full re-ingest), never none.
+        assert store.index_version("default") != before.store_version
+        served = Retriever(store).retrieve("How fast does the ZQ-7 pump run?")
+        assert served.retrieval_status is RetrievalStatus.SUCCESS, served.error
+        assert served.index_version == before.index_version
+        assert any("50 Hz" in r.chunk_text for r in served.results)
+        # The next ingest finishes the job and clears the killed build's temporaries.
+        ingest_paths(store, [docs], progress=False)
+        after = read_manifest(directory)
+        assert after is not None and after.num_chunks > before.num_chunks
+    assert not [p for p in directory.iterdir() if p.name.startswith(".tmp")]

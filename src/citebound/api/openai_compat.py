@@ -63,6 +63,7 @@ from citebound.contracts.chat import (
     UrlCitation,
 )
 from citebound.contracts.enums import PublicStatus
+from citebound.errors import ContractError
 from citebound.pipeline import RequestState
 
 router = APIRouter(prefix="/v1")
@@ -102,7 +103,14 @@ def run_conversation(
         ],
         "the conversation",
     )
-    named = collection or collection_of_model(rt, who, model)
+    from_model = collection_of_model(rt, who, model)
+    if collection is not None and from_model is not None and from_model != collection:
+        # Answered from one collection and reported as another (#34): refuse instead.
+        raise ContractError(
+            f"model {model!r} names collection {from_model!r} but citebound.collection is "
+            f"{collection!r}: send one of them, or the same collection in both"
+        )
+    named = collection or from_model
     resolved, filters = rt.resolve_collection(who, named, filters)
     compile_filters(filters)
     with rt.slot():

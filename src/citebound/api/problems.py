@@ -149,6 +149,21 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
             f"the request body is not valid JSON: {why}",
             instance=request.url.path,
         )
+    long_question = [
+        e
+        for e in errors
+        if e.get("type") == "string_too_long" and e.get("loc", ())[-1:] == ("question",)
+    ]
+    if long_question and len(long_question) == len(errors):
+        # Size is 413 on every route (docs/api.md "Input limits"), whether the contract's
+        # max_length or `api/limits.py` finds it first.
+        most = long_question[0].get("ctx", {}).get("max_length", "")
+        return problem(
+            413,
+            "Input too large",
+            f"the question exceeds {most} characters: shorten it",
+            instance=request.url.path,
+        )
     items = []
     for e in errors[:20]:
         msg = str(e.get("msg", "invalid"))
@@ -166,14 +181,32 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     detail = exc.detail if isinstance(exc.detail, str) else "error"
     if exc.status_code == 404 and detail == "Not Found":
         detail = f"no such endpoint: {request.method} {request.url.path}"
+    headers = dict(exc.headers or {})
     if exc.status_code == 405:
         detail = f"method {request.method} is not allowed on {request.url.path}"
+        # RFC 9110 15.5.6: a 405 names the methods the path has, from every route on it (the
+        # router's own Allow lists only the first route that matched the path).
+        headers["Allow"] = _allowed_methods(request) or headers.get("Allow", "")
     title = {
         404: "Not found",
         405: "Method not allowed",
         413: "Request body too large",
     }.get(exc.status_code, "HTTP error")
-    return problem(exc.status_code, title, detail, instance=request.url.path)
+    return problem(
+        exc.status_code, title, detail, instance=request.url.path, headers=headers or None
+    )
+
+
+def _allowed_methods(request: Request) -> str:
+    """`GET, HEAD, POST`: the methods of every route whose path matches the request's."""
+    from starlette.routing import Match
+
+    methods: set[str] = set()
+    for route in getattr(request.app, "routes", ()):
+        match, _ = route.matches(request.scope)
+        if match is not Match.NONE:
+            methods.update(getattr(route, "methods", None) or ())
+    return ", ".join(sorted(methods))
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

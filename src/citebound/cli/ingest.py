@@ -74,6 +74,9 @@ def render_report(report: IngestReport) -> str:
                    "folder's .citeboundignore.")  # fmt: skip
 @click.option("--no-progress", is_flag=True, help="Never show the progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="Print the IngestReport as JSON.")
+@click.option("--config", "config_file", default=None,
+              help="citebound.toml to read [ingest] limits from (default ./citebound.toml "
+                   "when present).")  # fmt: skip
 @database_option
 def ingest_command(
     paths: tuple[Path, ...],
@@ -86,6 +89,7 @@ def ingest_command(
     exclude: tuple[str, ...],
     no_progress: bool,
     as_json: bool,
+    config_file: str | None,
 ) -> None:
     """Ingest files and folders (Markdown, text, HTML, PDF, JSONL; Word, Excel and
     PowerPoint with the office extra) into the store.
@@ -96,6 +100,9 @@ def ingest_command(
     Incremental: unchanged files are skipped, changed files re-chunked, files deleted under a
     given folder are removed. Exit 0 on success (skipped files are listed, not fatal), 2 on a
     usage error or when the index could not be updated.
+
+    A file over an [ingest] limit of the config (bytes, PDF pages, characters, chunks, time)
+    is skipped as OVER_LIMIT with the limit to raise; the rest ingests.
     """
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
@@ -105,8 +112,13 @@ def ingest_command(
     except ValidationError as err:
         problems = "; ".join(e["msg"] for e in err.errors())
         raise click.UsageError(f"bad chunk settings: {problems}") from None
+    from citebound.config import load_config
     from citebound.ingest.pipeline import ingest_paths
 
+    try:
+        limits = load_config(config_file).ingest
+    except CiteboundError as err:
+        fail(str(err))
     store = _open_store(store_dir, resolve_database(database))
     try:
         report = ingest_paths(
@@ -117,6 +129,7 @@ def ingest_command(
             progress=False if no_progress or as_json else None,
             include=include,
             exclude=exclude,
+            limits=limits,
         )
     except CiteboundError as err:
         fail(str(err))

@@ -24,6 +24,8 @@ class SkipReason(StrEnum):
     DUPLICATE_ID = "DUPLICATE_ID"
     OUTSIDE_ROOT = "OUTSIDE_ROOT"  # a symlink that leaves the ingested folder (not followed)
     NO_TEXT = "NO_TEXT"  # PDF pages without a text layer, not indexed (the rest of it is)
+    OVER_LIMIT = "OVER_LIMIT"  # over an `[ingest]` limit (size, pages, time, memory)
+    HIDDEN = "HIDDEN"  # a document whose name starts with '.', never read (listed, #34)
 
 
 BlockKind = Literal["heading", "text", "code", "table_row"]
@@ -71,6 +73,54 @@ class ChunkerConfig(Contract):
                 f"chunk_tokens ({self.chunk_tokens})"
             )
         return self
+
+
+WorkerMode = Literal["auto", "always", "never"]
+
+
+class IngestLimits(Contract):
+    """`[ingest]` of citebound.toml: per-file bounds, checked before and during the work.
+
+    A file over one is refused (`OVER_LIMIT`, one line naming the limit and how to raise it)
+    and the rest of the folder ingests. The defaults are far above any real manual.
+    """
+
+    max_file_bytes: int = Field(
+        default=268_435_456, ge=1, description="Bytes of one file (checked before reading it)."
+    )
+    max_pdf_pages: int = Field(
+        default=10_000, ge=1, description="Pages of one PDF (checked before extracting text)."
+    )
+    max_pdf_decompressed_bytes: int = Field(
+        default=268_435_456,
+        ge=1,
+        description="Decompressed content-stream bytes one PDF's pages may hold in all (a "
+        "stream shared by N pages counts N times: text extraction reads it N times).",
+    )
+    max_record_chars: int = Field(
+        default=1_000_000, ge=1, description="Characters of one JSONL line (before parsing it)."
+    )
+    max_document_chars: int = Field(
+        default=50_000_000, ge=1, description="Characters of one document's text."
+    )
+    max_chunks_per_document: int = Field(
+        default=100_000, ge=1, description="Chunks one document may make."
+    )
+    max_seconds_per_file: float = Field(
+        default=300.0, gt=0, description="Wall time to load and chunk one file in the worker."
+    )
+    max_worker_memory_mb: int = Field(
+        default=4096,
+        ge=0,
+        description="Address space of the parsing worker process (RLIMIT_AS); 0 = no limit.",
+    )
+    worker: WorkerMode = Field(
+        default="auto",
+        description="Where files are parsed: auto = PDFs, Office files and files over 32 KiB "
+        "in a worker process that is killed past the time or memory limit, small text files "
+        "in-process; always = every file in the worker; never = in-process (no time or "
+        "memory bound).",
+    )
 
 
 class SkippedFile(Contract):

@@ -1,19 +1,28 @@
 """`update_indexes`: (re)build BM25 + vectors of one collection from its chunks in a `Store`.
 
-Layout under `store.root / "index" / <collection>`: `manifest.json`, `rows.json` (per-row
-metadata in chunk_id order), `vectors.npy` (float32) and `lexical/` (tantivy). Vectors are cached
-by chunk_id: an update embeds only chunks it has not seen with the same model. The BM25 index is
-rebuilt (cheap next to embedding). Files are written to temporaries, flushed to disk and renamed
-into place (`cache_dir.write_atomic`). One build per collection runs at a time: concurrent
+Layout under `store.root / "index" / <collection>`: `manifest.json` and one folder per index
+version, `<index_version>/` with `rows.json` (per-row metadata in chunk_id order),
+`vectors.npy` (float32) and `lexical/` (tantivy). A build writes its folder under a temporary
+name (every file flushed, `cache_dir.write_atomic`), renames it into place, then swaps
+`manifest.json` (an atomic rename): a build killed at any point leaves the previous version
+whole and in force (#34). The version before the one in force is kept for readers that may
+still have it open; older ones are removed. An index written before versioned folders has its
+files flat in the collection folder (`version_files`). Vectors are cached by chunk_id: an
+update embeds only chunks it has not seen with the same model. The BM25 index is rebuilt
+(cheap next to embedding). One build per collection runs at a time: concurrent
 `update_indexes` calls (two `citebound ingest` runs, or threads) wait on an exclusive lock
 file, `<collection>/.build.lock`, instead of overwriting each other's temporaries.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import functools
 import json
+import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,7 +30,7 @@ from typing import Concatenate, ParamSpec, Protocol, cast
 
 import numpy as np
 
-from citebound.cache_dir import prune, write_atomic, write_atomic_with
+from citebound.cache_dir import fsync_path, prune, temp_prefix, write_atomic, write_atomic_with
 from citebound.contracts.base import sha256_hex
 from citebound.contracts.documents import Chunk
 from citebound.contracts.index import INDEX_FORMAT, IndexManifest, IndexRow
@@ -78,9 +87,17 @@ def read_manifest(directory: Path) -> IndexManifest | None:
         raise StoreError(f"corrupt index manifest {path}: {err}") from None
 
 
-def read_rows(directory: Path) -> list[IndexRow]:
+def version_files(directory: Path, version: str | None) -> tuple[Path, Path, Path]:
+    """(vectors.npy, rows.json, lexical/) of index `version`: in its folder `<version>/`, or
+    flat in `directory` for an index written before versioned folders."""
+    folder = directory / version if version else directory
+    base = folder if folder.is_dir() else directory
+    return base / "vectors.npy", base / "rows.json", base / "lexical"
+
+
+def read_rows(directory: Path, version: str | None = None) -> list[IndexRow]:
     try:
-        data = json.loads((directory / "rows.json").read_text("utf-8"))
+        data = json.loads(version_files(directory, version)[1].read_text("utf-8"))
         return [IndexRow.model_validate(r) for r in data]
     except (OSError, ValueError) as err:
         raise StoreError(f"cannot read index rows in {directory}: {err}") from None
@@ -116,10 +133,11 @@ def _one_build_at_a_time(
 
 def _cached_vectors(directory: Path, model: str) -> dict[str, Matrix]:
     old = read_manifest(directory)
-    if old is None or old.embedding_model != model or not (directory / "vectors.npy").is_file():
+    vectors = version_files(directory, old.index_version if old else None)[0]
+    if old is None or old.embedding_model != model or not vectors.is_file():
         return {}
-    matrix = np.load(directory / "vectors.npy", allow_pickle=False)
-    rows = read_rows(directory)
+    matrix = np.load(vectors, allow_pickle=False)
+    rows = read_rows(directory, old.index_version)
     if len(rows) != len(matrix):
         return {}
     return {r.chunk_id: matrix[i] for i, r in enumerate(rows)}
@@ -196,7 +214,7 @@ def update_indexes(
     if (
         old is not None
         and old.index_version == version
-        and (directory / "lexical").is_dir()
+        and version_files(directory, old.index_version)[2].is_dir()
         and (shared is None or not embed_missing or _same_version(published, version))
     ):
         return version
@@ -240,13 +258,14 @@ def update_indexes(
         LexicalDoc(i, index_text(c), c.equipment_id, c.knowledge_type, event_day(c.event_date))
         for i, c in enumerate(chunks)
     ]
-    build_lexical(directory / "lexical", lexical_docs, analyzer)
-    # Every file goes through cache_dir's atomic write (temporary, fsync, rename, fsync of the
-    # folder): a power cut after the manifest names a version cannot leave its rows or vectors
-    # empty on disk while the manifest survives.
-    write_atomic_with(directory / "vectors.npy", lambda fh: np.save(fh, matrix, allow_pickle=False))
+    # The new version is built under a temporary name (removed by `prune` if this process is
+    # killed), every file fsynced (cache_dir's atomic writes), then renamed into place: the
+    # folder of the version in force is never written.
+    staging = Path(tempfile.mkdtemp(prefix=temp_prefix(), dir=directory))
+    build_lexical(staging / "lexical", lexical_docs, analyzer)
+    write_atomic_with(staging / "vectors.npy", lambda fh: np.save(fh, matrix, allow_pickle=False))
     write_atomic(
-        directory / "rows.json",
+        staging / "rows.json",
         json.dumps([r.model_dump(mode="json") for r in rows], ensure_ascii=False).encode("utf-8"),
     )
     manifest = IndexManifest(
@@ -260,11 +279,35 @@ def update_indexes(
         embedded_new=len(missing),
         embedded_reused=len(chunks) - len(missing),
     )
-    # The manifest is written last: a crash before this leaves the old version in force.
+    target = directory / version
+    if target.exists():  # a folder of this version no complete manifest serves (see above)
+        shutil.rmtree(target)
+    os.replace(staging, target)
+    fsync_path(directory)
+    # The swap: the manifest is written last, atomically; a crash before it leaves the old
+    # version in force, whole.
     write_atomic(directory / "manifest.json", manifest.model_dump_json(indent=2).encode("utf-8"))
+    _drop_old_versions(directory, version, old.index_version if old else None)
     if shared is not None and embed_missing:
         shared.publish_manifest(manifest)  # last: other replicas rebuild from it
     return version
+
+
+def _drop_old_versions(directory: Path, current: str, previous: str | None) -> None:
+    """Remove version folders but `current` and `previous` (a reader may still have that one
+    open), and the flat files of a pre-versioned index once no version kept is flat."""
+    for child in directory.iterdir():
+        if child.is_dir() and child.name.startswith("idx-") and child.name not in (
+            current, previous
+        ):  # fmt: skip
+            shutil.rmtree(child, ignore_errors=True)
+    if previous is not None and not (directory / previous).is_dir():
+        return  # the previous version is the flat one: keep its files
+    for name in ("vectors.npy", "rows.json"):
+        with contextlib.suppress(OSError):
+            (directory / name).unlink()
+    if (directory / "lexical").is_dir():
+        shutil.rmtree(directory / "lexical", ignore_errors=True)
 
 
 class SharedVectors(Protocol):

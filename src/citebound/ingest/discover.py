@@ -101,7 +101,21 @@ def discover(
             )
             for name in sorted(filenames):
                 path = here / name
-                if _hidden(name) or name.endswith(SIDECAR_SUFFIX):
+                if name.endswith(SIDECAR_SUFFIX):
+                    continue
+                if _hidden(name):
+                    # Never read, but listed: a document named `.notes.md` is not lost without
+                    # a word (#34). Hidden files of other types (.DS_Store, .citeboundignore)
+                    # are not documents and stay unlisted, like hidden folders.
+                    if is_supported(path) and keep.keeps_file(rel_dir + name):
+                        dupes.append(
+                            SkippedFile(
+                                source_path=f"{root.name or 'root'}/{rel_dir}{name}",
+                                reason=SkipReason.HIDDEN,
+                                message="its name starts with '.', and hidden files are never "
+                                "ingested: rename it to ingest it",
+                            )
+                        )
                     continue
                 if not keep.keeps_file(rel_dir + name):
                     continue

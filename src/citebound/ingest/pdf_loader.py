@@ -21,7 +21,9 @@ from collections.abc import Callable
 from typing import Any
 
 from citebound.contracts.ingest import Block, ParsedDocument, SkippedFile, SkipReason
+from citebound.errors import StageError
 from citebound.ingest import ocr
+from citebound.ingest.limits import over_limit
 from citebound.ingest.source import SourceFile, make_document, paragraph_blocks, skip
 
 PAGE_SEPARATOR = "\n\n"
@@ -69,6 +71,50 @@ def page_list(pages: list[int]) -> str:
     return ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs)
 
 
+def _content_bytes(page: Any) -> int:
+    """Decompressed bytes of a page's content streams (pypdf keeps the decoded data, so a
+    stream shared by many pages is inflated once, but read again for each page)."""
+    from pypdf.generic import ArrayObject
+
+    contents = page.get("/Contents")
+    if contents is None:
+        return 0
+    obj = contents.get_object()
+    streams = obj if isinstance(obj, ArrayObject) else [obj]
+    return sum(len(s.get_object().get_data()) for s in streams)
+
+
+def _extract_pages(reader: Any, src: SourceFile) -> list[str]:
+    """Text per page, within `[ingest] max_pdf_pages` and `max_pdf_decompressed_bytes`, both
+    checked before any text is extracted: the page count, then the content bytes of every
+    page in turn (a PDF bomb, many pages sharing one huge Flate stream, is refused after
+    inflating that stream once, instead of reading it for every page)."""
+    limits = src.limits
+    try:
+        count = len(reader.pages)
+        if count > limits.max_pdf_pages:
+            raise over_limit("max_pdf_pages", f"the PDF has {count:,} pages", limits.max_pdf_pages)
+        inflated = 0
+        for number, page in enumerate(reader.pages, start=1):
+            inflated += _content_bytes(page)
+            if inflated > limits.max_pdf_decompressed_bytes:
+                raise over_limit(
+                    "max_pdf_decompressed_bytes",
+                    f"pages 1-{number} of {count:,} hold {inflated:,} decompressed content bytes",
+                    limits.max_pdf_decompressed_bytes,
+                )
+        return [page.extract_text() or "" for page in reader.pages]
+    except StageError:
+        raise
+    except MemoryError:
+        raise over_limit(
+            "max_worker_memory_mb", "PDF text extraction ran out of memory",
+            limits.max_worker_memory_mb,
+        ) from None  # fmt: skip
+    except Exception as err:
+        raise skip(SkipReason.CORRUPT, f"text extraction failed: {err}") from None
+
+
 def load_pdf(
     src: SourceFile, on_skip: Callable[[SkippedFile], None] | None = None
 ) -> list[ParsedDocument]:
@@ -89,10 +135,7 @@ def load_pdf(
                 opened = False
             if not opened:
                 raise skip(SkipReason.ENCRYPTED, "PDF is password-protected; decrypt it first")
-        try:
-            pages = [page.extract_text() or "" for page in reader.pages]
-        except Exception as err:
-            raise skip(SkipReason.CORRUPT, f"text extraction failed: {err}") from None
+        pages = _extract_pages(reader, src)
         blank = [i for i, p in enumerate(pages) if not p.strip()]
         ocr_pages: list[int] = []
         if blank and ocr.available():

@@ -35,6 +35,7 @@ from citebound.contracts.documents import Chunk, Document
 from citebound.contracts.ingest import (
     ChunkerConfig,
     IndexStatus,
+    IngestLimits,
     IngestReport,
     SkippedFile,
     SkipReason,
@@ -43,10 +44,12 @@ from citebound.contracts.ingest import (
 from citebound.errors import ConfigError, StageError
 from citebound.ingest.chunker import chunk_document
 from citebound.ingest.discover import Candidate, discover
+from citebound.ingest.limits import limit_message
 from citebound.ingest.loaders import SIDECAR_SUFFIX, load_file
 from citebound.ingest.metadata import parse_sidecar
 from citebound.ingest.ocr import available as ocr_available
 from citebound.ingest.source import SourceFile
+from citebound.ingest.worker import isolated_preparer
 from citebound.store.base import IngestStore
 from citebound.store.sqlite import check_collection_name
 
@@ -111,6 +114,7 @@ def ingest_paths(
     preparer: Preparer | None = None,
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
+    limits: IngestLimits | None = None,
 ) -> IngestReport:
     """Ingest files and folders into `collection` of `store`; see the module docstring.
 
@@ -127,6 +131,9 @@ def ingest_paths(
         include: globs; when given, only files under a folder root matching one are read.
         exclude: globs of files and folders to leave out, after each folder's
             `.citeboundignore` (`ingest.globs`). A stored file now left out is deleted.
+        limits: per-file bounds (`[ingest]`, default `IngestLimits()`); a file over one is
+            skipped as `OVER_LIMIT` and the others ingest. PDFs, Office files and large files
+            are parsed in a worker process with a time and memory limit (`ingest.worker`).
 
     Raises:
         ConfigError: a path does not exist or the collection name is invalid.
@@ -154,7 +161,7 @@ def ingest_paths(
 
     added = updated = unchanged = docs_written = chunks_written = 0
     pairs = [(cand, stored.get(cand.source_path)) for cand in candidates]
-    prepared = (preparer or _prepare_here)(pairs, collection, config)
+    prepared = (preparer or isolated_preparer(limits or IngestLimits()))(pairs, collection, config)
     with _progress(progress) as bar:
         task = bar.add_task("", total=len(candidates))
         for (cand, previous), ready in zip(pairs, prepared, strict=True):
@@ -236,17 +243,19 @@ Candidates = Sequence[tuple[Candidate, SourceRecord | None]]
 Preparer = Callable[[Candidates, str, ChunkerConfig], Iterator[Prepared | _Outcome]]
 
 
-def _prepare_here(
-    pairs: Candidates, collection: str, config: ChunkerConfig
-) -> Iterator[Prepared | _Outcome]:
-    for cand, previous in pairs:
-        yield prepare_file(cand, collection, config, previous)
-
-
 def prepare_file(
-    cand: Candidate, collection: str, config: ChunkerConfig, previous: SourceRecord | None
+    cand: Candidate,
+    collection: str,
+    config: ChunkerConfig,
+    previous: SourceRecord | None,
+    limits: IngestLimits | None = None,
 ) -> Prepared | _Outcome:
-    """Read, load and chunk one file (no store access); every failure becomes a skip entry."""
+    """Read, load and chunk one file (no store access); every failure becomes a skip entry.
+
+    `limits` (default `IngestLimits()`) are checked before reading (bytes), while loading
+    (characters, PDF pages and content bytes) and after chunking (chunks per document); the
+    time and memory limits are the worker's (`ingest.worker`)."""
+    limits = limits or IngestLimits()
     record_skips: list[SkippedFile] = []
 
     def skip(reason: str, message: str) -> _Outcome:
@@ -260,6 +269,12 @@ def prepare_file(
         # listing, or a candidate built elsewhere, is never followed out of the folder).
         if not cand.path.resolve(strict=True).is_relative_to(cand.root):
             return skip(SkipReason.OUTSIDE_ROOT, f"{cand.path} resolves outside {cand.root}")
+        size = cand.path.stat().st_size
+        if size > limits.max_file_bytes:
+            why = limit_message(
+                "max_file_bytes", f"the file is {size:,} bytes", limits.max_file_bytes
+            )
+            return skip(SkipReason.OVER_LIMIT, why)
         raw = cand.path.read_bytes()
         sidecar_path = cand.path.with_name(cand.path.name + SIDECAR_SUFFIX)
         sidecar = sidecar_path.read_bytes() if sidecar_path.is_file() else b""
@@ -273,10 +288,18 @@ def prepare_file(
         return _Outcome("unchanged", source_path=cand.source_path)
     try:
         metadata = parse_sidecar(sidecar) if sidecar else {}
-        src = SourceFile(cand.path, cand.source_path, collection, raw, sha, metadata)
+        src = SourceFile(cand.path, cand.source_path, collection, raw, sha, metadata, limits)
         parsed = load_file(src, record_skips.append)
+        documents = [(p.document, list(chunk_document(p, config))) for p in parsed]
     except StageError as err:
         return skip(err.reason_code, str(err))
+    most = limits.max_chunks_per_document
+    for document, chunks in documents:
+        if len(chunks) > most:
+            where = f" ({document.title})" if len(documents) > 1 else ""
+            why = limit_message("max_chunks_per_document", f"a document{where} makes "
+                                f"{len(chunks):,} chunks", most)  # fmt: skip
+            return skip(SkipReason.OVER_LIMIT, why)
     record = SourceRecord(
         collection=collection, source_path=cand.source_path, content_sha256=sha,
         meta_sha256=meta_sha,
@@ -285,7 +308,7 @@ def prepare_file(
         source_path=cand.source_path,
         record=record,
         previous=previous is not None,
-        documents=[(p.document, list(chunk_document(p, config))) for p in parsed],
+        documents=documents,
         skipped=tuple(record_skips),
     )
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from citebound.contracts.base import sha256_hex
 from citebound.contracts.documents import Document
-from citebound.contracts.ingest import Block, BlockKind, SkipReason
+from citebound.contracts.ingest import Block, BlockKind, IngestLimits, SkipReason
 from citebound.errors import StageError
 
 
@@ -34,6 +34,7 @@ class SourceFile:
     raw: bytes
     content_sha256: str
     metadata: dict[str, str] = field(default_factory=dict)
+    limits: IngestLimits = field(default_factory=IngestLimits)
 
 
 def skip(reason: SkipReason, message: str) -> StageError:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from citebound.contracts.ingest import ParsedDocument, SkippedFile, SkipReason
 from citebound.errors import StageError
+from citebound.ingest.limits import over_limit
 from citebound.ingest.metadata import validate_metadata
 from citebound.ingest.source import (
     SourceFile,
@@ -84,6 +85,12 @@ def iter_jsonl(src: SourceFile, on_skip: Callable[[SkippedFile], None]) -> list[
         if not line.strip():
             continue
         try:
+            if len(line) > src.limits.max_record_chars:
+                # Never parsed: one huge line is refused, the other records still ingest.
+                raise over_limit(
+                    "max_record_chars", f"the record is {len(line):,} characters",
+                    src.limits.max_record_chars,
+                )  # fmt: skip
             parsed = _record(src, line)
         except StageError as err:
             on_skip(

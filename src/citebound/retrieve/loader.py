@@ -10,7 +10,7 @@ from typing import Protocol, runtime_checkable
 
 from citebound.contracts.index import IndexManifest
 from citebound.errors import StoreError
-from citebound.index.build import index_dir, read_manifest, read_rows
+from citebound.index.build import index_dir, read_manifest, read_rows, version_files
 from citebound.index.embedder import Embedder, Matrix, load_embedder
 from citebound.index.lexical import LexicalIndex
 from citebound.index.vectors import VectorIndex
@@ -51,9 +51,16 @@ def open_index(
     *,
     embedder: Embedder | None,
     row_cache_size: int,
+    last_complete: bool = False,
 ) -> LoadedIndex:
     """The indexes of `collection` at store version `current`, opened from the index
-    directory; StoreError saying what to do when missing, stale or inconsistent."""
+    directory; StoreError saying what to do when missing, stale or inconsistent.
+
+    `last_complete` (an embedded store): an index built for an older store version is opened
+    anyway, the last complete index, instead of none: an ingest that was killed, failed or is
+    still running has changed the store but not swapped a new index in. Rows are hydrated from
+    the store, so a chunk deleted since is never returned; chunks added since are not found
+    until the next complete build, and every bundle names the index version it used."""
     directory = index_dir(Path(store.root), collection)
     manifest = read_manifest(directory)
     if manifest is None or manifest.store_version != current:
@@ -71,7 +78,7 @@ def open_index(
             f"pass --collection NAME, or ingest documents first (citebound ingest PATH "
             f"--collection {collection})"
         )
-    if manifest.store_version != current:
+    if manifest.store_version != current and not (last_complete and manifest.num_chunks):
         raise StoreError(
             f"index of collection '{collection}' is stale (built for store version "
             f"{manifest.store_version}, store is at {current}): re-run ingest "
@@ -82,9 +89,10 @@ def open_index(
         raise StoreError(
             f"index was built with '{manifest.embedding_model}', not '{embedder.name}'"
         )
-    rows = read_rows(directory)
+    vectors_file, _, lexical_dir = version_files(directory, manifest.index_version)
+    rows = read_rows(directory, manifest.index_version)
     chunk_ids = [r.chunk_id for r in rows]
-    vectors = VectorIndex.load(directory / "vectors.npy")
+    vectors = VectorIndex.load(vectors_file)
     if isinstance(store, PostgresStoreLike) and store.dense_in_database:
         from citebound.index.pgvector import PgVectorIndex
 
@@ -99,7 +107,7 @@ def open_index(
         manifest=manifest,
         chunk_ids=chunk_ids,
         columns=FilterColumns(rows),
-        lexical=LexicalIndex(directory / "lexical", manifest.lexical_analyzer),
+        lexical=LexicalIndex(lexical_dir, manifest.lexical_analyzer),
         vectors=vectors,
         embedder=embedder,
         cache=RowCache(row_cache_size, version=current),

@@ -29,6 +29,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -39,6 +40,7 @@ from citebound.contracts.retrieval import (
     RetrievalRow,
 )
 from citebound.errors import CiteboundError, StoreError
+from citebound.index.build import index_dir, read_manifest
 from citebound.index.embedder import Embedder
 from citebound.index.fusion import calibrate, dense_similarity, fuse, lexical_similarity
 from citebound.policy import Policy, load_policy
@@ -123,6 +125,9 @@ class Retriever:
         loaded = self._loaded.get(collection)
         if loaded is None or loaded.manifest.store_version == self.store.index_version(collection):
             return
+        on_disk = read_manifest(index_dir(Path(self.store.root), collection))
+        if on_disk is not None and on_disk.index_version == loaded.manifest.index_version:
+            return  # no new index swapped in yet: the last complete one keeps serving
         with self._load_lock:
             if self._loaded.get(collection) is loaded:
                 del self._loaded[collection]
@@ -158,6 +163,7 @@ class Retriever:
                     current,
                     embedder=self._embedder,
                     row_cache_size=self.row_cache_size,
+                    last_complete=not self._follows_store,
                 )
             except StoreError:
                 if loaded is None:
