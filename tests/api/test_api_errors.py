@@ -56,7 +56,6 @@ def test_unknown_field_is_422_naming_it(client: TestClient) -> None:
     [
         ({}, "body.question"),
         ({"question": ""}, "body.question"),
-        ({"question": "x" * 9000}, "body.question"),
         ({"question": "x", "collection": "../etc"}, "body.collection"),
         ({"question": "x", "request_id": "a/b"}, "body.request_id"),
         ({"question": "x", "filters": {"equipment": "HP-220"}}, "body.filters.equipment"),
