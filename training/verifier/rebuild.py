@@ -53,6 +53,7 @@ def main() -> None:
     card.write(onnx_dir, counts=counts, training=summary, exported=exported, fitted=fitted,
                command="make models", seconds=time.time() - t0)  # fmt: skip
     if args.install:
+        SHIPPED.mkdir(parents=True, exist_ok=True)
         for name in ("model.onnx", "tokenizer.json", "config.json", "MODEL_CARD.md"):
             shutil.copy(onnx_dir / name, SHIPPED / name)
     print(f"verifier_threshold = {fitted['threshold']}")
