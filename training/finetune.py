@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from tokenizers import Tokenizer
 
-from training import heads
+from training import frozen, heads
 from training.common import Pair, base_model_dir, read_jsonl
 
 
@@ -129,7 +129,18 @@ def train(args: argparse.Namespace) -> dict[str, object]:
     rng = random.Random(args.seed)
     per_epoch = math.ceil(len(train_pairs) / args.batch)
     total = per_epoch * args.epochs if not args.max_steps else args.max_steps
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
+    params = frozen.freeze(model, args.freeze_layers) if args.freeze_layers else None
+    cache: dict[tuple[str, str], torch.Tensor] = {}
+    if args.freeze_layers:
+        unique = sorted({(p.premise, p.claim) for p in train_pairs})
+        for k in range(0, len(unique), 64):
+            chunk = [Pair(a, b, 0, "", "") for a, b in unique[k : k + 64]]
+            got = frozen.bottom(model, args.freeze_layers, enc(chunk))
+            cache.update(zip(unique[k : k + 64], got, strict=True))
+        print(f"cached layer {args.freeze_layers} states of {len(cache)} pairs", flush=True)
+    opt = torch.optim.AdamW(
+        params if params is not None else model.parameters(), lr=args.lr, weight_decay=0.01
+    )
     warm = max(1, int(args.warmup * total))
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min((s + 1) / warm, max(0.0, (total - s) / max(1, total - warm)))
@@ -143,9 +154,14 @@ def train(args: argparse.Namespace) -> dict[str, object]:
     args.out.mkdir(parents=True, exist_ok=True)
     for _epoch in range(args.epochs):
         for batch in batches(train_pairs, args.batch, rng, enc):
-            feats = {n: t.to(args.device) for n, t in enc(batch).items()}
             y = torch.tensor([p.label for p in batch], device=args.device)
-            loss = torch.nn.functional.cross_entropy(model(**feats).logits, y)
+            if args.freeze_layers:
+                cached = [cache[(p.premise, p.claim)] for p in batch]
+                logits = frozen.top(model, args.freeze_layers, cached)
+            else:
+                feats = {n: t.to(args.device) for n, t in enc(batch).items()}
+                logits = model(**feats).logits
+            loss = torch.nn.functional.cross_entropy(logits, y)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
@@ -164,6 +180,10 @@ def train(args: argparse.Namespace) -> dict[str, object]:
                 point = {"step": step, "epoch": round(step / per_epoch, 3), "dev_auc": auc,
                          "dev_caught": caught, "dev_passed": passed, "dev_balanced": bal,
                          "train_loss": float(loss.item())}  # fmt: skip
+                for src in sorted({p.source for p in curve_pairs}):
+                    rows = [(x, p.label) for x, p in zip(s, curve_pairs, strict=True)
+                            if p.source == src]  # fmt: skip
+                    point[f"auc_{src}"] = roc_auc([r[0] for r in rows], [r[1] for r in rows])
                 curve.append(point)
                 print(json.dumps(point), flush=True)
                 if auc > best:
@@ -180,7 +200,8 @@ def train(args: argparse.Namespace) -> dict[str, object]:
             (args.out / name).write_bytes((base / name).read_bytes())
     summary = {"train_pairs": len(train_pairs), "dev_pairs": len(dev_pairs), "steps": step,
                "epochs": args.epochs, "batch": args.batch, "lr": args.lr, "seed": args.seed,
-               "max_length": args.max_length, "head": args.head, "seconds": round(time.time() - t0, 1),
+               "max_length": args.max_length, "head": args.head,
+               "freeze_layers": args.freeze_layers, "seconds": round(time.time() - t0, 1),
                "best": curve and max(curve, key=lambda p: p["dev_auc"]), "curve": curve}  # fmt: skip
     (args.out / "training.json").write_text(json.dumps(summary, indent=1) + "\n")
     return summary
@@ -203,6 +224,12 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--max-steps", type=int, default=0)
     ap.add_argument("--written-repeat", type=int, default=2)
     ap.add_argument("--head", choices=("cls", "mean"), default="mean")
+    ap.add_argument(
+        "--freeze-layers",
+        type=int,
+        default=0,
+        help="freeze embeddings and the bottom N layers (cached; mean head only)",
+    )
     ap.add_argument("--warmup", type=float, default=0.1, help="share of steps warming up")
     ap.add_argument("--curve-pairs", type=int, default=600, help="dev pairs scored per point")
     return ap

@@ -88,3 +88,51 @@ def test_roc_auc_matches_the_pairwise_definition() -> None:
     neg = [s for s, y in zip(scores, labels, strict=True) if not y]
     pairwise = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg) / (len(pos) * len(neg))
     assert roc_auc(scores, labels) == pytest.approx(pairwise)
+
+
+def test_frozen_bottom_gives_the_full_models_logits_and_trains_only_the_top(
+    tmp_path: Path,
+) -> None:
+    from training import frozen, heads
+    from training.finetune import Encoder
+
+    base = _tiny_base(tmp_path / "base")
+    model = heads.build(str(base), "mean").eval()
+    enc = Encoder(base / "tokenizer.json", 32)
+    feats = enc(_pairs()[:6])
+    with torch.no_grad():
+        full = model(**feats).logits
+        cached = frozen.bottom(model, 1, feats)
+        split = frozen.top(model, 1, cached)
+    assert [int(c.shape[0]) for c in cached] == feats["attention_mask"].sum(1).tolist()
+    assert torch.allclose(full, split, atol=1e-2)  # the cache is float16
+    trainable = {id(p) for p in frozen.freeze(model, 1)}
+    bert = model.encoder  # type: ignore[attr-defined]
+    assert not any(id(p) in trainable for p in bert.embeddings.parameters())
+    assert not any(id(p) in trainable for p in bert.encoder.layer[0].parameters())
+    assert all(id(p) in trainable for p in bert.encoder.layer[1].parameters())
+
+
+def test_finetune_with_frozen_layers_runs_and_saves(tmp_path: Path) -> None:
+    base = _tiny_base(tmp_path / "base")
+    data = tmp_path / "data"
+    write_jsonl(data / "train.jsonl", _pairs())
+    write_jsonl(data / "dev.jsonl", _pairs()[:24])
+    args = parser().parse_args(
+        ["--data", str(data), "--out", str(tmp_path / "model"), "--base", str(base),
+         "--max-steps", "4", "--batch", "8", "--epochs", "1", "--evals-per-epoch", "1",
+         "--max-length", "32", "--threads", "1", "--written-repeat", "1", "--head", "mean",
+         "--freeze-layers", "1"]
+    )  # fmt: skip
+    summary = train(args)
+    assert summary["steps"] == 4 and summary["freeze_layers"] == 1
+    from training import heads
+
+    loaded = heads.load(tmp_path / "model")  # as the export reads it
+    assert loaded(**_feats(base)).logits.shape == (2, 2)
+
+
+def _feats(base: Path) -> dict[str, object]:
+    from training.finetune import Encoder
+
+    return dict(Encoder(base / "tokenizer.json", 32)(_pairs()[:2]))
