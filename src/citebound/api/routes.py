@@ -57,7 +57,7 @@ def check_id(value: str, what: str) -> str:
 @router.post(
     "/answer",
     response_model=PublicResponse,
-    responses=problems(400, 401, 403, 409, 413, 422),
+    responses=problems(400, 401, 403, 404, 409, 413, 422),
 )
 def answer(
     body: AnswerRequest,
@@ -96,7 +96,7 @@ def answer(
 @router.post(
     "/retrieve",
     response_model=RetrievalBundle,
-    responses=problems(400, 401, 403, 413, 422),
+    responses=problems(400, 401, 403, 404, 413, 422),
 )
 def retrieve(
     body: AnswerRequest,
@@ -123,7 +123,7 @@ def retrieve(
         )
 
 
-@router.post("/assemble", response_model=AssembleResponse, responses=problems(401, 413, 422))
+@router.post("/assemble", response_model=AssembleResponse, responses=problems(400, 401, 413, 422))
 def assemble(
     body: AssembleRequest,
     rt: Runtime,
@@ -141,7 +141,7 @@ def assemble(
 @router.post(
     "/assemble-prompt",
     response_model=AssembledPrompt,
-    responses=problems(400, 401, 403, 413, 422),
+    responses=problems(400, 401, 403, 404, 413, 422),
 )
 def assemble_prompt(
     body: AssemblePromptRequest,
@@ -180,7 +180,7 @@ def assemble_prompt(
         )
 
 
-@router.post("/validate", response_model=ValidationResult, responses=problems(401, 422))
+@router.post("/validate", response_model=ValidationResult, responses=problems(400, 401, 422))
 def validate(
     body: ValidateRequest,
     rt: Runtime,
@@ -242,7 +242,7 @@ def document(
     "/feedback",
     response_model=FeedbackRecord,
     status_code=status.HTTP_201_CREATED,
-    responses=problems(401, 404, 422),
+    responses=problems(400, 401, 404, 422),
 )
 def feedback(
     body: FeedbackRequest,

@@ -120,7 +120,7 @@ def _advance(rt: ApiRuntime, body: StepRequest, state: RequestState) -> RequestS
 @router.post(
     "/steps",
     response_model=StepResponse,
-    responses=problems(400, 401, 403, 409, 413, 422),
+    responses=problems(400, 401, 403, 404, 409, 413, 422),
 )
 def steps(
     body: StepRequest,
