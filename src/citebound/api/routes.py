@@ -280,7 +280,7 @@ def _integrity(rt: ApiRuntime, records: list[AuditRecord]) -> list[str]:
     return out
 
 
-@router.get("/audit/{request_id}", response_model=AuditView, responses=problems(401, 403, 404))
+@router.get("/audit/{request_id}", response_model=AuditView, responses=problems(400, 401, 403, 404))
 def audit(
     request_id: str,
     rt: Runtime,
