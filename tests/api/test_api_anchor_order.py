@@ -34,7 +34,7 @@ def test_every_route_shows_anchors_in_citation_order(client: TestClient) -> None
     body = client.post("/v1/answer", json={"question": QUESTION, "request_id": "a1"}).json()
     anchors = [c["anchor"] for c in body["citations"]]
     assert body["status"] == "OK" and numbering_problem(body["answer"], anchors, "C") is None
-    record = _record(client, "a1")
+    record = _record(client, "plant:a1")
     assert record.validated_citations != anchors, "no longer cites out of order: new QUESTION"
     chunks = _shown_chunks(record)
     assert list(chunks) == anchors

@@ -49,8 +49,9 @@ def inventing_client(config: Config) -> Iterator[tuple[TestClient, CountingInven
 
 
 def records(c: TestClient, request_id: str) -> int:
+    """Records of the caller's `request_id`, recorded scoped by its collection (`plant`)."""
     rt = c.app.state.runtime  # type: ignore[attr-defined]
-    return len(rt.ctx.sinks[0].find(request_id))
+    return len(rt.ctx.sinks[0].find(f"plant:{request_id}"))
 
 
 def step(c: TestClient, prev: dict[str, Any], **kw: Any) -> Any:
@@ -329,15 +330,17 @@ def test_feedback_on_another_collections_refusal_is_404(keyed_client: TestClient
         headers=auth("secret-reader"),
     )
     assert r.json()["status"] == "NO_EVIDENCE"
-    body = {"request_id": "m6-secret-refusal", "verdict": "incorrect"}
+    rid = r.json()["request_id"]
+    assert rid == "secret:m6-secret-refusal"  # scoped by its collection
+    body = {"request_id": rid, "verdict": "incorrect"}
     theirs = c.post("/v1/feedback", json=body, headers=auth("plant-reader"))
     absent = c.post(
         "/v1/feedback", json={**body, "request_id": "m6-nope"}, headers=auth("plant-reader")
     )
     assert theirs.status_code == absent.status_code == 404
-    assert theirs.json()["detail"].replace("m6-secret-refusal", "ID") == absent.json()[
-        "detail"
-    ].replace("m6-nope", "ID")
+    assert theirs.json()["detail"].replace(rid, "ID") == absent.json()["detail"].replace(
+        "m6-nope", "ID"
+    )
     assert c.post("/v1/feedback", json=body, headers=auth("admin")).status_code == 201
     assert KEYS["admin"][2] == ["*"]
 

@@ -33,7 +33,7 @@ def test_table_is_append_only_and_readable_by_arrow(sink: DeltaAuditSink) -> Non
     with pytest.raises(Exception):  # noqa: B017 - any refusal will do; the row must survive
         table.delete("request_id = 'req-1'")
     t = deltalake.DeltaTable(str(sink.path)).to_pyarrow_table()
-    assert t.column_names == list(COLUMN_NAMES)
+    assert t.column_names == [*COLUMN_NAMES, "chain_seq", "prev_hash", "chain_hash"]
     assert t.column("request_id").to_pylist() == ["req-1"]
     assert t.column("validated_citations").to_pylist() == [["C0", "C1"]]
 
@@ -84,7 +84,8 @@ def test_a_version_1_table_gains_the_new_columns(tmp_path: Path) -> None:
     )
 
     sink = DeltaAuditSink(path)
-    assert [f.name for f in deltalake.DeltaTable(str(path)).schema().fields] == list(COLUMN_NAMES)
+    fields = [f.name for f in deltalake.DeltaTable(str(path)).schema().fields]
+    assert fields == [*COLUMN_NAMES, "chain_seq", "prev_hash", "chain_hash"]
     (back,) = sink.find("old")
     assert back == old and back.reranker is None and back.hash_ok()
     named = record_for("ok", request_id="new").model_copy(update={"reranker": "rr"})

@@ -186,7 +186,8 @@ def test_a_version_3_delta_table_gains_model_calls(tmp_path: Path) -> None:
         str(path), records_to_arrow([old]).drop_columns(V4_ONLY), mode="append"
     )
     sink = DeltaAuditSink(path)
-    assert [f.name for f in deltalake.DeltaTable(str(path)).schema().fields] == list(COLUMN_NAMES)
+    fields = [f.name for f in deltalake.DeltaTable(str(path)).schema().fields]
+    assert fields == [*COLUMN_NAMES, "chain_seq", "prev_hash", "chain_hash"]
     (back,) = sink.find(old.request_id)
     assert back == old and back.model_calls is None and back.hash_ok()
     new = _two_calls()

@@ -70,3 +70,30 @@ def test_executors_never_read_outside_the_folder(tmp_path: Path) -> None:
     out = prepare_file(Candidate(docs / "a.md", "docs/a.md", root), "c", ChunkerConfig(), None)
     assert not isinstance(out, Prepared)
     assert [s.reason for s in out.skipped] == [SkipReason.OUTSIDE_ROOT]
+
+
+def test_batch_ingest_parses_in_the_bounded_worker(spark: Any, tmp_path: Path) -> None:
+    """#34: `batch ingest` takes the `[ingest]` limits and parses as `citebound ingest` does,
+    in a worker process on the executor: a file past the time limit (one 80,000-character
+    word, whose tokens take minutes to count) is stopped and refused OVER_LIMIT with the limit
+    to raise, and the good files beside it ingest."""
+    from citebound.contracts.ingest import IngestLimits, SkipReason
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a_good.md").write_text("# Pump\n\nThe pump runs at 40 bar.\n", encoding="utf-8")
+    (docs / "b_slow.txt").write_text("z" * 80_000 + "\n", encoding="utf-8")
+    (docs / "c_good.md").write_text("# Seal\n\nThe seal is inspected weekly.\n", "utf-8")
+    limits = IngestLimits(max_seconds_per_file=2.0)
+    batch = ingest_batch(
+        spark, tmp_path / "st", [docs], collection="c", partitions=2, limits=limits
+    )
+    (entry,) = batch.ingest.skipped
+    assert (entry.source_path, entry.reason) == ("docs/b_slow.txt", SkipReason.OVER_LIMIT)
+    assert "parsing ran past 2 s and was stopped" in entry.message
+    assert "raise [ingest] max_seconds_per_file" in entry.message
+    with SqliteStore(tmp_path / "st") as store:
+        assert [s.source_path for s in store.list_sources("c")] == [
+            "docs/a_good.md",
+            "docs/c_good.md",
+        ]

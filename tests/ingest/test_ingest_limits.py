@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -208,3 +211,47 @@ def test_limits_come_from_the_config_and_the_cli_names_them(
     assert "1 added" in result.output and "3 skipped" in result.output
     assert "docs/bomb.pdf  OVER_LIMIT  pages 1-3 of 40 hold" in result.output
     assert "docs/huge.jsonl:1  OVER_LIMIT  the record is" in result.output
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS bounds the worker on Linux")
+def test_a_file_past_the_memory_limit_is_refused_and_nothing_is_lost(tmp_path: Path) -> None:
+    """The worker's memory limit (`RLIMIT_AS`): a text file whose parsing needs more than
+    `max_worker_memory_mb` is OVER_LIMIT with the limit to raise, the command exits 0 with no
+    traceback (the worker's stderr is the command's), and what the store held stays."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a_ok.txt").write_text("The pump runs at 40 bar. " * 2000, encoding="utf-8")
+    (docs / "c_good.md").write_text("# Seal\n\nThe seal is inspected weekly.\n", "utf-8")
+    toml = tmp_path / "citebound.toml"
+    toml.write_text("[ingest]\nmax_worker_memory_mb = 256\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+
+    def ingest() -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-m", "citebound", "ingest", str(docs), "--store",
+               str(tmp_path / "st"), "--config", str(toml), "--no-progress"]  # fmt: skip
+        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+
+    first = ingest()
+    assert first.returncode == 0, first.stderr
+    with SqliteStore(tmp_path / "st") as store:
+        before = sorted((c.chunk_id, c.text) for c in store.iter_chunks("default"))
+    assert before
+    # 48 MB of text: under every other default limit, but reading, decoding and normalizing
+    # it needs several times that in the worker.
+    line = "Seal inspection happens weekly on line xxxxxxxxxx. "
+    (docs / "b_big.txt").write_text(line * 950_000, encoding="utf-8")
+    started = time.perf_counter()
+    second = ingest()
+    assert time.perf_counter() - started < 300
+    out = second.stdout + second.stderr
+    assert second.returncode == 0, out
+    assert "Traceback" not in out and "MemoryError" not in out, out
+    (row,) = [x for x in out.splitlines() if "b_big.txt" in x]
+    assert "OVER_LIMIT" in row and "max_worker_memory_mb = 256" in row, row
+    assert "raise [ingest] max_worker_memory_mb" in row, row
+    with SqliteStore(tmp_path / "st") as store:
+        assert sorted(s.source_path for s in store.list_sources("default")) == [
+            "docs/a_ok.txt",
+            "docs/c_good.md",
+        ]
+        assert sorted((c.chunk_id, c.text) for c in store.iter_chunks("default")) == before

@@ -121,12 +121,9 @@ def test_two_replicas_one_database(pg_url: str, tmp_path: Path) -> None:
         r = _answer(a_base, "first-on-a")
         assert r.status_code == 200 and r.json()["status"] == "OK", r.text
         # Each replica sees the other's audit record.
-        assert (
-            httpx.get(f"{b_base}/v1/audit/first-on-a", headers=AUTH, timeout=10).status_code == 200
-        )
-        assert (
-            httpx.get(f"{a_base}/v1/audit/first-on-b", headers=AUTH, timeout=10).status_code == 200
-        )
+        # (A caller's request id is recorded scoped by its collection: `plant:<id>`.)
+        for base, rid in ((b_base, "plant:first-on-a"), (a_base, "plant:first-on-b")):
+            assert httpx.get(f"{base}/v1/audit/{rid}", headers=AUTH, timeout=10).status_code == 200
         # A request id already used on one replica is refused on the other (one record each).
         assert _answer(a_base, "first-on-b").status_code == 409
 
@@ -171,7 +168,7 @@ def test_two_replicas_one_database(pg_url: str, tmp_path: Path) -> None:
 
         sink = PostgresAuditSink(pg_url)
         try:
-            recorded = {r.request_id for r in sink.records()}
+            recorded = {r.request_id.removeprefix("plant:") for r in sink.records()}
             assert sink.count() == len(recorded)  # exactly one record per request id
             # Nothing acknowledged is lost; nothing is recorded that was never sent.
             assert set(acked["a"]) | set(acked["b"]) <= recorded

@@ -54,7 +54,11 @@ def check_id(value: str, what: str) -> str:
     return value
 
 
-@router.post("/answer", response_model=PublicResponse, responses=problems(400, 401, 403, 409, 422))
+@router.post(
+    "/answer",
+    response_model=PublicResponse,
+    responses=problems(400, 401, 403, 404, 409, 413, 422),
+)
 def answer(
     body: AnswerRequest,
     rt: Runtime,
@@ -71,13 +75,14 @@ def answer(
     )
     collection, filters = rt.resolve_collection(who, body.collection, body.filters)
     compile_filters(filters)  # a bad date is the caller's 400, not a FAILED answer
-    rt.require_new_request_id(body.request_id)
+    request_id = rt.scoped_request_id(collection, body.request_id)
+    rt.require_new_request_id(request_id)
     with rt.slot():
         state = rt.pipeline.start(
             body.question,
             collection=collection,
             filters=filters,
-            request_id=body.request_id,
+            request_id=request_id,
             history=body.history,
         )
         # Claim the id so two concurrent posts of one request_id make one model call.
@@ -88,7 +93,11 @@ def answer(
     return state.response
 
 
-@router.post("/retrieve", response_model=RetrievalBundle, responses=problems(400, 401, 403, 422))
+@router.post(
+    "/retrieve",
+    response_model=RetrievalBundle,
+    responses=problems(400, 401, 403, 404, 413, 422),
+)
 def retrieve(
     body: AnswerRequest,
     rt: Runtime,
@@ -110,11 +119,11 @@ def retrieve(
             collection=collection,
             filters=filters,
             policy=rt.ctx.policy,
-            request_id=body.request_id,
+            request_id=rt.scoped_request_id(collection, body.request_id),
         )
 
 
-@router.post("/assemble", response_model=AssembleResponse, responses=problems(401, 422))
+@router.post("/assemble", response_model=AssembleResponse, responses=problems(400, 401, 413, 422))
 def assemble(
     body: AssembleRequest,
     rt: Runtime,
@@ -132,7 +141,7 @@ def assemble(
 @router.post(
     "/assemble-prompt",
     response_model=AssembledPrompt,
-    responses=problems(400, 401, 403, 422),
+    responses=problems(400, 401, 403, 404, 413, 422),
 )
 def assemble_prompt(
     body: AssemblePromptRequest,
@@ -171,7 +180,7 @@ def assemble_prompt(
         )
 
 
-@router.post("/validate", response_model=ValidationResult, responses=problems(401, 422))
+@router.post("/validate", response_model=ValidationResult, responses=problems(400, 401, 422))
 def validate(
     body: ValidateRequest,
     rt: Runtime,
@@ -233,7 +242,7 @@ def document(
     "/feedback",
     response_model=FeedbackRecord,
     status_code=status.HTTP_201_CREATED,
-    responses=problems(401, 404, 422),
+    responses=problems(400, 401, 404, 422),
 )
 def feedback(
     body: FeedbackRequest,
@@ -271,7 +280,7 @@ def _integrity(rt: ApiRuntime, records: list[AuditRecord]) -> list[str]:
     return out
 
 
-@router.get("/audit/{request_id}", response_model=AuditView, responses=problems(401, 403, 404))
+@router.get("/audit/{request_id}", response_model=AuditView, responses=problems(400, 401, 403, 404))
 def audit(
     request_id: str,
     rt: Runtime,

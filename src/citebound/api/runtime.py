@@ -201,6 +201,18 @@ class ApiRuntime:
             filters = filters.model_copy(update={"collection": None})
         return collection, filters
 
+    @staticmethod
+    def scoped_request_id(collection: str, request_id: str | None) -> str | None:
+        """The id a caller's `request_id` is recorded under: `<collection>:<id>`.
+
+        Request ids are scoped by collection, so a key can neither claim nor probe another
+        collection's ids: `beta-ticket-42` posted for alpha is `alpha:beta-ticket-42`, and
+        beta's own `beta-ticket-42` stays free. Collection names have no ':', so the scoped
+        form is unambiguous; generated ids (uuid hex) are random and left as they are.
+        The response carries the scoped id, which is what feedback and audit look up.
+        """
+        return None if request_id is None else f"{collection}:{request_id}"
+
     def require_new_request_id(self, request_id: str | None) -> None:
         """One audit record per request: refuse a request id that is already recorded."""
         if request_id and any(sink.find(request_id) for sink in self.ctx.sinks):
@@ -214,11 +226,15 @@ class ApiRuntime:
                 )
 
     def record_collections(self, record: AuditRecord) -> set[str] | None:
-        """Collections of the documents a record cites as evidence; None when it has none."""
+        """Collections a record belongs to: those of the documents it cites and the one its
+        scoped request id names (`scoped_request_id`); None when neither says."""
         ids = sorted({e.knowledge_id for e in record.evidence})
-        if not ids:
-            return None
         found = set()
+        scope, sep, _ = record.request_id.partition(":")
+        if sep and scope in self.collections():
+            found.add(scope)
+        if not ids:
+            return found or None
         for kid in ids:
             doc = self.ctx.store.get_document(kid)
             found.add(doc.collection if doc is not None else "\x00deleted")

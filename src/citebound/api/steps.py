@@ -117,7 +117,11 @@ def _advance(rt: ApiRuntime, body: StepRequest, state: RequestState) -> RequestS
     return state
 
 
-@router.post("/steps", response_model=StepResponse, responses=problems(400, 401, 403, 409, 422))
+@router.post(
+    "/steps",
+    response_model=StepResponse,
+    responses=problems(400, 401, 403, 404, 409, 413, 422),
+)
 def steps(
     body: StepRequest,
     rt: Runtime,
@@ -134,12 +138,13 @@ def steps(
         )
         collection, filters = rt.resolve_collection(who, body.collection, body.filters)
         compile_filters(filters)
-        rt.require_new_request_id(body.request_id)
+        request_id = rt.scoped_request_id(collection, body.request_id)
+        rt.require_new_request_id(request_id)
         state = rt.pipeline.start(
             body.question,
             collection=collection,
             filters=filters,
-            request_id=body.request_id,
+            request_id=request_id,
             history=body.history,
         )
     else:

@@ -1,8 +1,8 @@
 """The audit chain: each record of a store carries the hash of the one before it.
 
 A record's own `record_hash` proves its content unchanged since it was hashed; it cannot show
-that a record is missing, moved or added by hand. So every SQL sink (SQLite, PostgreSQL)
-stores two more columns with each record, in append (`seq`) order:
+that a record is missing, moved or added by hand. So every sink (SQLite, PostgreSQL, Delta)
+stores two more columns with each record, in append (`seq`; Delta `chain_seq`) order:
 
     prev_hash  = chain_hash of the previous record, GENESIS for the first
     chain_hash = "sha256:" + sha256("citebound-audit-chain-v1\\n" + prev_hash + "\\n" + record_hash)

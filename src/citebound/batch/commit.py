@@ -149,19 +149,15 @@ def _append(
 ) -> None:
     import pyarrow as pa
 
-    from citebound.audit.delta import records_to_arrow
+    from citebound.audit.delta import DeltaAuditSink
     from citebound.batch.answer import answers_arrow_schema
     from citebound.batch.tables import write_table
 
     # Audit first: a request that reached a model is recorded before its answer is published.
+    # Through the sink: one Delta commit, chained after the table's head (audit/delta.py).
     if records:
         records.sort(key=lambda r: r.request_id)
-        write_table(
-            audit_at,
-            records_to_arrow(records),
-            name="citebound_audit",
-            description="citebound audit records (append-only)",
-        )
+        DeltaAuditSink(audit_at).append_many(records)
     if answers:
         answers.sort(key=lambda r: str(r["request_id"]))
         write_table(

@@ -30,7 +30,7 @@ import numpy as np
 from pydantic import Field
 
 from citebound.contracts.base import Contract
-from citebound.contracts.ingest import IngestReport
+from citebound.contracts.ingest import IngestLimits, IngestReport
 
 _EMBEDDERS: dict[str, Any] = {}
 
@@ -49,17 +49,23 @@ class BatchIngestReport(Contract):
 
 
 def prepare_partitions(
-    collection: str, config_json: str
+    collection: str, config_json: str, limits_json: str = ""
 ) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    """RDD mapPartitions: (candidate, stored record) in, `Prepared` or outcome out, in order."""
+    """RDD mapPartitions: (candidate, stored record) in, `Prepared` or outcome out, in order.
+
+    Each partition goes through the bounded path of `citebound ingest`
+    (`citebound.ingest.worker.isolated_preparer` with the `[ingest]` limits): PDFs, Office
+    files and large files are parsed in a worker process with a time and a memory limit, so
+    a PDF bomb costs its own file (`OVER_LIMIT`, with the limit to raise), never the
+    executor or the rest of its partition."""
 
     def run(items: Iterator[Any]) -> Iterator[Any]:
-        from citebound.contracts.ingest import ChunkerConfig
-        from citebound.ingest.pipeline import prepare_file
+        from citebound.contracts.ingest import ChunkerConfig, IngestLimits
+        from citebound.ingest.worker import isolated_preparer
 
         config = ChunkerConfig.model_validate_json(config_json)
-        for cand, previous in items:
-            yield prepare_file(cand, collection, config, previous)
+        limits = IngestLimits.model_validate_json(limits_json) if limits_json else IngestLimits()
+        yield from isolated_preparer(limits)(list(items), collection, config)
 
     return run
 
@@ -119,9 +125,12 @@ def ingest_batch(
     collection: str,
     partitions: int | None = None,
     database: str | None = None,
+    limits: IngestLimits | None = None,
 ) -> BatchIngestReport:
     """Ingest `paths` into `collection` of the store at `store_dir` (or of the PostgreSQL
-    store `database`): files loaded and chunked on Spark, chunks embedded on Spark."""
+    store `database`): files loaded and chunked on Spark, chunks embedded on Spark.
+    `limits` are the `[ingest]` bounds (default `IngestLimits()`), applied on the executors
+    as `citebound ingest` applies them (`prepare_partitions`)."""
     from citebound.contracts.ingest import ChunkerConfig
     from citebound.index.build import update_indexes
     from citebound.index.embedder import default_embedder
@@ -131,6 +140,8 @@ def ingest_batch(
 
     started = time.perf_counter()
     parts = {"files": 1, "chunks": 1}
+    limits = limits or IngestLimits()
+    limits_json = limits.model_dump_json()
 
     def slices(rows: int) -> int:
         return max(1, min(partitions or spark.sparkContext.defaultParallelism, rows))
@@ -140,7 +151,9 @@ def ingest_batch(
             return
         parts["files"] = slices(len(pairs))
         job = spark.sparkContext.parallelize(list(pairs), numSlices=parts["files"])
-        prepared = _computed(job.mapPartitions(prepare_partitions(coll, config.model_dump_json())))
+        prepared = _computed(
+            job.mapPartitions(prepare_partitions(coll, config.model_dump_json(), limits_json))
+        )
         try:
             # Partition after partition, each in order: listing order.
             yield from prepared.toLocalIterator()
@@ -156,6 +169,7 @@ def ingest_batch(
             progress=False,
             update_index=False,
             preparer=load_on_spark,
+            limits=limits,
         )
         emb = default_embedder()
         todo = _unembedded(store, collection, emb.name)

@@ -187,8 +187,12 @@ def check_run_absent(location: TableLocation, run_id: str) -> None:
 
 
 # Wall-clock fields of an answers/audit row: the only ones that may differ between two runs of
-# the same batch (the record hash covers them). Each model call (`model_calls`, JSON) has one too.
-CLOCK_FIELDS = frozenset({"latency_ms", "timestamp_utc", "llm_latency_ms", "record_hash"})
+# the same batch (the record hash covers them, and the audit chain's columns follow the record
+# hash and the append order). Each model call (`model_calls`, JSON) has one too.
+CLOCK_FIELDS = frozenset(
+    {"latency_ms", "timestamp_utc", "llm_latency_ms", "record_hash"}
+    | {"chain_seq", "prev_hash", "chain_hash"}
+)
 
 
 def without_clock_fields(row: dict[str, Any]) -> dict[str, Any]:

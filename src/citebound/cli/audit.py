@@ -252,7 +252,7 @@ def verify_command(
     report = _chain(sink, anchor)
     sink.close()
     if report is None:
-        fail("this audit sink (Delta) has no chain: verify a SQLite or PostgreSQL audit store")
+        fail("this audit sink has no chain: verify a SQLite, PostgreSQL or Delta audit store")
     for p in report.problems:
         click.echo(f"{p.kind}\tseq {p.seq}\t{p.request_id}\t{p.message}")
     click.echo(f"anchor {report.anchor}  ({report.count} records; keep it elsewhere)", err=True)

@@ -294,6 +294,9 @@ def batch_eval(
 @click.option("--store", default=None, help="Store directory (default ./.citebound).")
 @database_option
 @click.option("--collection", default="default", show_default=True, help="Collection.")
+@click.option("--config", "config_file", default=None,
+              help="citebound.toml to read [ingest] limits from (default ./citebound.toml "
+                   "when present).")  # fmt: skip
 @spark_options
 @_job()
 def batch_ingest(
@@ -301,14 +304,23 @@ def batch_ingest(
     store: str | None,
     database: str | None,
     collection: str,
+    config_file: str | None,
     master: str | None,
     partitions: int | None,
 ) -> Any:
     """Ingest PATHS: files loaded, chunked and embedded on the Spark executors, written to
-    the store by the driver, the index built once."""
+    the store by the driver, the index built once.
+
+    Bounded as `citebound ingest`: a file over an [ingest] limit (bytes, PDF pages,
+    characters, chunks, time, the parsing worker's memory) is skipped as OVER_LIMIT with the
+    limit to raise, and the rest ingests; PDFs, Office files and large files are parsed in a
+    worker process on each executor."""
     from pathlib import Path
 
+    from citebound.config import load_config
+
     url = resolve_database(database)
+    limits = load_config(config_file).ingest  # a bad config fails before Spark starts
     from citebound.batch.ingest import ingest_batch
     from citebound.batch.session import spark_session
 
@@ -319,6 +331,7 @@ def batch_ingest(
         collection=collection,
         partitions=partitions,
         database=url or None,
+        limits=limits,
     )
 
 

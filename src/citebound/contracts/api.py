@@ -24,6 +24,9 @@ from citebound.contracts.retrieval import FiltersApplied, RetrievalBundle
 COLLECTION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$"
 # Request ids end up in URLs and audit keys: no slashes, no whitespace.
 REQUEST_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}$"
+# A recorded id: a caller's id is scoped by its collection (`<collection>:<id>`, up to 64 + 1
+# + 128 characters; see ApiRuntime.scoped_request_id), a generated one is uuid hex.
+RECORDED_REQUEST_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,192}$"
 MAX_QUESTION_CHARS = 8000
 
 ConfidenceLevel = Literal["high", "medium", "low", "none"]
@@ -44,7 +47,8 @@ class AnswerRequest(Contract):
     request_id: str | None = Field(
         default=None,
         pattern=REQUEST_ID_PATTERN,
-        description="Your request id (must be new); generated when absent.",
+        description="Your request id (must be new in the collection); recorded and returned "
+        "as `<collection>:<id>`, so ids are scoped by collection. Generated when absent.",
     )
     history: list[ConversationTurn] = Field(
         default_factory=list,
@@ -170,7 +174,9 @@ class StepRequest(Contract):
     )
     filters: FiltersApplied | None = Field(default=None, description="Start: filters.")
     request_id: str | None = Field(
-        default=None, pattern=REQUEST_ID_PATTERN, description="Start: request id."
+        default=None,
+        pattern=REQUEST_ID_PATTERN,
+        description="Start: request id, recorded as `<collection>:<id>` (see /v1/answer).",
     )
     history: list[ConversationTurn] = Field(
         default_factory=list,
@@ -251,7 +257,10 @@ class DocumentView(Contract):
 class FeedbackRequest(Contract):
     """`POST /v1/feedback` (seed 003 Phase 4)."""
 
-    request_id: str = Field(pattern=REQUEST_ID_PATTERN, description="Request it is about.")
+    request_id: str = Field(
+        pattern=RECORDED_REQUEST_ID_PATTERN,
+        description="Request it is about: the `request_id` its response carried.",
+    )
     verdict: Literal["correct", "incorrect"] = Field(description="correct or incorrect.")
     comment: str = Field(default="", max_length=4000, description="Free text.")
 
