@@ -152,6 +152,10 @@ def train(args: argparse.Namespace) -> dict[str, object]:
     step, t0, seen = 0, time.time(), 0
     model.train()
     args.out.mkdir(parents=True, exist_ok=True)
+    # The tokenizer first, so a checkpoint taken while the run goes on is complete.
+    for name in ("tokenizer.json", "vocab.txt", "tokenizer_config.json", "special_tokens_map.json"):
+        if (base / name).is_file():
+            (args.out / name).write_bytes((base / name).read_bytes())
     for _epoch in range(args.epochs):
         for batch in batches(train_pairs, args.batch, rng, enc):
             y = torch.tensor([p.label for p in batch], device=args.device)
@@ -195,9 +199,6 @@ def train(args: argparse.Namespace) -> dict[str, object]:
                 break
         if step >= total:
             break
-    for name in ("tokenizer.json", "vocab.txt", "tokenizer_config.json", "special_tokens_map.json"):
-        if (base / name).is_file():
-            (args.out / name).write_bytes((base / name).read_bytes())
     summary = {"train_pairs": len(train_pairs), "dev_pairs": len(dev_pairs), "steps": step,
                "epochs": args.epochs, "batch": args.batch, "lr": args.lr, "seed": args.seed,
                "max_length": args.max_length, "head": args.head,
