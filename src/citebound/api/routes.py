@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
-from fastapi import APIRouter, Query, status
+from fastapi import APIRouter, Path, Query, status
 from fastapi.responses import PlainTextResponse, Response
 
 from citebound._version import __version__
@@ -30,6 +30,7 @@ from citebound.contracts.api import (
     FeedbackRequest,
     Health,
     Highlight,
+    RetrieveRequest,
     ValidateRequest,
 )
 from citebound.contracts.audit import AuditRecord, FeedbackRecord
@@ -46,6 +47,21 @@ service = APIRouter()
 # control characters, so an id can never be read as a path (documents are only ever looked
 # up by id in the store, never on disk).
 _SAFE_ID = re.compile(r"^[^/\\\x00-\x1f\x7f]{1,256}$")
+
+
+# The same rule as a JSON Schema pattern, for the OpenAPI only (check_id stays the check, so a
+# bad id is still the documented 400): characters but '/', '\\' and controls, a dot never
+# followed by a dot, and at least one character that is neither a space nor a dot.
+_ID_CHAR = r"[^/\\\x00-\x1f\x7f.]"
+_ID_VISIBLE = r"[^/\\\x00-\x1f\x7f. ]"
+SAFE_ID_PATTERN = rf"^(?:\.?{_ID_CHAR})*\.?{_ID_VISIBLE}(?:\.?{_ID_CHAR})*\.?$"
+
+
+def _id_param(what: str) -> object:
+    return Path(
+        description=f"{what} (no '/', '\\', '..' or control character; 400 otherwise).",
+        json_schema_extra={"pattern": SAFE_ID_PATTERN, "minLength": 1, "maxLength": 256},
+    )
 
 
 def check_id(value: str, what: str) -> str:
@@ -99,7 +115,7 @@ def answer(
     responses=problems(400, 401, 403, 404, 413, 422),
 )
 def retrieve(
-    body: AnswerRequest,
+    body: RetrieveRequest,
     rt: Runtime,
     who: Caller,
 ) -> RetrievalBundle:
@@ -131,8 +147,10 @@ def assemble(
 ) -> AssembleResponse:
     """Assemble your own retrieval bundle and build the exact prompt (no model call)."""
     from citebound.assemble import assemble_and_build
+    from citebound.retrieve import compile_filters
 
     rt.check_texts([body.question or "", body.bundle.user_question], what="the question")
+    compile_filters(body.bundle.filters_applied)  # a bad date is a 400, as on every route
     with rt.slot():
         outcome = assemble_and_build(body.bundle, rt.ctx.policy, question=body.question)
     return AssembleResponse(answer_bundle=outcome.bundle, prompt=outcome.prompt)
@@ -155,6 +173,7 @@ def assemble_prompt(
     from citebound.retrieve import compile_filters
 
     rt.check_question(body.question)  # the one input policy (api/limits.py), before any work
+    compile_filters(body.filters)  # a bad date is a 400 even when your packs need no retrieval
     with rt.slot():
         packs = body.packs
         if packs is None:
@@ -180,7 +199,7 @@ def assemble_prompt(
         )
 
 
-@router.post("/validate", response_model=ValidationResult, responses=problems(400, 401, 422))
+@router.post("/validate", response_model=ValidationResult, responses=problems(400, 401, 413, 422))
 def validate(
     body: ValidateRequest,
     rt: Runtime,
@@ -199,10 +218,16 @@ def validate(
     responses=problems(400, 401, 404),
 )
 def document(
-    knowledge_id: str,
+    knowledge_id: Annotated[str, _id_param("The document id")],
     rt: Runtime,
     who: Caller,
-    chunk_id: Annotated[str | None, Query(description="Chunk whose span to highlight.")] = None,
+    chunk_id: Annotated[
+        str | None,
+        Query(
+            description="Chunk whose span to highlight (an id as in the path; 400 otherwise).",
+            json_schema_extra={"pattern": SAFE_ID_PATTERN, "minLength": 1, "maxLength": 256},
+        ),
+    ] = None,
 ) -> DocumentView:
     """A source document, with the cited chunk's span when `chunk_id` is given."""
     check_id(knowledge_id, "document id")
@@ -242,7 +267,7 @@ def document(
     "/feedback",
     response_model=FeedbackRecord,
     status_code=status.HTTP_201_CREATED,
-    responses=problems(400, 401, 404, 422),
+    responses=problems(400, 401, 404, 413, 422),
 )
 def feedback(
     body: FeedbackRequest,
@@ -282,7 +307,7 @@ def _integrity(rt: ApiRuntime, records: list[AuditRecord]) -> list[str]:
 
 @router.get("/audit/{request_id}", response_model=AuditView, responses=problems(400, 401, 403, 404))
 def audit(
-    request_id: str,
+    request_id: Annotated[str, _id_param("The request id")],
     rt: Runtime,
     who: Admin,
 ) -> Response:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from citebound.contracts.assembly import AnswerBundle, PromptBuildResult
 from citebound.contracts.audit import AuditRecord, FeedbackRecord
-from citebound.contracts.base import Contract
+from citebound.contracts.base import Contract, JsonBool, JsonFloat, JsonInt
 from citebound.contracts.conversation import MAX_HISTORY_TURNS, ConversationTurn
 from citebound.contracts.packs import PackCitationStyle, PackPromptStyle, RetrievalPack
 from citebound.contracts.public import PublicResponse
@@ -29,19 +29,27 @@ REQUEST_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}$"
 RECORDED_REQUEST_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,192}$"
 MAX_QUESTION_CHARS = 8000
 
+# What JSON Schema cannot say about a question, said in its description (and excluded, with
+# the reason, in schemathesis.toml's hooks): the server normalizes it and counts its tokens.
+QUESTION_RULES = (
+    "The question, as asked. Besides the length: a question of only whitespace or invisible "
+    "characters (U+200B, U+200D, U+00AD, ...) is a 400, more than the policy's "
+    "max_question_tokens a 413, and more than the server's max_input_chars (8000 by default) "
+    "a 413."
+)
+
 ConfidenceLevel = Literal["high", "medium", "low", "none"]
 
 
 class AnswerRequest(Contract):
-    """Question and options for `POST /v1/answer` and `POST /v1/retrieve`."""
+    """Question and options for `POST /v1/answer` (and, without history, `/v1/retrieve`)."""
 
-    question: str = Field(
-        min_length=1, max_length=MAX_QUESTION_CHARS, description="The question, as asked."
-    )
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, description=QUESTION_RULES)
     collection: str | None = Field(
         default=None,
         pattern=COLLECTION_PATTERN,
-        description="Collection to search; default: the server's, or the key's first.",
+        description="Collection to search; default: the server's, or the key's first. When "
+        "`filters.collection` is given too, the two must be the same (400 otherwise).",
     )
     filters: FiltersApplied | None = Field(default=None, description="Metadata filters.")
     request_id: str | None = Field(
@@ -55,6 +63,18 @@ class AnswerRequest(Contract):
         max_length=MAX_HISTORY_TURNS,
         description="Earlier turns, oldest first, for a follow-up question (`/v1/answer` "
         "only); the last N4 pairs are used, never as evidence.",
+    )
+
+
+class RetrieveRequest(AnswerRequest):
+    """`POST /v1/retrieve`: the question is searched as given, so there is no history."""
+
+    # maxItems 0 in the OpenAPI only: the route's own 400 says to use /v1/answer instead.
+    history: list[ConversationTurn] = Field(
+        default_factory=list,
+        description="Not used here (a follow-up question is `/v1/answer`'s): absent or [] "
+        "(400 otherwise).",
+        json_schema_extra={"maxItems": 0},
     )
 
 
@@ -90,9 +110,9 @@ class ChunkBrief(Contract):
     knowledge_id: str = Field(description="Document id.")
     document: str = Field(description="Document name.")
     heading_path: list[str] = Field(default_factory=list, description="Heading hierarchy.")
-    page: int | None = Field(default=None, description="Page, for paged sources.")
-    rank: int = Field(description="Retrieval rank.")
-    similarity: float = Field(description="Calibrated retrieval similarity in [0, 1].")
+    page: JsonInt | None = Field(default=None, description="Page, for paged sources.")
+    rank: JsonInt = Field(description="Retrieval rank.")
+    similarity: JsonFloat = Field(description="Calibrated retrieval similarity in [0, 1].")
 
 
 class DropBrief(Contract):
@@ -112,8 +132,8 @@ class VerdictView(Contract):
     failure_reason: str | None = Field(default=None, description="First reason code.")
     reason_codes: list[str] = Field(default_factory=list, description="All reason codes.")
     message: str = Field(default="", description="Explanation.")
-    attribution_coverage: float = Field(description="Cited / factual sentences.")
-    min_support: float | None = Field(default=None, description="Lowest sentence support.")
+    attribution_coverage: JsonFloat = Field(description="Cited / factual sentences.")
+    min_support: JsonFloat | None = Field(default=None, description="Lowest sentence support.")
 
 
 class StageView(Contract):
@@ -121,9 +141,9 @@ class StageView(Contract):
 
     stage: str = Field(description="Stage name (RequestState.stage value).")
     label: str = Field(description="Human label, e.g. `A3 gate`.")
-    index: int = Field(description="1-based position in the stage order.")
+    index: JsonInt = Field(description="1-based position in the stage order.")
     note: str = Field(default="", description="One line about the decision.")
-    latency_ms: float = Field(default=0.0, description="Stage wall time.")
+    latency_ms: JsonFloat = Field(default=0.0, description="Stage wall time.")
     kept: list[ChunkBrief] = Field(default_factory=list, description="Chunks kept, in order.")
     dropped: list[DropBrief] = Field(default_factory=list, description="Drops with reasons.")
     prompt_sha256: str | None = Field(default=None, description="Prompt hash, once built.")
@@ -138,9 +158,9 @@ class SourceView(Contract):
     chunk_id: str = Field(description="Cited chunk (its span is highlighted).")
     document: str = Field(description="Document name.")
     heading_path: list[str] = Field(default_factory=list, description="Heading hierarchy.")
-    page: int | None = Field(default=None, description="Page, for paged sources.")
+    page: JsonInt | None = Field(default=None, description="Page, for paged sources.")
     source_reference: str = Field(description="Document > heading path, page.")
-    support: float = Field(description="Best lexical support of a sentence citing it, 0-1.")
+    support: JsonFloat = Field(description="Best lexical support of a sentence citing it, 0-1.")
     confidence: ConfidenceLevel = Field(description="high, medium or low.")
 
 
@@ -148,10 +168,10 @@ class ConfidenceView(Contract):
     """Answer-level confidence from the validator's grounding metrics."""
 
     level: ConfidenceLevel = Field(description="high, medium, low; none for refusals/failures.")
-    attribution_coverage: float = Field(description="Cited / factual sentences.")
-    min_support: float | None = Field(default=None, description="Lowest sentence support.")
-    mean_support: float | None = Field(default=None, description="Mean sentence support.")
-    low_confidence: bool = Field(default=False, description="Seed 003 §7B flag.")
+    attribution_coverage: JsonFloat = Field(description="Cited / factual sentences.")
+    min_support: JsonFloat | None = Field(default=None, description="Lowest sentence support.")
+    mean_support: JsonFloat | None = Field(default=None, description="Mean sentence support.")
+    low_confidence: JsonBool = Field(default=False, description="Seed 003 §7B flag.")
     explanation: str = Field(description="One sentence a person can read.")
 
 
@@ -165,6 +185,27 @@ class AnswerView(Contract):
 
 class StepRequest(Contract):
     """`POST /v1/steps`: start a request (`question`) or run the next stage of `state`."""
+
+    # The xor of _start_or_continue, in the OpenAPI: either a question and no state, or a
+    # state with its non-empty token and no question.
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [
+                {
+                    "required": ["question"],
+                    "properties": {"question": {"type": "string"}, "state": {"type": "null"}},
+                },
+                {
+                    "required": ["state", "state_token"],
+                    "properties": {
+                        "question": {"type": "null"},
+                        "state": {"type": "string"},
+                        "state_token": {"type": "string", "minLength": 1},
+                    },
+                },
+            ]
+        }
+    )
 
     question: str | None = Field(
         default=None, min_length=1, max_length=MAX_QUESTION_CHARS, description="Start: question."
@@ -184,7 +225,9 @@ class StepRequest(Contract):
         description="Start: earlier turns, oldest first (a follow-up question).",
     )
     state: str | None = Field(
-        default=None, description="Continue: the `state` string of the previous step response."
+        default=None,
+        description="Continue: the `state` string of the previous step response, as the server "
+        "issued it (its `state_token` signs it: any other state is refused with a 4xx).",
     )
     state_token: str | None = Field(
         default=None, max_length=200, description="Continue: the previous `state_token`."
@@ -192,7 +235,7 @@ class StepRequest(Contract):
     stage: str | None = Field(
         default=None, max_length=40, description="Continue: the stage to run (must be next)."
     )
-    to_end: bool = Field(default=False, description="Run every remaining stage (auto mode).")
+    to_end: JsonBool = Field(default=False, description="Run every remaining stage (auto mode).")
 
     @model_validator(mode="after")
     def _start_or_continue(self) -> StepRequest:
@@ -233,10 +276,10 @@ class Highlight(Contract):
     """The cited chunk's span in `DocumentView.text`."""
 
     chunk_id: str = Field(description="Chunk id.")
-    char_start: int = Field(description="Start offset in the document text.")
-    char_end: int = Field(description="End offset (exclusive).")
+    char_start: JsonInt = Field(description="Start offset in the document text.")
+    char_end: JsonInt = Field(description="End offset (exclusive).")
     heading_path: list[str] = Field(default_factory=list, description="Heading hierarchy.")
-    page: int | None = Field(default=None, description="Page, for paged sources.")
+    page: JsonInt | None = Field(default=None, description="Page, for paged sources.")
 
 
 class DocumentView(Contract):
@@ -283,7 +326,7 @@ class Health(Contract):
     status: Literal["ok"] = Field(description="Always ok when the process answers.")
     version: str = Field(description="citebound version.")
     policy_version: str = Field(description="Policy in force.")
-    auth_required: bool = Field(description="True when API keys are configured.")
+    auth_required: JsonBool = Field(description="True when API keys are configured.")
 
 
 class CollectionsView(Contract):
@@ -303,7 +346,7 @@ class Problem(Contract):
 
     type: str = Field(default="about:blank", description="Problem type URI.")
     title: str = Field(description="Short summary of the problem type.")
-    status: int = Field(description="HTTP status code.")
+    status: JsonInt = Field(description="HTTP status code.")
     detail: str = Field(description="What went wrong and what to do.")
     instance: str | None = Field(default=None, description="Request path.")
     errors: list[ProblemItem] = Field(default_factory=list, description="Field errors.")
@@ -331,15 +374,15 @@ class AssemblePromptRequest(Contract):
         default=None, pattern=COLLECTION_PATTERN, description="Collection to retrieve from."
     )
     filters: FiltersApplied | None = Field(default=None, description="Retrieval filters.")
-    limit: int = Field(default=5, ge=1, le=100, description="Packs to retrieve.")
-    per_hit_neighbors: int = Field(
+    limit: JsonInt = Field(default=5, ge=1, le=100, description="Packs to retrieve.")
+    per_hit_neighbors: JsonInt = Field(
         default=0, ge=0, le=10, alias="perHitNeighbors", description="Neighbours per hit."
     )
     expand: Literal["neighbors"] | None = Field(default=None, description="Neighbour expansion.")
     rank: Literal["hybrid", "bm25", "tfidf", "dense"] = Field(
         default="hybrid", description="Ranking for retrieval (`tfidf` = `bm25`)."
     )
-    headroom_tokens: int = Field(
+    headroom_tokens: JsonInt = Field(
         default=300, ge=0, alias="headroomTokens", description="Context budget (estimated)."
     )
     style: PackPromptStyle = Field(default="qa", description="qa or summarize.")

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from citebound.contracts.base import Contract
+from citebound.contracts.base import Contract, JsonBool, JsonFloat, JsonInt
 from citebound.contracts.enums import AssemblyStatus, BuildStatus, CitationStyleInput
 from citebound.contracts.retrieval import FiltersApplied, GateTrace, SourceRef
 
@@ -14,15 +14,17 @@ from citebound.contracts.retrieval import FiltersApplied, GateTrace, SourceRef
 class Thresholds(Contract):
     """Every threshold assembly applied, copied from the policy into the trace."""
 
-    min_top_similarity: float = Field(description="Top-similarity gate at selection entry.")
-    min_similarity_floor: float = Field(description="Per-row similarity floor.")
-    overlap_ratio_threshold: float = Field(description="Near-duplicate overlap threshold.")
-    max_chunks: int = Field(description="Max selected chunks.")
-    max_chunks_per_knowledge_id: int = Field(description="Max chunks per knowledge_id.")
-    max_evidence_tokens: int = Field(description="Evidence block token budget.")
-    max_total_prompt_tokens: int = Field(description="Prompt + reserved output budget.")
-    reserved_output_tokens: int = Field(description="Tokens reserved for the answer.")
-    max_chunk_token_ratio: float = Field(description="Max share of the evidence budget per chunk.")
+    min_top_similarity: JsonFloat = Field(description="Top-similarity gate at selection entry.")
+    min_similarity_floor: JsonFloat = Field(description="Per-row similarity floor.")
+    overlap_ratio_threshold: JsonFloat = Field(description="Near-duplicate overlap threshold.")
+    max_chunks: JsonInt = Field(description="Max selected chunks.")
+    max_chunks_per_knowledge_id: JsonInt = Field(description="Max chunks per knowledge_id.")
+    max_evidence_tokens: JsonInt = Field(description="Evidence block token budget.")
+    max_total_prompt_tokens: JsonInt = Field(description="Prompt + reserved output budget.")
+    reserved_output_tokens: JsonInt = Field(description="Tokens reserved for the answer.")
+    max_chunk_token_ratio: JsonFloat = Field(
+        description="Max share of the evidence budget per chunk."
+    )
 
 
 class Trace(Contract):
@@ -32,7 +34,7 @@ class Trace(Contract):
     run_id: str | None = Field(default=None, description="Run id, when the caller gave one.")
     index_version: str = Field(min_length=1, description="Index version searched.")
     embedding_model: str = Field(min_length=1, description="Embedding model name.")
-    retrieval_top_k: int = Field(description="top_k asked of retrieval.")
+    retrieval_top_k: JsonInt = Field(description="top_k asked of retrieval.")
     policy_version: str = Field(min_length=1, description="Policy version.")
     policy_fingerprint: str = Field(description="sha256 of the policy's canonical JSON.")
     tokenizer: str = Field(description="Tokenizer used for every count.")
@@ -46,7 +48,7 @@ class DropRecord(Contract):
     """One row that did not make it into the evidence, and why."""
 
     chunk_id: str = Field(description="Dropped chunk.")
-    rank: int = Field(description="Its retrieval rank.")
+    rank: JsonInt = Field(description="Its retrieval rank.")
     reason_code: str = Field(description="A DROP_* reason code.")
     detail: str = Field(default="", description="Short human explanation.")
 
@@ -56,16 +58,18 @@ class SelectedEvidence(Contract):
 
     chunk_id: str = Field(description="Chunk id.")
     knowledge_id: str = Field(description="Knowledge id.")
-    rank: int = Field(description="Retrieval rank.")
-    similarity_score: float = Field(description="Calibrated retrieval similarity in [0, 1].")
+    rank: JsonInt = Field(description="Retrieval rank.")
+    similarity_score: JsonFloat = Field(description="Calibrated retrieval similarity in [0, 1].")
     citation_anchor: str = Field(description="Anchor label without brackets: C0, S1, 1, ¹.")
     sanitized_text: str = Field(description="Evidence text after safe_normalize_v1 (and trimming).")
     knowledge_type_effective: str = Field(description="Knowledge type.")
     equipment_id: str | None = Field(default=None, description="Equipment id.")
     event_date: str | None = Field(default=None, description="Event date.")
     source: SourceRef | None = Field(default=None, description="Citation metadata.")
-    token_count: int = Field(description="Tokens of the rendered evidence entry (header + text).")
-    truncated: bool = Field(
+    token_count: JsonInt = Field(
+        description="Tokens of the rendered evidence entry (header + text)."
+    )
+    truncated: JsonBool = Field(
         default=False, description="True when trimmed by max_chunk_token_ratio."
     )
 
@@ -77,18 +81,22 @@ class SelectedEvidence(Contract):
 class AssemblyMetrics(Contract):
     """Counts and flags recorded by selection (seed 000 R2.2)."""
 
-    retrieved_k: int = Field(description="Rows in the bundle.")
-    selected_k: int = Field(description="Rows selected.")
-    dedup_dropped_count: int = Field(default=0, description="DROP_DUP.")
-    budget_dropped_count: int = Field(default=0, description="DROP_BUDGET + DROP_PROMPT_BUDGET.")
-    per_knowledge_cap_dropped_count: int = Field(default=0, description="DROP_PER_KNOWLEDGE_CAP.")
-    max_chunks_dropped_count: int = Field(default=0, description="DROP_MAX_CHUNKS.")
-    similarity_dropped_count: int = Field(default=0, description="Similarity gate/floor drops.")
-    filter_dropped_count: int = Field(default=0, description="Filter null/mismatch drops.")
-    empty_dropped_count: int = Field(default=0, description="DROP_EMPTY_AFTER_SANITIZE.")
-    structure_dropped_count: int = Field(default=0, description="DROP_STRUCTURE_CONFLICT.")
-    evidence_token_count: int = Field(default=0, description="Tokens of evidence_block_text.")
-    truncation_applied: bool = Field(default=False, description="A chunk was trimmed.")
+    retrieved_k: JsonInt = Field(description="Rows in the bundle.")
+    selected_k: JsonInt = Field(description="Rows selected.")
+    dedup_dropped_count: JsonInt = Field(default=0, description="DROP_DUP.")
+    budget_dropped_count: JsonInt = Field(
+        default=0, description="DROP_BUDGET + DROP_PROMPT_BUDGET."
+    )
+    per_knowledge_cap_dropped_count: JsonInt = Field(
+        default=0, description="DROP_PER_KNOWLEDGE_CAP."
+    )
+    max_chunks_dropped_count: JsonInt = Field(default=0, description="DROP_MAX_CHUNKS.")
+    similarity_dropped_count: JsonInt = Field(default=0, description="Similarity gate/floor drops.")
+    filter_dropped_count: JsonInt = Field(default=0, description="Filter null/mismatch drops.")
+    empty_dropped_count: JsonInt = Field(default=0, description="DROP_EMPTY_AFTER_SANITIZE.")
+    structure_dropped_count: JsonInt = Field(default=0, description="DROP_STRUCTURE_CONFLICT.")
+    evidence_token_count: JsonInt = Field(default=0, description="Tokens of evidence_block_text.")
+    truncation_applied: JsonBool = Field(default=False, description="A chunk was trimmed.")
     drop_reason_codes: list[str] = Field(default_factory=list, description="Sorted unique codes.")
     drops: list[DropRecord] = Field(default_factory=list, description="Every drop, in rank order.")
 
@@ -137,17 +145,17 @@ class ChatMessage(Contract):
 class PromptTokenCounts(Contract):
     """Token allocation split (seed 000 PB3/PB4)."""
 
-    system_tokens: int = Field(description="System instruction block.")
-    safety_tokens: int = Field(description="Safety and grounding block.")
-    evidence_tokens: int = Field(description="Evidence section, header included.")
-    question_tokens: int = Field(description="Question section, header included.")
-    output_tokens: int = Field(description="Output formatting instructions block.")
-    conversation_tokens: int = Field(
+    system_tokens: JsonInt = Field(description="System instruction block.")
+    safety_tokens: JsonInt = Field(description="Safety and grounding block.")
+    evidence_tokens: JsonInt = Field(description="Evidence section, header included.")
+    question_tokens: JsonInt = Field(description="Question section, header included.")
+    output_tokens: JsonInt = Field(description="Output formatting instructions block.")
+    conversation_tokens: JsonInt = Field(
         default=0, description="Recent conversation section, header included (0 without one)."
     )
-    reserved_output_tokens: int = Field(description="Reserved for the model's answer.")
-    prompt_tokens: int = Field(description="Tokens of prompt_text as a whole.")
-    total_prompt_tokens: int = Field(description="Sum of the blocks plus reserved output.")
+    reserved_output_tokens: JsonInt = Field(description="Reserved for the model's answer.")
+    prompt_tokens: JsonInt = Field(description="Tokens of prompt_text as a whole.")
+    total_prompt_tokens: JsonInt = Field(description="Sum of the blocks plus reserved output.")
 
 
 class PromptBuildResult(Contract):
@@ -166,9 +174,9 @@ class PromptBuildResult(Contract):
     tokenizer: str = Field(description="Tokenizer used.")
     allowed_anchors: list[str] = Field(default_factory=list, description="Anchors in the prompt.")
     dropped_chunk_ids: list[str] = Field(default_factory=list, description="PB4 budget drops.")
-    conversation_turns: int = Field(
+    conversation_turns: JsonInt = Field(
         default=0, ge=0, description="Earlier turn pairs in the Recent conversation block."
     )
-    conversation_turns_dropped: int = Field(
+    conversation_turns_dropped: JsonInt = Field(
         default=0, ge=0, description="Older turn pairs left out to fit the conversation budget."
     )

@@ -4,15 +4,45 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict
+from pydantic_core import PydanticCustomError
 
 
 class Contract(BaseModel):
     """Frozen pydantic model with `extra="forbid"`; the only kind of object crossing a stage."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+
+def _json_integer(value: Any) -> Any:
+    # pydantic's lax mode turns "5", true and 5.0 into 5; a request field typed integer takes
+    # a JSON integer only, as the OpenAPI says (numpy integers built internally pass).
+    if isinstance(value, str | bytes | bool | float):
+        raise PydanticCustomError("int_type", "Input should be an integer (a JSON number)")
+    return value
+
+
+def _json_number(value: Any) -> Any:
+    if isinstance(value, str | bytes | bool):
+        raise PydanticCustomError("float_type", "Input should be a number (a JSON number)")
+    return value
+
+
+def _json_boolean(value: Any) -> Any:
+    # Lax mode reads "yes", "on", 1 and 0 as booleans; JSON Schema's boolean is true or false.
+    if isinstance(value, str | bytes | int | float) and not isinstance(value, bool):
+        raise PydanticCustomError("bool_type", "Input should be true or false")
+    return value
+
+
+JsonInt = Annotated[int, BeforeValidator(_json_integer)]
+"""An `int` field that refuses a string, a boolean and a float (5.0): a JSON integer only."""
+JsonFloat = Annotated[float, BeforeValidator(_json_number)]
+"""A `float` field that refuses a string and a boolean: any JSON number."""
+JsonBool = Annotated[bool, BeforeValidator(_json_boolean)]
+"""A `bool` field that refuses "true", 1 and the like: JSON true or false only."""
 
 
 def canonical_json(value: Any) -> str:

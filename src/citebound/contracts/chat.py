@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import Field
 
 from citebound.contracts.api import COLLECTION_PATTERN, AnswerView, StageView
-from citebound.contracts.base import Contract
+from citebound.contracts.base import Contract, JsonBool, JsonFloat, JsonInt
 from citebound.contracts.conversation import MAX_HISTORY_TURNS
 from citebound.contracts.enums import PublicStatus
 from citebound.contracts.public import PublicCitation
@@ -42,7 +42,9 @@ class ChatInMessage(Contract):
 
 
 class ChatStreamOptions(Contract):
-    include_usage: bool | None = Field(default=None, description="Send a usage chunk at the end.")
+    include_usage: JsonBool | None = Field(
+        default=None, description="Send a usage chunk at the end."
+    )
 
 
 class CiteboundChatOptions(Contract):
@@ -58,7 +60,7 @@ class CiteboundChatOptions(Contract):
         "`reject` (default) answers 400; `ignore` answers without it and records that it "
         "was ignored.",
     )
-    view: bool = Field(
+    view: JsonBool = Field(
         default=False,
         description="Add the web page's answer view (sources with support) to the result.",
     )
@@ -73,30 +75,30 @@ class ChatCompletionRequest(Contract):
     messages: list[ChatInMessage] = Field(
         min_length=1, max_length=MAX_MESSAGES, description="The conversation."
     )
-    stream: bool = Field(default=False, description="Send the answer as server-sent events.")
+    stream: JsonBool = Field(default=False, description="Send the answer as server-sent events.")
     stream_options: ChatStreamOptions | None = Field(default=None, description="Streaming.")
-    temperature: float | None = Field(default=None, description="Ignored: the policy fixes it.")
-    top_p: float | None = Field(default=None, description="Ignored.")
-    max_tokens: int | None = Field(
+    temperature: JsonFloat | None = Field(default=None, description="Ignored: the policy fixes it.")
+    top_p: JsonFloat | None = Field(default=None, description="Ignored.")
+    max_tokens: JsonInt | None = Field(
         default=None, ge=1, description="Lowers the policy's output cap (never raises it)."
     )
-    max_completion_tokens: int | None = Field(
+    max_completion_tokens: JsonInt | None = Field(
         default=None, ge=1, description="Same as max_tokens (the lower of the two applies)."
     )
-    n: int | None = Field(default=None, ge=1, le=1, description="Only 1 choice.")
-    seed: int | None = Field(default=None, description="Ignored (answers are deterministic).")
+    n: JsonInt | None = Field(default=None, ge=1, le=1, description="Only 1 choice.")
+    seed: JsonInt | None = Field(default=None, description="Ignored (answers are deterministic).")
     stop: str | list[str] | None = Field(default=None, description="Ignored.")
-    presence_penalty: float | None = Field(default=None, description="Ignored.")
-    frequency_penalty: float | None = Field(default=None, description="Ignored.")
+    presence_penalty: JsonFloat | None = Field(default=None, description="Ignored.")
+    frequency_penalty: JsonFloat | None = Field(default=None, description="Ignored.")
     user: str | None = Field(default=None, max_length=200, description="End-user id (ignored).")
     metadata: dict[str, str] | None = Field(default=None, description="Ignored.")
-    store: bool | None = Field(default=None, description="Ignored (every request is audited).")
+    store: JsonBool | None = Field(default=None, description="Ignored (every request is audited).")
     citebound: CiteboundChatOptions | None = Field(default=None, description="Collection etc.")
 
 
 class UrlCitation(Contract):
-    start_index: int = Field(description="First character of the citation marker in content.")
-    end_index: int = Field(description="One past its last character.")
+    start_index: JsonInt = Field(description="First character of the citation marker in content.")
+    end_index: JsonInt = Field(description="One past its last character.")
     title: str = Field(description="Source: document > heading path, page.")
     url: str = Field(description="The cited document: /v1/documents/{id}?chunk_id=...")
 
@@ -118,7 +120,7 @@ class ChatOutMessage(Contract):
 
 
 class ChatChoice(Contract):
-    index: int = Field(default=0, description="Always 0.")
+    index: JsonInt = Field(default=0, description="Always 0.")
     message: ChatOutMessage = Field(description="The answer.")
     finish_reason: Literal["stop", "content_filter"] = Field(
         description="stop; content_filter when validation failed (status FAILED)."
@@ -127,9 +129,9 @@ class ChatChoice(Contract):
 
 
 class ChatUsage(Contract):
-    prompt_tokens: int = Field(description="Prompt tokens (0 when no model was called).")
-    completion_tokens: int = Field(description="Completion tokens.")
-    total_tokens: int = Field(description="Total tokens.")
+    prompt_tokens: JsonInt = Field(description="Prompt tokens (0 when no model was called).")
+    completion_tokens: JsonInt = Field(description="Completion tokens.")
+    total_tokens: JsonInt = Field(description="Total tokens.")
 
 
 class CiteboundResult(Contract):
@@ -139,7 +141,7 @@ class CiteboundResult(Contract):
     status: PublicStatus = Field(description="OK, NO_EVIDENCE or FAILED.")
     citations: list[PublicCitation] = Field(default_factory=list, description="Cited sources.")
     failure_reason: str | None = Field(default=None, description="Reason code when FAILED.")
-    low_confidence: bool = Field(default=False, description="Limited support.")
+    low_confidence: JsonBool = Field(default=False, description="Limited support.")
     view: AnswerView | None = Field(
         default=None, description="The web page's answer view, when `citebound.view` asked."
     )
@@ -151,7 +153,7 @@ class CiteboundResult(Contract):
 class ChatCompletion(Contract):
     id: str = Field(description="chatcmpl-<request_id>.")
     object: Literal["chat.completion"] = Field(default="chat.completion", description="Type.")
-    created: int = Field(description="Unix time.")
+    created: JsonInt = Field(description="Unix time.")
     model: str = Field(description="Model name as requested.")
     choices: list[ChatChoice] = Field(description="One choice.")
     usage: ChatUsage = Field(description="Token usage.")
@@ -168,7 +170,7 @@ class ChatDelta(Contract):
 
 
 class ChatChunkChoice(Contract):
-    index: int = Field(default=0, description="Always 0.")
+    index: JsonInt = Field(default=0, description="Always 0.")
     delta: ChatDelta = Field(description="Increment.")
     finish_reason: Literal["stop", "content_filter"] | None = Field(
         default=None, description="Set on the last content chunk."
@@ -181,7 +183,7 @@ class ChatCompletionChunk(Contract):
     object: Literal["chat.completion.chunk"] = Field(
         default="chat.completion.chunk", description="Type."
     )
-    created: int = Field(description="Unix time.")
+    created: JsonInt = Field(description="Unix time.")
     model: str = Field(description="Model name as requested.")
     choices: list[ChatChunkChoice] = Field(description="Zero or one choice.")
     usage: ChatUsage | None = Field(default=None, description="Last chunk, when asked.")
@@ -191,7 +193,7 @@ class ChatCompletionChunk(Contract):
 class ModelCard(Contract):
     id: str = Field(description="`citebound:<collection>`.")
     object: Literal["model"] = Field(default="model", description="Type.")
-    created: int = Field(default=0, description="Unix time (0: not tracked).")
+    created: JsonInt = Field(default=0, description="Unix time (0: not tracked).")
     owned_by: str = Field(default="citebound", description="Owner.")
 
 

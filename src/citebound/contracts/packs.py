@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field, StrictInt, field_validator, model_validator
 
-from citebound.contracts.base import Contract
+from citebound.contracts.base import Contract, JsonBool, JsonFloat
 
 PackCitationStyle = Literal["numeric", "footnote"]
 PackPromptStyle = Literal["qa", "summarize"]
@@ -24,7 +24,7 @@ class PackSpan(Contract):
     text: str = Field(description="Chunk text exactly as stored (Unicode kept as ingested).")
     start: StrictInt = Field(ge=0, description="Start offset of the chunk in its document text.")
     end: StrictInt = Field(ge=0, description="End offset (exclusive) in the document text.")
-    hit: bool = Field(
+    hit: JsonBool = Field(
         default=True, description="True for the retrieved hit, False for an added neighbour."
     )
 
@@ -41,12 +41,15 @@ class RetrievalPack(Contract):
     id: str = Field(min_length=1, description="Pack id (the chunk id of the hit).")
     doc_id: str = Field(alias="docId", min_length=1, description="Document (knowledge) id.")
     heading_path: list[str] = Field(
-        alias="headingPath", default_factory=list, description="Section path of the hit."
+        alias="headingPath",
+        default_factory=list,
+        description="Section path of the hit; null is read as [] (seed 004).",
+        json_schema_extra={"type": ["array", "null"]},  # what _no_path accepts, said
     )
     spans: list[PackSpan] = Field(
         min_length=1, description="Excerpts in document order; neighbours are extra spans."
     )
-    score: float = Field(description="Retrieval score of the hit (calibrated similarity).")
+    score: JsonFloat = Field(description="Retrieval score of the hit (calibrated similarity).")
     order: StrictInt = Field(
         default=0, ge=0, description="Retrieval order (0 = first); ties on score keep it."
     )

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from citebound.contracts.base import Contract
+from citebound.contracts.base import Contract, JsonBool, JsonFloat, JsonInt
 from citebound.contracts.chat import MAX_MESSAGES, CiteboundChatOptions, CiteboundResult
 
 
@@ -40,14 +40,14 @@ class ResponsesRequest(Contract):
         description="The question, or the conversation ending with the question."
     )
     instructions: str | None = Field(default=None, description="A system message (see above).")
-    stream: bool = Field(default=False, description="Server-sent events.")
-    max_output_tokens: int | None = Field(
+    stream: JsonBool = Field(default=False, description="Server-sent events.")
+    max_output_tokens: JsonInt | None = Field(
         default=None, ge=1, description="Lowers the policy's output cap (never raises it)."
     )
-    temperature: float | None = Field(default=None, description="Ignored: the policy fixes it.")
-    top_p: float | None = Field(default=None, description="Ignored.")
+    temperature: JsonFloat | None = Field(default=None, description="Ignored: the policy fixes it.")
+    top_p: JsonFloat | None = Field(default=None, description="Ignored.")
     metadata: dict[str, str] | None = Field(default=None, description="Ignored.")
-    store: bool | None = Field(default=None, description="Ignored (every request is audited).")
+    store: JsonBool | None = Field(default=None, description="Ignored (every request is audited).")
     user: str | None = Field(default=None, max_length=200, description="Ignored.")
     previous_response_id: str | None = Field(
         default=None, description="Not supported: send the conversation in `input`."
@@ -72,8 +72,8 @@ class ResponsesRequest(Contract):
 
 class OutputAnnotation(Contract):
     type: Literal["url_citation"] = Field(default="url_citation", description="Type.")
-    start_index: int = Field(description="First character of the marker.")
-    end_index: int = Field(description="One past its last character.")
+    start_index: JsonInt = Field(description="First character of the marker.")
+    end_index: JsonInt = Field(description="One past its last character.")
     title: str = Field(description="Source reference.")
     url: str = Field(description="/v1/documents/{id}?chunk_id=...")
 
@@ -99,25 +99,25 @@ class OutputMessage(Contract):
 
 
 class InputTokensDetails(Contract):
-    cached_tokens: int = Field(default=0, description="Always 0.")
+    cached_tokens: JsonInt = Field(default=0, description="Always 0.")
 
 
 class OutputTokensDetails(Contract):
-    reasoning_tokens: int = Field(default=0, description="Always 0.")
+    reasoning_tokens: JsonInt = Field(default=0, description="Always 0.")
 
 
 class ResponseUsage(Contract):
-    input_tokens: int = Field(description="Prompt tokens.")
+    input_tokens: JsonInt = Field(description="Prompt tokens.")
     input_tokens_details: InputTokensDetails = Field(default_factory=InputTokensDetails)
-    output_tokens: int = Field(description="Output tokens.")
+    output_tokens: JsonInt = Field(description="Output tokens.")
     output_tokens_details: OutputTokensDetails = Field(default_factory=OutputTokensDetails)
-    total_tokens: int = Field(description="Sum.")
+    total_tokens: JsonInt = Field(description="Sum.")
 
 
 class ResponseObject(Contract):
     id: str = Field(description="resp_<request_id>.")
     object: Literal["response"] = Field(default="response", description="Type.")
-    created_at: int = Field(description="Unix time.")
+    created_at: JsonInt = Field(description="Unix time.")
     status: Literal["in_progress", "completed", "incomplete"] = Field(description="Status.")
     model: str = Field(description="Model as requested.")
     output: list[OutputMessage] = Field(description="One assistant message.")
@@ -125,11 +125,11 @@ class ResponseObject(Contract):
     error: None = Field(default=None, description="Errors are HTTP errors.")
     incomplete_details: dict[str, str] | None = Field(default=None, description="Why incomplete.")
     instructions: str | None = Field(default=None, description="As sent (ignored).")
-    max_output_tokens: int | None = Field(default=None, description="As sent.")
+    max_output_tokens: JsonInt | None = Field(default=None, description="As sent.")
     metadata: dict[str, str] = Field(default_factory=dict, description="As sent.")
-    parallel_tool_calls: bool = Field(default=False, description="No tools.")
-    temperature: float | None = Field(default=None, description="As sent (ignored).")
-    top_p: float | None = Field(default=None, description="As sent (ignored).")
+    parallel_tool_calls: JsonBool = Field(default=False, description="No tools.")
+    temperature: JsonFloat | None = Field(default=None, description="As sent (ignored).")
+    top_p: JsonFloat | None = Field(default=None, description="As sent (ignored).")
     tool_choice: Literal["none"] = Field(default="none", description="No tools.")
     tools: list[dict[str, Any]] = Field(default_factory=list, description="No tools.")
     citebound: CiteboundResult | None = Field(default=None, description="Status and citations.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import AliasChoices, Field, StrictInt, model_validator
 
-from citebound.contracts.base import Contract
+from citebound.contracts.base import Contract, JsonBool, JsonFloat, JsonInt
 from citebound.contracts.enums import RetrievalStatus
 
 
@@ -35,16 +35,22 @@ class SourceRef(Contract):
     heading_path: tuple[str, ...] = Field(
         default=(), description="Heading hierarchy from the document root down to the chunk."
     )
-    page: int | None = Field(default=None, description="First page (1-based) for paged sources.")
-    page_end: int | None = Field(default=None, description="Last page when a chunk spans pages.")
-    chunk_index: int | None = Field(
+    page: JsonInt | None = Field(
+        default=None, description="First page (1-based) for paged sources."
+    )
+    page_end: JsonInt | None = Field(
+        default=None, description="Last page when a chunk spans pages."
+    )
+    chunk_index: JsonInt | None = Field(
         default=None, description="Position of the chunk in its document."
     )
-    char_start: int | None = Field(default=None, description="Start offset in the extracted text.")
-    char_end: int | None = Field(
+    char_start: JsonInt | None = Field(
+        default=None, description="Start offset in the extracted text."
+    )
+    char_end: JsonInt | None = Field(
         default=None, description="End offset (exclusive) in the extracted text."
     )
-    ocr: bool = Field(
+    ocr: JsonBool = Field(
         default=False, description="The chunk's text was read by OCR from a scanned page."
     )
 
@@ -60,8 +66,18 @@ class SourceRef(Contract):
 
 
 class DateRange(Contract):
-    start: str | None = Field(default=None, description="Inclusive ISO date (YYYY-MM-DD).")
-    end: str | None = Field(default=None, description="Inclusive ISO date (YYYY-MM-DD).")
+    # `format: date` (RFC 3339 full-date, YYYY-MM-DD) is what compile_filters accepts: the
+    # OpenAPI says so; the check itself stays in compile_filters (a 400 that names the filter).
+    start: str | None = Field(
+        default=None,
+        description="Inclusive ISO date (YYYY-MM-DD).",
+        json_schema_extra={"format": "date"},
+    )
+    end: str | None = Field(
+        default=None,
+        description="Inclusive ISO date (YYYY-MM-DD).",
+        json_schema_extra={"format": "date"},
+    )
 
 
 class FiltersApplied(Contract):
@@ -87,20 +103,20 @@ class GateMeasures(Contract):
     which *year*", "*typically*": they count when held, never required), how many of each the
     top-similarity row holds, and how many of its names no ranked row holds."""
 
-    key_terms: int = Field(ge=0, description="How many key terms the question has.")
-    key_terms_held: int = Field(
+    key_terms: JsonInt = Field(ge=0, description="How many key terms the question has.")
+    key_terms_held: JsonInt = Field(
         ge=0, description="How many of them the top-similarity row holds (headings included)."
     )
-    framing_terms: int = Field(
+    framing_terms: JsonInt = Field(
         default=0, ge=0, description="How many framing terms the question has besides them."
     )
-    framing_held: int = Field(
+    framing_held: JsonInt = Field(
         default=0, ge=0, description="How many of those the top-similarity row holds."
     )
-    names_unfound: int = Field(
+    names_unfound: JsonInt = Field(
         ge=0, description="How many of the question's names and numbers no ranked row holds."
     )
-    rarity_held: float | None = Field(
+    rarity_held: JsonFloat | None = Field(
         default=None,
         ge=0,
         le=1,
@@ -149,43 +165,43 @@ class GateMeasures(Contract):
 class GateTrace(Contract):
     """The retrieval gate's decision and the numbers behind it (seed 003 §2)."""
 
-    passed: bool = Field(description="True when the evidence is sufficient to call an LLM.")
+    passed: JsonBool = Field(description="True when the evidence is sufficient to call an LLM.")
     reason_code: str | None = Field(default=None, description="Why the gate refused, if it did.")
-    max_similarity: float | None = Field(default=None, description="Top calibrated similarity.")
-    min_score: float = Field(description="Threshold the top similarity had to reach.")
-    min_chunks: int = Field(description="How many rows had to reach min_score.")
-    chunks_above_min_score: int = Field(description="How many rows reached min_score.")
-    coverage: float | None = Field(
+    max_similarity: JsonFloat | None = Field(default=None, description="Top calibrated similarity.")
+    min_score: JsonFloat = Field(description="Threshold the top similarity had to reach.")
+    min_chunks: JsonInt = Field(description="How many rows had to reach min_score.")
+    chunks_above_min_score: JsonInt = Field(description="How many rows reached min_score.")
+    coverage: JsonFloat | None = Field(
         default=None,
         description="Share of the question's key terms in the top-similarity row (None: not "
         "measured, or the question has no key terms).",
     )
-    key_terms: int | None = Field(
+    key_terms: JsonInt | None = Field(
         default=None, ge=0, description="How many key terms the question has (None: not measured)."
     )
-    names_unfound: int | None = Field(
+    names_unfound: JsonInt | None = Field(
         default=None,
         ge=0,
         description="How many of the question's names and numbers no ranked row holds "
         "(None: not measured).",
     )
-    key_terms_held: int | None = Field(
+    key_terms_held: JsonInt | None = Field(
         default=None,
         ge=0,
         description="How many of the key terms the top-similarity row holds (None: not measured).",
     )
-    framing_terms: int | None = Field(
+    framing_terms: JsonInt | None = Field(
         default=None,
         ge=0,
         description="How many framing terms ('In which year', 'typically') the question has "
         "besides its key terms (None: not measured).",
     )
-    framing_held: int | None = Field(
+    framing_held: JsonInt | None = Field(
         default=None,
         ge=0,
         description="How many of them the top-similarity row holds (None: not measured).",
     )
-    rarity_held: float | None = Field(
+    rarity_held: JsonFloat | None = Field(
         default=None,
         ge=0,
         le=1,
@@ -221,7 +237,7 @@ class RetrievalRow(Contract):
     chunk_id: str = Field(description="Stable id of the chunk (content hash).")
     knowledge_id: str = Field(description="Id of the document (knowledge item) the chunk is from.")
     rank: StrictInt = Field(description="0-based rank; unique, first rank 0.")
-    similarity: float = Field(
+    similarity: JsonFloat = Field(
         strict=True,
         validation_alias=AliasChoices("similarity", "similarity_score"),
         description="Calibrated similarity in [0, 1]. Also accepted as `similarity_score`.",
@@ -230,7 +246,7 @@ class RetrievalRow(Contract):
     knowledge_type_effective: str = Field(description="Knowledge type after defaults.")
     equipment_id: str | None = Field(default=None, description="Equipment the chunk is about.")
     event_date: str | None = Field(default=None, description="ISO date of the event/revision.")
-    faiss_id: int | None = Field(default=None, description="Vector index row id, if any.")
+    faiss_id: JsonInt | None = Field(default=None, description="Vector index row id, if any.")
     source: SourceRef | None = Field(default=None, description="Citation metadata.")
 
 
@@ -245,7 +261,7 @@ class RetrievalBundle(Contract):
     top_k: StrictInt = Field(ge=0, description="How many rows retrieval was asked for.")
     results: list[RetrievalRow] = Field(description="Ranked rows.")
     run_id: str | None = Field(default=None, description="Batch/run id, recommended.")
-    retrieval_latency_ms: float | None = Field(default=None, description="Retrieval time.")
+    retrieval_latency_ms: JsonFloat | None = Field(default=None, description="Retrieval time.")
     filters_applied: FiltersApplied | None = Field(default=None, description="Filters applied.")
     gate: GateTrace | None = Field(default=None, description="Retrieval gate decision, if run.")
     error: str | None = Field(default=None, description="FAILED only: what went wrong, what to do.")
