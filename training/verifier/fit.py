@@ -36,6 +36,7 @@ from citebound.validate import validate_text
 from citebound.validate.analysis import cited_sentences
 from citebound.validate.nli import OnnxNLIModel
 from citebound.validate.premise import window
+from citebound.validate.support import is_quotation
 from citebound.validate.view import EvidenceView
 from training.common import REPO, read_jsonl, shared_data
 from training.verifier.sources import PREMISE_BUDGET, halueval_split
@@ -44,11 +45,23 @@ GRID = [round(0.02 + 0.01 * i, 2) for i in range(97)]
 
 
 def judge(model: OnnxNLIModel, claims: Sequence[tuple[str, str]]) -> list[float]:
-    """P(supported) of (sentence, cited evidence) pairs, each over the window training used."""
-    windows = [window(s, e, count=model.token_count, budget=PREMISE_BUDGET) for s, e in claims]
-    return model.entailment_probabilities(
-        [(w, s) for w, (s, _) in zip(windows, claims, strict=True)]
+    """P(supported) of (sentence, cited evidence) pairs, each over the window training used.
+
+    A sentence that quotes its evidence word for word scores 1.0 without a model call, as in
+    the validator: the extractive answerer's quotations must not set the threshold's ceiling.
+    """
+    asked = [i for i, (s, e) in enumerate(claims) if not is_quotation(s, e)]
+    windows = [
+        window(claims[i][0], claims[i][1], count=model.token_count, budget=PREMISE_BUDGET)
+        for i in asked
+    ]
+    got = model.entailment_probabilities(
+        [(w, claims[i][0]) for w, i in zip(windows, asked, strict=True)]
     )
+    scores = [1.0] * len(claims)
+    for i, score in zip(asked, got, strict=True):
+        scores[i] = score
+    return scores
 
 
 def _answer_min(
