@@ -3,8 +3,9 @@
     python -m training.verifier.rebuild [--out build/verifier] [--install]
 
 1. build the train / dev / fit sets (training/verifier/build.py);
-2. fine-tune the MiniLM (training/finetune.py) with the settings below (those of the first
-   runs, benchmarks/results/verifier_training_2026-12-02.md);
+2. fine-tune the MiniLM (training/finetune.py) with the settings below: the top three layers
+   and a mean-pooling head over cached bottom layers, two epochs (the run f3 of
+   benchmarks/results/verifier_training_2026-12-02.md peaked at epoch 2);
 3. export to ONNX and quantize to int8 (training/export.py);
 4. fit the policy threshold and the high-confidence score (training/verifier/fit.py);
 5. write MODEL_CARD.md beside the weights (training/verifier/card.py).
@@ -29,9 +30,10 @@ from training.finetune import train
 from training.verifier import build, card, fit
 
 SETTINGS = [
-    "--max-steps", "750", "--epochs", "1", "--batch", "16", "--lr", "5e-5",
-    "--max-length", "192", "--evals-per-epoch", "3", "--curve-pairs", "400",
-    "--threads", "1", "--written-repeat", "2", "--seed", "20261202", "--head", "cls",
+    "--epochs", "2", "--batch", "16", "--lr", "1e-4", "--warmup", "0.06",
+    "--max-length", "192", "--evals-per-epoch", "2", "--curve-pairs", "600",
+    "--threads", "1", "--written-repeat", "2", "--seed", "20261202", "--head", "mean",
+    "--freeze-layers", "3",
 ]  # fmt: skip
 SHIPPED = REPO / "src" / "citebound" / "models" / "verifier"
 
