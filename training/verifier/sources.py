@@ -137,7 +137,12 @@ def scifact_claims(data: Path, count: Callable[[str], int]) -> Iterator[tuple[st
             yield split, pair(abstract, 0, "nei-abstract")
 
 
-WRITTEN = ("squad", "fprime_scifact", "summaries", "summaries2", "halueval_qa", "fprime_answers")
+WRITTEN = (
+    "squad", "fprime_scifact", "summaries", "summaries2", "halueval_qa", "fprime_answers",
+    # Chat-style pairs (run f3 never learned paraphrase: benchmarks/results/
+    # verifier_training_2026-12-02.md): INSTRUCTIONS.md "Chat-style pairs".
+    "chat_squad", "chat_fprime", "chat_news_science",
+)  # fmt: skip
 
 
 def written_pairs(folder: Path, count: Callable[[str], int]) -> Iterator[tuple[str, Pair]]:
