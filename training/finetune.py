@@ -116,6 +116,12 @@ def train(args: argparse.Namespace) -> dict[str, object]:
     torch.set_num_threads(args.threads)
     base = Path(args.base) if args.base else base_model_dir()
     train_pairs = list(read_jsonl(args.data / "train.jsonl"))
+    # Rule-made edits teach surface changes; too large a share teaches "any rewording is
+    # unsupported" (run f3). Keep a seeded fraction of them.
+    if args.synthetic_keep < 1.0:
+        keep = random.Random(args.seed)
+        train_pairs = [p for p in train_pairs if not p.source.startswith("synthetic-")
+                       or keep.random() < args.synthetic_keep]  # fmt: skip
     # Pairs written in the MiniCheck manner teach what the rules cannot (paraphrase and
     # recombination, one subtle error): each is seen `written_repeat` times an epoch.
     train_pairs += [p for p in train_pairs if p.source.startswith("written-")] * (
@@ -224,6 +230,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--limit", type=int, default=0, help="first N pairs only (smoke runs)")
     ap.add_argument("--max-steps", type=int, default=0)
     ap.add_argument("--written-repeat", type=int, default=2)
+    ap.add_argument("--synthetic-keep", type=float, default=1.0,
+                    help="seeded share of the rule-made (synthetic-*) pairs kept")  # fmt: skip
     ap.add_argument("--head", choices=("cls", "mean"), default="mean")
     ap.add_argument(
         "--freeze-layers",
