@@ -32,12 +32,13 @@ def freeze(model: torch.nn.Module, n: int) -> list[torch.nn.Parameter]:
     return [p for p in model.parameters() if p.requires_grad]
 
 
-def _mask(bert: Any, mask: torch.Tensor, hidden: torch.Tensor) -> Any:
-    am, _ = bert._create_attention_masks(
-        attention_mask=mask, encoder_attention_mask=None, embedding_output=hidden,
-        encoder_hidden_states=None, cache=None,
-    )  # fmt: skip
-    return am
+def _mask(bert: Any, mask: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
+    """The additive (batch, 1, 1, length) mask eager attention adds to its scores.
+
+    Built here rather than with BertModel's private mask helper, whose signature changed
+    between transformers releases (5.x added `position_ids`) and broke the cached path."""
+    del bert
+    return (1.0 - mask[:, None, None, :].to(hidden.dtype)) * torch.finfo(hidden.dtype).min
 
 
 @torch.no_grad()
