@@ -366,7 +366,9 @@ def config_group() -> None:
 @config_group.command("show")
 @config_option
 def config_show(config_file: str | None) -> None:
-    """Print the effective config (file + CITEBOUND_* env), its fingerprint and the policy's."""
+    """Print the effective config (file + CITEBOUND_* env), its fingerprint, the policy's, and
+    what each shipped preset is (which is the default, and why)."""
+    from citebound.presets import DEFAULT_PRESET, PRESET_SUMMARIES
     from citebound.store.pg_connect import redact
 
     config = config_from_options(config_file)
@@ -379,8 +381,11 @@ def config_show(config_file: str | None) -> None:
             {
                 "config": shown,
                 "config_fingerprint": config.fingerprint,
+                "policy_name": policy.name,
                 "policy_version": policy.policy_version,
                 "policy_fingerprint": policy.fingerprint,
+                "default_policy": DEFAULT_PRESET,
+                "presets": PRESET_SUMMARIES,
             },
             indent=2,
         )
