@@ -159,17 +159,16 @@ def store_override(store_dir: Path | None) -> str | None:
     return None if store_dir is None else str(store_dir)
 
 
-def resolve_store(store_dir: Path | None, config_file: str | None = None) -> Path:
-    """--store, else the config's store (`config_file`, else ./citebound.toml when present,
-    then $CITEBOUND_STORE), else ./.citebound: what `ask` reads, for commands that build no
-    Config of their own."""
+def resolve_store(store_dir: Path | None) -> Path:
+    """--store, else the config's store ($CITEBOUND_STORE, else ./citebound.toml's when
+    present), else ./.citebound: what `ask` reads, for commands that build no Config."""
     if store_dir is not None:
         return store_dir
     from citebound.config import load_config
     from citebound.errors import ConfigError
 
     try:
-        return load_config(config_file).store_path
+        return load_config().store_path
     except ConfigError as err:
         fail(str(err))
 
