@@ -254,6 +254,11 @@ def test_config_show(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert data["config_fingerprint"].startswith("sha256:") and data[
         "policy_fingerprint"
     ].startswith("sha256:")
+    # Which preset is in force, which is the default and why, what the others are (#32).
+    assert (data["policy_name"], data["default_policy"]) == ("hybridrag", "strict-v1")
+    assert list(data["presets"]) == ["strict-v1", "seed-v1", "hybridrag", "superprompt-v1"]
+    assert data["presets"]["strict-v1"].startswith("The default, because")
+    assert "literally" in data["presets"]["seed-v1"]
     (tmp_path / "citebound.toml").write_text("[limits]\nn2_rerank_top_k = 0\n")
     result = CliRunner().invoke(main, ["config", "show"], env={})
     assert result.exit_code == 2 and "limits.n2_rerank_top_k" in result.stderr

@@ -6,6 +6,7 @@ import os
 from typing import Literal
 from urllib.parse import urlparse
 
+from citebound._names import PROVIDERS
 from citebound.errors import ConfigError
 from citebound.llm.base import Provider
 from citebound.llm.extractive import EXTRACTIVE_MODEL, ExtractiveProvider
@@ -13,7 +14,6 @@ from citebound.policy import AnswererPolicy
 
 __all__ = ["DEFAULT_API_KEY_ENV", "PROVIDERS", "make_provider"]
 
-PROVIDERS = ("extractive", "openai", "ollama")
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 
 
