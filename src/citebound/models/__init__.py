@@ -3,9 +3,11 @@
 A model citebound ships will be a folder beside this file (`model.onnx`, `tokenizer.json`,
 `config.json`, `MODEL_CARD.md`; `make models`, training/README.md); none ships yet.
 
-`onnx_session` is the session setup every model of the package shares: CPU provider, a fixed
-thread count (the result does not depend on it) and no spinning threads, which on a 2-core
-host would steal the cores the rest of the request needs.
+`session` is the one onnxruntime session set-up every model of the package uses (the embedder,
+the int8 pre-scan, the reranker, the NLI verifier): CPU provider, the caller's thread count
+(results do not depend on it), no spinning threads, which on a 2-core host would steal the cores
+the rest of the request needs, and a ConfigError naming a missing or unreadable model file
+(`models/onnx_session.py`).
 """
 
 from __future__ import annotations
@@ -13,30 +15,8 @@ from __future__ import annotations
 import hashlib
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
-from citebound.errors import ConfigError
-
-
-def onnx_session(model_file: Path, *, threads: int = 1, field: str | None = None) -> Any:
-    """An onnxruntime InferenceSession on the CPU.
-
-    Raises:
-        ConfigError: the file is missing or not a loadable ONNX model.
-    """
-    import onnxruntime as ort
-
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1
-    opts.log_severity_level = 3
-    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    try:
-        return ort.InferenceSession(str(model_file), opts, providers=["CPUExecutionProvider"])
-    except Exception as err:  # onnxruntime raises its own Fail/InvalidGraph/NoSuchFile types
-        raise ConfigError(
-            f"cannot load ONNX model {model_file}: {err}", field=field, source=str(model_file)
-        ) from None
+from citebound.models.onnx_session import SessionSettings, session
 
 
 @lru_cache(maxsize=8)
@@ -49,4 +29,4 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-__all__ = ["file_sha256", "onnx_session"]
+__all__ = ["SessionSettings", "file_sha256", "session"]
