@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from citebound.errors import ConfigError
-from citebound.index.onnx_cache import load_session
+from citebound.models import session
 
 if TYPE_CHECKING:
     from tokenizers import Encoding
@@ -125,7 +125,6 @@ class OnnxEmbedder:
         threads: int = 1,
         workers: int = 0,
     ) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
         for p in (model_path, tokenizer_path):
@@ -140,19 +139,11 @@ class OnnxEmbedder:
         self._tok.enable_truncation(max_length=max_tokens)
         self._tok.no_padding()
 
-        def options() -> ort.SessionOptions:
-            opts = ort.SessionOptions()
-            opts.intra_op_num_threads = threads
-            opts.log_severity_level = 3
-            # No busy-waiting threads after a run: they would steal the cores that numpy's
-            # mat-vec and tantivy need right after the query embedding (and other processes).
-            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            return opts
-
         # The optimised graph comes from a per-machine cache when one was written and checked
         # (index/onnx_cache.py): same outputs bit for bit, ~0.3 s less CPU per cold start.
-        self._session = load_session(
-            Path(model_path), options, {"intra_op_num_threads": str(threads), "spinning": "0"}
+        # inter_op_threads=0: what this session always had (and its cache entries' key).
+        self._session = session(
+            Path(model_path), threads=threads, inter_op_threads=0, optimized_cache=True
         )
         self._inputs = {i.name for i in self._session.get_inputs()}
         self.dim = int(self._session.get_outputs()[0].shape[-1])
