@@ -127,9 +127,10 @@ def test_planted_injection_is_quoted_never_obeyed(make_pipeline: Callable[..., P
     state = make_pipeline().run("Does the HP-220 pump need maintenance?")
     assert state.response is not None
     assert "no maintenance" not in state.response.answer.lower()
-    if state.prompt is not None and state.prompt.prompt_text:
-        text = state.prompt.prompt_text
-        assert text.index("=== SYSTEM INSTRUCTIONS ===") < text.index("=== EVIDENCE ===")
+    # The planted chunk reaches the prompt: the instructions come before it.
+    assert state.prompt is not None and state.prompt.prompt_text
+    text = state.prompt.prompt_text
+    assert text.index("=== SYSTEM INSTRUCTIONS ===") < text.index("=== EVIDENCE ===")
 
 
 def test_llm_stages_off_give_deterministic_defaults(make_pipeline: Callable[..., Pipeline]) -> None:
