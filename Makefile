@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # browser driver or test tools); `make test` / `make check` add everything else (`.[all]`).
 DEMO_STAMP := $(VENV)/.installed-demo
 
-.PHONY: venv demo test check lint format typecheck bench clean schemas models train-venv
+.PHONY: venv demo test test-fast check lint format typecheck bench clean schemas models train-venv
 
 $(DEMO_STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -27,6 +27,13 @@ demo: $(DEMO_STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+# The edit-loop subset: no Spark, PostgreSQL, browser, shared-data or slow tests (markers in
+# pyproject.toml; spark/postgres are set by tests/conftest.py). `make test` still runs them all.
+FAST_MARKERS := not (spark or postgres or browser or data or slow)
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "$(FAST_MARKERS)"
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks training
