@@ -28,9 +28,10 @@ demo: $(DEMO_STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q
 
-# The edit-loop subset: no Spark, PostgreSQL, browser, shared-data or slow tests (markers in
-# pyproject.toml; spark/postgres are set by tests/conftest.py). `make test` still runs them all.
-FAST_MARKERS := not (spark or postgres or browser or data or slow)
+# The edit-loop subset (about a minute on 2 cores): no Spark, PostgreSQL, browser, shared-data,
+# slow or integration (loopback HTTP, subprocess) tests. Markers are in pyproject.toml;
+# tests/conftest.py sets spark and postgres. `make test` and `make check` still run them all.
+FAST_MARKERS := not (spark or postgres or browser or data or slow or integration)
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "$(FAST_MARKERS)"
