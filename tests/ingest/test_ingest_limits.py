@@ -217,6 +217,7 @@ def test_limits_come_from_the_config_and_the_cli_names_them(
     assert "docs/huge.jsonl:1  OVER_LIMIT  the record is" in result.output
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS bounds the worker on Linux")
 def test_a_file_past_the_memory_limit_is_refused_and_nothing_is_lost(tmp_path: Path) -> None:
     """The worker's memory limit (`RLIMIT_AS`): a text file whose parsing needs more than

@@ -306,6 +306,7 @@ def test_sources_carry_the_file_path_and_step_shows_titles_and_scores(
     assert any("Incident Report IR-2024-031 HP-220 Impeller Loosening > " in line for line in kept)
 
 
+@pytest.mark.slow
 def test_demo_never_prints_a_path_it_deletes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
