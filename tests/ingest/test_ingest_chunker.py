@@ -62,10 +62,10 @@ def test_large_table_splits_only_between_rows() -> None:
     chunks = chunk_document(parsed, config)
     assert len(chunks) > 5
     check_invariants(parsed, chunks, config)
-    for c in chunks:
-        for line in c.text.splitlines():
-            if line.startswith("|"):
-                assert line.endswith("|"), line
+    table_lines = [line for c in chunks for line in c.text.splitlines() if line.startswith("|")]
+    assert len(table_lines) >= 120  # every row is somewhere (headers may repeat)
+    for line in table_lines:
+        assert line.endswith("|"), line
     header = next(c for c in chunks if "| Part |" in c.text)
     assert "| Part | Interval | Torque |\n|---|---|---|" in header.text
 

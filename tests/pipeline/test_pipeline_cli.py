@@ -96,12 +96,12 @@ def test_ask_says_when_the_model_refused_evidence_that_passed_the_gate(
 
 
 def test_ask_failure_exits_2(
-    demo_store: SqliteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    demo_store_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     env = {"CITEBOUND_AUDIT_SQLITE_PATH": str(tmp_path / "a.sqlite")}
     result = CliRunner().invoke(
-        main, ["ask", TORQUE, "--store", str(demo_store.root), "--collection", "nope"], env=env
+        main, ["ask", TORQUE, "--store", str(demo_store_copy), "--collection", "nope"], env=env
     )
     assert result.exit_code == 2
     assert result.stderr.startswith("citebound: FAILED: STORE_UNAVAILABLE: no collection 'nope'")
@@ -311,6 +311,7 @@ def test_sources_carry_the_file_path_and_step_shows_titles_and_scores(
     assert any("Incident Report IR-2024-031 HP-220 Impeller Loosening > " in line for line in kept)
 
 
+@pytest.mark.slow
 def test_demo_never_prints_a_path_it_deletes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
