@@ -42,13 +42,28 @@ _STOPWORD_TEXT = """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 _WORD = re.compile(r"\w+")
+# Where an identifier joins words: an underscore, a lower-case letter or digit before a capital
+# ("cruiseRatio", "Rate2Group"), a capital run before a capitalised word ("HTTPServer").
+_JOINT = re.compile(r"_+|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def split_identifiers(text: str) -> str:
+    """`text` with snake_case and CamelCase identifiers cut into their words (one space at
+    each joint), so `minimum_cruise_ratio`, `MinimumCruiseRatio`, `minimum-cruise-ratio` and
+    "minimum cruise ratio" are the same terms.
+
+    >>> split_identifiers("minimum_cruise_ratio of ActiveRateGroup over HTTPServer")
+    'minimum cruise ratio of Active Rate Group over HTTP Server'
+    """
+    return _JOINT.sub(" ", text).replace("  ", " ")
 
 
 @lru_cache(maxsize=16_384)  # evidence sentences recur across questions
 def terms(text: str) -> frozenset[str]:
-    """Content terms of `text`: lower-cased words minus stopwords, plural-folded."""
+    """Content terms of `text`: lower-cased words minus stopwords, plural-folded; identifiers
+    count as their words (`split_identifiers`)."""
     # Look-alike letters are the word they imitate ("ZQ-7 sеal" with a Cyrillic е is "seal").
-    folded = unicodedata.normalize("NFKD", fold_skeleton(text))
+    folded = unicodedata.normalize("NFKD", fold_skeleton(split_identifiers(text)))
     if not folded.isascii():  # "fiancée" ~ "fiancee": accents do not change the word
         folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
     return frozenset(stem(w) for w in _WORD.findall(folded) if w not in STOPWORDS)
