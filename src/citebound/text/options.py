@@ -30,7 +30,7 @@ _OPTION = re.compile(r"^#?(?P<option>[A-Za-z_][\w.\-]*\s*[:=](?:\s.*)?)$")
 # Outside a code block an option is a lower-case identifier with a short value or none
 # (`max_velocity:`, `#homing_speed: 5.0`), never "Note: ..." or a sentence.
 _OPTION_OUTSIDE = re.compile(r"^#?(?P<option>[a-z_][a-z0-9_.\-]*\s*[:=](?:\s+\S.{0,38}(?<!\.))?)$")
-_COMMENT = re.compile(r"^#\s+(?P<text>\S.*)$")
+_COMMENT = re.compile(r"^#(?P<gap>\s+)(?P<text>\S.*)$")
 
 
 @dataclass(frozen=True)
@@ -49,9 +49,15 @@ def _option(line: str, fenced: bool) -> str | None:
     return m["option"].rstrip() if m else None
 
 
-def _comment(line: str) -> str | None:
+def _comment(line: str, gap: str | None = None) -> str | None:
+    """The text of a comment line (with `gap`: only one indented that much after its `#`)."""
     m = _COMMENT.match(line.strip())
-    return m["text"].strip() if m else None
+    return m["text"].strip() if m and (gap is None or m["gap"] == gap) else None
+
+
+def _gap(line: str) -> str | None:
+    m = _COMMENT.match(line.strip())
+    return m["gap"] if m else None
 
 
 def option_at(lines: list[str], i: int, *, fenced: bool) -> OptionDoc | None:
@@ -67,7 +73,9 @@ def option_at(lines: list[str], i: int, *, fenced: bool) -> OptionDoc | None:
     if option is not None:
         j = i + 1
         said: list[str] = []
-        while j < len(lines) and (text := _comment(lines[j])) is not None:
+        # An option's comment is indented alike ("#   "); "# Next: the z axis" is not its.
+        gap = _gap(lines[j]) if j < len(lines) else None
+        while j < len(lines) and (text := _comment(lines[j], gap)) is not None:
             said.append(text)
             j += 1
         return OptionDoc(i, j, option, " ".join(said), i) if said else None
