@@ -10,9 +10,13 @@ Rules, in order:
    (hard-wrapped lines are joined; list items, rows and other block starts are boundaries) and
    packed into chunks of about equal size, never above chunk_tokens.
    A sentence longer than chunk_tokens is cut between words.
-3. Code blocks and table rows are atomic: never split, even when one alone exceeds
-   chunk_tokens (that chunk is then larger than asked, and a short lead-in of at most a
-   quarter chunk, such as a heading and "Usage:", stays with it).
+3. Table rows are atomic: never split, even when one alone exceeds chunk_tokens (that chunk
+   is then larger than asked, and a short lead-in of at most a quarter chunk stays with it).
+   A code block that fits chunk_tokens stays whole; a longer one is cut at blank lines and
+   where a comment ends (`_code_pieces`: the next entry of a config reference starts), a piece
+   still longer between lines. Its first piece leaves a quarter chunk for a lead-in ("Usage:");
+   a chunk starting with a later piece adds the block's first line (`[printer]`) to its
+   heading path, unless the last heading already says it.
 4. A block is read with the line that introduces it: a code block with the prose sentence
    right before it, and a list or table with a sentence ending in ':' ("... the following
    properties:"). When a cut would fall inside such an introduced run, the chunk ends before
@@ -22,6 +26,10 @@ Rules, in order:
 5. Consecutive chunks of one section share up to `overlap_tokens` of whole sentences/rows.
 6. Text blocks that are only metadata (Doxygen `\\page`, HTML comments, a table of contents)
    are dropped before sectioning (`citebound.text.markup.is_metadata`).
+7. Every chunk fits the embedder's window (`citebound.text.window`): its index text (title,
+   heading path, text) counted with the embedder's own tokenizer; a group past it is halved
+   between units, a single unit between words (`_fit`). Checked after packing, so it holds for
+   long table rows and any chunk_tokens too.
 
 Every chunk satisfies ``chunk.text == document.text[chunk.char_start:chunk.char_end]``.
 
@@ -421,24 +429,17 @@ def _heading_path(group: list[_Unit]) -> tuple[str, ...]:
 
 def _fit(text: str, title: str, group: list[_Unit], tok: Tokenizer) -> list[list[_Unit]]:
     """`group` as chunks the embedder reads whole: at most `WINDOW_TOKENS` of its own tokens
-    in `index_text` (title and heading path, then the text). A group past it is halved at the
-    unit that splits its tokens evenly, a single unit between words, until each part fits
-    (one word that still does not fit stays: nothing smaller can be cut)."""
-    head = index_head(title, _heading_path(group))
-    body = text[group[0].start : group[-1].end]
-    n = window_tokens((head + "\n" + body) if head else body)
-    if n is None or n <= WINDOW_TOKENS:
+    in `index_text` (title and heading path, then the text). A group past it keeps its longest
+    head of units that fits (an intro with as many of its items as fit) and the rest is fitted
+    the same way; a single unit is cut between words until each part fits (one word that still
+    does not fit stays: nothing smaller can be cut)."""
+    if _fits(text, title, group):
         return [group]
     if len(group) > 1:
-        total = sum(u.tokens for u in group)
-        acc, cut = 0, 1
-        for i, u in enumerate(group[:-1], start=1):
-            acc += u.tokens
-            cut = i
-            if acc * 2 >= total:
-                break
+        cut = next((k for k in range(len(group) - 1, 1, -1) if _fits(text, title, group[:k])), 1)
         return _fit(text, title, group[:cut], tok) + _fit(text, title, group[cut:], tok)
     (unit,) = group
+    n = _window(text, title, group)
     limit = max(1, min(unit.tokens - 1, unit.tokens * WINDOW_TOKENS // n))
     parts = _split_long(text, unit, limit, tok)
     if len(parts) < 2:
@@ -450,3 +451,14 @@ def _fit(text: str, title: str, group: list[_Unit], tok: Tokenizer) -> list[list
         for i, p in enumerate(parts)
     ]
     return [g for p in parts for g in _fit(text, title, [p], tok)]
+
+
+def _window(text: str, title: str, group: list[_Unit]) -> int:
+    """The embedder's tokens in the index text of `group`'s chunk (0: cannot count)."""
+    head = index_head(title, _heading_path(group))
+    body = text[group[0].start : group[-1].end]
+    return window_tokens((head + "\n" + body) if head else body) or 0
+
+
+def _fits(text: str, title: str, group: list[_Unit]) -> bool:
+    return _window(text, title, group) <= WINDOW_TOKENS

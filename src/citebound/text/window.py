@@ -15,9 +15,10 @@ from __future__ import annotations
 import threading
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from citebound.contracts.documents import Chunk
+if TYPE_CHECKING:
+    from citebound.contracts.documents import Chunk
 
 # all-MiniLM-L6-v2 was trained with max_seq_length 256 (its sentence_bert_config); the
 # embedder truncates there (`citebound.index.embedder.MAX_TOKENS`).
