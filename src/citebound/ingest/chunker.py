@@ -193,6 +193,7 @@ def _units(text: str, section: list[Block], tok: Tokenizer, limit: int) -> list[
 _CODE_COMMENT = re.compile(r"\s*(?:#|//|;|--)(?:\s|$)")
 _FENCE_LINE = re.compile(r"\s*(?:`{3,}|~{3,})")
 _CONTEXT_CHARS = 80
+_LETTER = re.compile(r"[^\W\d_]")
 
 
 def _code_pieces(text: str, blk: Block, tok: Tokenizer, limit: int) -> list[_Unit]:
@@ -209,9 +210,9 @@ def _code_pieces(text: str, blk: Block, tok: Tokenizer, limit: int) -> list[_Uni
         lines.append((at, at + len(line)))
         at += len(line) + 1
     body = [text[a:b] for a, b in lines]
-    first = next((x.strip() for x in body if x.strip() and _FENCE_LINE.match(x) is None), "")[
-        :_CONTEXT_CHARS
-    ]
+    # Its first line that says something: not the fence, not a banner ("####", "/*****").
+    said = (x.strip() for x in body if _LETTER.search(x) and _FENCE_LINE.match(x) is None)
+    first = next(said, "")[:_CONTEXT_CHARS]
     runs: list[list[tuple[int, int]]] = [[]]
     for i, (span, line) in enumerate(zip(lines, body, strict=True)):
         prev = body[i - 1] if i else ""
@@ -436,7 +437,9 @@ def _fit(text: str, title: str, group: list[_Unit], tok: Tokenizer) -> list[list
     if _fits(text, title, group):
         return [group]
     if len(group) > 1:
-        cut = next((k for k in range(len(group) - 1, 1, -1) if _fits(text, title, group[:k])), 1)
+        fitting = [k for k in range(len(group) - 1, 1, -1) if _fits(text, title, group[:k])]
+        # Rather not right after a table's header row or inside an introduced run (rule 4).
+        cut = next((k for k in fitting if _clean_cut(text, group, k)), fitting[0] if fitting else 1)
         return _fit(text, title, group[:cut], tok) + _fit(text, title, group[cut:], tok)
     (unit,) = group
     n = _window(text, title, group)
@@ -451,6 +454,13 @@ def _fit(text: str, title: str, group: list[_Unit], tok: Tokenizer) -> list[list
         for i, p in enumerate(parts)
     ]
     return [g for p in parts for g in _fit(text, title, [p], tok)]
+
+
+def _clean_cut(text: str, group: list[_Unit], k: int) -> bool:
+    """Whether a cut before `group[k]` leaves a table header with its rows and a run whole."""
+    before = group[k - 1]
+    header = before.kind == "table_row" and "\n" in text[before.start : before.end].strip()
+    return not header and not group[k].joins
 
 
 def _window(text: str, title: str, group: list[_Unit]) -> int:
