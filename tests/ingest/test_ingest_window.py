@@ -12,8 +12,9 @@ from test_ingest_chunker import check_invariants, parse_md
 import citebound.ingest.pipeline as ingest_pipeline
 from citebound.contracts.documents import Chunk
 from citebound.contracts.ingest import ChunkerConfig
-from citebound.ingest import chunk_document, ingest_paths
+from citebound.ingest import chunk_document, chunker, ingest_paths
 from citebound.store import SqliteStore
+from citebound.text import get_tokenizer
 from citebound.text.window import TOKENIZER_FILE, WINDOW_TOKENS, index_text
 
 FIRMWARE = Path(__file__).resolve().parents[1] / "fixtures" / "firmware"
@@ -109,3 +110,26 @@ def test_the_ingest_version_makes_stored_files_rechunk(
     assert report.files_updated == 1 and report.files_unchanged == 0
     again = ingest_paths(store, [docs], progress=False, update_index=False)
     assert again.files_unchanged == 1
+
+
+def test_a_cut_to_the_window_keeps_a_table_header_with_a_row() -> None:
+    # dashes cost one embedder token each: a header and its separator are ~130 tokens. With
+    # more or less prose before the table, the longest head that fits would often end on the
+    # header; the cut goes before it instead (`_fit` on a section's units as one group).
+    dash = "-" * 40
+    rows = "\n".join(
+        f"| FW_MACRO_{i}_MAX_SIZE | Defines the size of buffer {i} | {i * 8} |" for i in range(12)
+    )
+    table = f"| Macro | Definition | Default |\n|{dash}|{dash}|{dash}|\n{rows}\n"
+    tok = get_tokenizer("cl100k_base")
+    for n in range(12):
+        prose = " ".join(f"The buffer of kind {k} holds the values of that kind." for k in range(n))
+        parsed = parse_md(f"# Config\n\n{prose}\n\nTable 42 lists the macros.\n\n{table}")
+        text = parsed.document.text
+        for section in chunker._sections(parsed.blocks):
+            units = chunker._units(text, section, tok, 200)
+            parts = chunker._fit(text, parsed.document.title, units, tok)
+            assert [u for part in parts for u in part] == units
+            for part in parts[:-1]:
+                last = text[part[-1].start : part[-1].end]
+                assert not last.endswith(f"{dash}|"), (n, last)
