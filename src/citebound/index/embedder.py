@@ -30,7 +30,9 @@ if TYPE_CHECKING:
 Matrix = npt.NDArray[np.float32]
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
-MAX_TOKENS = 256  # all-MiniLM-L6-v2 was trained with max_seq_length 256 (sentence_bert_config)
+# all-MiniLM-L6-v2 was trained with max_seq_length 256 (sentence_bert_config); the chunker keeps
+# every chunk within it (`citebound.text.window.WINDOW_TOKENS`, a test holds them equal).
+MAX_TOKENS = 256
 # Padded tokens per forward pass. Measured on F´ chunks (2-core AMD EPYC, onnxruntime 1.32):
 # 512 used ~30% less CPU than 32 texts x up to 256 tokens (8,192) and cut peak RSS from ~1.1 GB
 # to ~0.35 GB: the unfused attention materializes several (batch, 12, len, len) float tensors.
