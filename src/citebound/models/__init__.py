@@ -1,7 +1,10 @@
-"""The session setup for ONNX models the package loads, and their file hashes.
+"""Models citebound ships inside the package, and the one way a model file becomes a session.
 
-A model citebound ships will be a folder beside this file (`model.onnx`, `tokenizer.json`,
-`config.json`, `MODEL_CARD.md`; `make models`, training/README.md); none ships yet.
+Each shipped model is a folder beside this file holding `model.onnx` (int8), `tokenizer.json`,
+`config.json` and the `MODEL_CARD.md` that says how `make models` rebuilt it:
+
+- `verifier/`: the support verifier (validate/verifier.py), P(the cited evidence supports
+  the sentence).
 
 `onnx_session` is the session setup every model of the package shares: CPU provider, a fixed
 thread count (the result does not depend on it) and no spinning threads, which on a 2-core
@@ -16,6 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from citebound.errors import ConfigError
+
+MODELS_DIR = Path(__file__).resolve().parent
+VERIFIER_DIR = MODELS_DIR / "verifier"
 
 
 def onnx_session(model_file: Path, *, threads: int = 1, field: str | None = None) -> Any:
@@ -49,4 +55,4 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-__all__ = ["file_sha256", "onnx_session"]
+__all__ = ["MODELS_DIR", "VERIFIER_DIR", "file_sha256", "onnx_session"]
