@@ -94,7 +94,7 @@ def _two_calls() -> AuditRecord:
         ModelCallRecord.of("answer", first, "qa_v1").judged(
             v1, [SentenceFailure(index=1, reason_code="UNCITED_FACTUAL_STATEMENT")]
         ),
-        ModelCallRecord.of("regenerate", second, "regenerate_v1").judged(v2),
+        ModelCallRecord.of("regenerate", second, "regenerate_v2").judged(v2),
     ]
     return build_audit_record(
         policy=POLICY,

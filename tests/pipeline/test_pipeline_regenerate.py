@@ -108,7 +108,7 @@ def test_a_hallucinated_answer_is_regenerated_and_both_calls_are_audited(
     calls = record.model_calls or []
     assert [(c.stage, c.template_id) for c in calls] == [
         ("answer", "qa_v1"),
-        ("regenerate", "regenerate_v1"),
+        ("regenerate", "regenerate_v2"),
     ]
     assert [c.prompt_sha256 for c in calls] == [sha256_hex(sent1), sha256_hex(sent2)]
     assert [c.raw_output for c in calls] == [HALLUCINATED, GOOD]

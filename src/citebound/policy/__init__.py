@@ -24,7 +24,7 @@ from citebound.policy.sections import (
     RetrievalPolicy,
     SuperPromptPolicy,
 )
-from citebound.policy.validation import SupportWeights, ValidationPolicy
+from citebound.policy.validation import ValidationPolicy
 
 __all__ = [
     "PRESETS",
@@ -36,7 +36,6 @@ __all__ = [
     "RefusalPolicy",
     "RetrievalPolicy",
     "SuperPromptPolicy",
-    "SupportWeights",
     "TokenizerName",
     "ValidationPolicy",
     "load_policy",

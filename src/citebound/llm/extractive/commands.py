@@ -27,8 +27,7 @@ from citebound.policy import AnswererPolicy
 from citebound.text import split_sentences
 from citebound.text.markup import question_type, render_units
 from citebound.text.terms import terms
-from citebound.validate.evidence import plain_numbers
-from citebound.validate.support import is_quotation
+from citebound.validate.quote import is_quotation, plain_numbers
 
 from .candidates import Candidate, eligible, forbidden_text, marker_like, paragraphs
 
