@@ -5,18 +5,26 @@ derivations that were only prefix collisions ("portion" / "port", "mission" / "m
 relating two things the evidence keeps in different sentences (and a quotation read across an
 evidence sentence boundary), and the noun "can" read as a modal. Each `fail` item passed
 under r5-v5; each `pass` item is a correct reply over the same evidence and must keep passing.
+
+Since r6-v1 the verifier model decides support, and these tables are what it must meet (the
+`verdict` fixture: rows only a model can decide skip when no model is installed). The word
+rules' known gaps (strict xfails under r5-v6) are requirements of the model like every row.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
+from citebound.contracts.execution import ValidationResult
 from citebound.contracts.retrieval import SourceRef
 from citebound.policy import load_policy
 from citebound.testing.bundles import make_answer_bundle
 from citebound.validate import validate_text
 
 STRICT = load_policy("strict-v1")
+Verdict = Callable[[Callable[[], ValidationResult], str], tuple[str, str]]  # tests/conftest.py
 
 FILMS = (
     "Splash is a 1984 American fantasy romantic comedy film directed by Ron Howard. "
@@ -343,46 +351,37 @@ LABELS: list[tuple[str, str, str, str, str]] = [
         "fail",
     ),
 ]
-LABEL_GAPS = {"label-name", "label-part"}
 
 
-def _verdict(evidence: str, question: str, text: str) -> tuple[str, str]:
+def _run(evidence: str, question: str, text: str) -> Callable[[], ValidationResult]:
     bundle = make_answer_bundle([evidence], question=question, policy=STRICT)
     source = SourceRef(document="Manual", heading_path=())
     ev = [e.model_copy(update={"source": source}) for e in bundle.selected_evidence]
-    result = validate_text(bundle.model_copy(update={"selected_evidence": ev}), text, STRICT)
-    return ("pass" if result.validation_status == "PASSED" else "fail"), result.message
+    return lambda: validate_text(bundle.model_copy(update={"selected_evidence": ev}), text, STRICT)
 
 
 @pytest.mark.parametrize(
     ("evidence", "question", "answer", "expect"),
     [pytest.param(*c[1:], id=f"{c[0]}-{c[-1]}") for c in CASES],
 )
-def test_review_verdict(evidence: str, question: str, answer: str, expect: str) -> None:
-    verdict, message = _verdict(evidence, question, answer.rstrip(".") + " [C0].")
-    assert verdict == expect, (answer, message)
+def test_review_verdict(
+    evidence: str, question: str, answer: str, expect: str, verdict: Verdict
+) -> None:
+    got, message = verdict(_run(evidence, question, answer.rstrip(".") + " [C0]."), expect)
+    assert got == expect, (answer, message)
 
 
 @pytest.mark.parametrize(
     ("evidence", "question", "text", "expect"),
     [
-        pytest.param(
-            *c[1:],
-            id=f"{c[0]}-{c[-1]}",
-            marks=[
-                pytest.mark.xfail(reason="a label line is not checked with its items", strict=True)
-            ]
-            if c[0] in LABEL_GAPS
-            else [],
-        )
-        for c in LABELS
+        pytest.param(*c[1:], id=f"{c[0]}-{c[-1]}") for c in LABELS
     ],
 )
 def test_label_lines_carry_their_claim(
-    evidence: str, question: str, text: str, expect: str
+    evidence: str, question: str, text: str, expect: str, verdict: Verdict
 ) -> None:
-    verdict, message = _verdict(evidence, question, text)
-    assert verdict == expect, (text, message)
+    got, message = verdict(_run(evidence, question, text), expect)
+    assert got == expect, (text, message)
 
 
 def test_every_wrong_reply_has_a_control() -> None:
@@ -444,7 +443,6 @@ BUFFERS = (
 # makes, in a sentence that does not restate the question. The relation signals (scattered
 # words, name swaps) act on replies restating the question or on multi-word names; applied to
 # every sentence they cost right summaries (docs/validation.md, "r5-v6").
-RECOMBINED = "sentences of the evidence recombined into a claim it does not make, no echo"
 RED_TEAM: list[tuple[str, str, str, str, str]] = [
     ("order-before", DRAIN, "", "Open the drain valve before removing the fill plug.", "fail"),
     ("order-after", DRAIN, "", "The fill plug is removed after the drain valve is opened.", "fail"),
@@ -563,33 +561,19 @@ RED_TEAM: list[tuple[str, str, str, str, str]] = [
         "fail",
     ),
 ]
-RED_TEAM_GAPS = {
-    "attribution": RECOMBINED,
-    "part-swap": RECOMBINED,
-    "component": RECOMBINED,
-    "component-step": RECOMBINED,
-    "compare-derived-ok": "a comparison the evidence does not state is rejected, even one "
-    "its numbers imply (fail closed: the check does not do arithmetic)",
-    "one-word": "one content word in ten ('compile') is the paraphrase tolerance summaries need",
-}
 
 
 @pytest.mark.parametrize(
     ("evidence", "question", "answer", "expect"),
     [
-        pytest.param(
-            *c[1:],
-            id=f"{c[0]}-{c[-1]}",
-            marks=[pytest.mark.xfail(reason=RED_TEAM_GAPS[c[0]], strict=True)]
-            if c[0] in RED_TEAM_GAPS
-            else [],
-        )
-        for c in RED_TEAM
+        pytest.param(*c[1:], id=f"{c[0]}-{c[-1]}") for c in RED_TEAM
     ],
 )
-def test_red_team_verdict(evidence: str, question: str, answer: str, expect: str) -> None:
-    verdict, message = _verdict(evidence, question, answer.rstrip(".") + " [C0].")
-    assert verdict == expect, (answer, message)
+def test_red_team_verdict(
+    evidence: str, question: str, answer: str, expect: str, verdict: Verdict
+) -> None:
+    got, message = verdict(_run(evidence, question, answer.rstrip(".") + " [C0]."), expect)
+    assert got == expect, (answer, message)
 
 
 def test_quotations_stop_at_evidence_sentence_ends() -> None:

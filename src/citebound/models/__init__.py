@@ -6,6 +6,11 @@ Each shipped model is a folder beside this file holding `model.onnx` (int8), `to
 - `verifier/`: the support verifier (validate/verifier.py), P(the cited evidence supports
   the sentence).
 
+`$CITEBOUND_VERIFIER_DIR`, when set, names another folder of that layout to use as the
+built-in verifier (`verifier_dir`): a model a training run exported (training/README.md) can
+be measured and tested before it ships. The audit names whichever model judged
+(`name@sha256:<hex>`), so a record says which one it was.
+
 `onnx_session` is the session setup every model of the package shares: CPU provider, a fixed
 thread count (the result does not depend on it) and no spinning threads, which on a 2-core
 host would steal the cores the rest of the request needs.
@@ -14,6 +19,7 @@ host would steal the cores the rest of the request needs.
 from __future__ import annotations
 
 import hashlib
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -22,6 +28,14 @@ from citebound.errors import ConfigError
 
 MODELS_DIR = Path(__file__).resolve().parent
 VERIFIER_DIR = MODELS_DIR / "verifier"
+VERIFIER_DIR_ENV = "CITEBOUND_VERIFIER_DIR"
+
+
+def verifier_dir() -> Path:
+    """The built-in verifier's folder: `$CITEBOUND_VERIFIER_DIR` when set, else the one the
+    package ships (`VERIFIER_DIR`). Read on every call, so a process may switch it."""
+    override = os.environ.get(VERIFIER_DIR_ENV, "").strip()
+    return Path(override).expanduser().resolve() if override else VERIFIER_DIR
 
 
 def onnx_session(model_file: Path, *, threads: int = 1, field: str | None = None) -> Any:
@@ -55,4 +69,11 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-__all__ = ["MODELS_DIR", "VERIFIER_DIR", "file_sha256", "onnx_session"]
+__all__ = [
+    "MODELS_DIR",
+    "VERIFIER_DIR",
+    "VERIFIER_DIR_ENV",
+    "file_sha256",
+    "onnx_session",
+    "verifier_dir",
+]

@@ -6,8 +6,9 @@ cited text when it fits the model, else the sentences that share most with the c
 document order). Below `[validation] verifier_threshold` the sentence is UNSUPPORTED_CLAIM.
 
 Which model: `[validation] nli_model_path` when set (a model the user brings), else the one
-citebound ships (`citebound/models/verifier/`, `verifier = "builtin"`); `verifier = "none"`
-turns the model off (only the hard checks decide). The model is loaded once per process, on the
+citebound ships (`citebound/models/verifier/`, or the folder `$CITEBOUND_VERIFIER_DIR` names:
+`citebound.models.verifier_dir`; `verifier = "builtin"`); `verifier = "none"` turns the model
+off (only the hard checks decide). The model is loaded once per process, on the
 first answer that needs it, never at import.
 """
 
@@ -19,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from citebound.errors import ConfigError
-from citebound.models import VERIFIER_DIR
+from citebound.models import VERIFIER_DIR_ENV, verifier_dir
 from citebound.policy import Policy
 from citebound.validate.nli import OnnxNLIModel, load_nli
 from citebound.validate.premise import window
@@ -37,20 +38,27 @@ class Verdict:
     window: str
 
 
-@lru_cache(maxsize=1)
 def builtin_verifier() -> OnnxNLIModel:
-    """The shipped verifier, loaded once per process.
+    """The built-in verifier (`citebound.models.verifier_dir`), loaded once per process and
+    folder.
 
     Raises:
-        ConfigError: the package was installed without its model file.
+        ConfigError: the folder holds no model file (the package was installed without it,
+            or `$CITEBOUND_VERIFIER_DIR` names a folder without one).
     """
-    if not (VERIFIER_DIR / "model.onnx").is_file():
+    return _load(verifier_dir())
+
+
+@lru_cache(maxsize=2)
+def _load(folder: Path) -> OnnxNLIModel:
+    if not (folder / "model.onnx").is_file():
         raise ConfigError(
-            f"the shipped verifier model is missing ({VERIFIER_DIR / 'model.onnx'}): reinstall "
-            'citebound, or set [validation] verifier = "none"',
+            f"the verifier model is missing ({folder / 'model.onnx'}): reinstall citebound, "
+            f'set ${VERIFIER_DIR_ENV} to an exported model folder, or set [validation] '
+            'verifier = "none"',
             field="validation.verifier",
         )
-    return OnnxNLIModel(Path(VERIFIER_DIR))
+    return OnnxNLIModel(folder)
 
 
 def verifier_for(policy: Policy) -> OnnxNLIModel | None:
