@@ -30,7 +30,6 @@ DATA = json.loads((Path(__file__).parent / "data" / "support_checkset.json").rea
 STRICT = load_policy("strict-v1")
 
 
-
 def _bundle(item: dict[str, Any]) -> AnswerBundle:
     """One chunk per passage of the item (`passage`, or `passages` for C0, C1, ...), each under
     its document title and headings."""

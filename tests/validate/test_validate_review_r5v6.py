@@ -373,9 +373,7 @@ def test_review_verdict(
 
 @pytest.mark.parametrize(
     ("evidence", "question", "text", "expect"),
-    [
-        pytest.param(*c[1:], id=f"{c[0]}-{c[-1]}") for c in LABELS
-    ],
+    [pytest.param(*c[1:], id=f"{c[0]}-{c[-1]}") for c in LABELS],
 )
 def test_label_lines_carry_their_claim(
     evidence: str, question: str, text: str, expect: str, verdict: Verdict
@@ -565,9 +563,7 @@ RED_TEAM: list[tuple[str, str, str, str, str]] = [
 
 @pytest.mark.parametrize(
     ("evidence", "question", "answer", "expect"),
-    [
-        pytest.param(*c[1:], id=f"{c[0]}-{c[-1]}") for c in RED_TEAM
-    ],
+    [pytest.param(*c[1:], id=f"{c[0]}-{c[-1]}") for c in RED_TEAM],
 )
 def test_red_team_verdict(
     evidence: str, question: str, answer: str, expect: str, verdict: Verdict
@@ -592,5 +588,3 @@ def test_a_decade_matches_its_other_spelling_not_a_year_of_it() -> None:
     assert present_in("1950s", "the suburban boom of the '50s")
     assert not present_in("1970s", "In 1970, he began broadcasting")
     assert not present_in("50s", "the 1960s")
-
-

@@ -85,9 +85,7 @@ def test_cited_hallucinations_fail(text: str, shipped_verifier: Path) -> None:
         ),
     ],
 )
-def test_quotations_pass_without_asking_the_model(
-    text: str, evidence: str, tmp_path: Path
-) -> None:
+def test_quotations_pass_without_asking_the_model(text: str, evidence: str, tmp_path: Path) -> None:
     """A verifier that rejects everything: a quotation of the cited evidence still passes."""
     never = write_stand_in_verifier(tmp_path / "never", score=0.001)
     r = _validate(text, evidence, policy=_with(STRICT, nli_model_path=str(never)))

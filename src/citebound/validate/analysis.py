@@ -107,7 +107,7 @@ def _factual_sentences(
 
 def cited_sentences(view: EvidenceView, text: str) -> list[tuple[str, str]]:
     """(body, cited evidence text) of every factual sentence citing a valid anchor: what the
-    support check scores (used to fit its weights, benchmarks/fit_support.py)."""
+    verifier scores (and training/verifier/fit.py fits its threshold on)."""
     return [(body, ev) for _, body, _, cited, ev in _factual_sentences(view, text) if cited]
 
 

@@ -54,7 +54,7 @@ def _load(folder: Path) -> OnnxNLIModel:
     if not (folder / "model.onnx").is_file():
         raise ConfigError(
             f"the verifier model is missing ({folder / 'model.onnx'}): reinstall citebound, "
-            f'set ${VERIFIER_DIR_ENV} to an exported model folder, or set [validation] '
+            f"set ${VERIFIER_DIR_ENV} to an exported model folder, or set [validation] "
             'verifier = "none"',
             field="validation.verifier",
         )
