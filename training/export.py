@@ -2,7 +2,7 @@
 against the float one, and write the folder the package ships.
 
     python -m training.export --model build/verifier/model --out build/verifier/onnx \
-        --data build/verifier [--sample 400]
+        --data build/verifier [--sample 400] [--max-length 192]
 
 The int8 model is dynamic-quantized (MatMul/Gemm weights and the embedding table int8, one
 scale per output channel, with reduce_range; activations
@@ -113,7 +113,12 @@ def _scores(
     return np.array(out)
 
 
-def export(model_dir: Path, out: Path, data: Path, sample: int) -> dict[str, object]:
+def export(
+    model_dir: Path, out: Path, data: Path, sample: int, max_length: int | None = None
+) -> dict[str, object]:
+    """Export `model_dir` to `out`. The token limit written to config.json is the one the
+    run trained with (its training.json); a mid-run checkpoint has none yet, so `max_length`
+    (the run's `--max-length`) or else 256."""
     work = out / "_float"
     float_path = export_float(model_dir, work)
     int8 = quantize(float_path, out)
@@ -122,7 +127,9 @@ def export(model_dir: Path, out: Path, data: Path, sample: int) -> dict[str, obj
     config = json.loads((model_dir / "config.json").read_text("utf-8"))
     config.setdefault("id2label", {"0": "ungrounded", "1": "supported"})
     trained = model_dir / "training.json"
-    max_length = json.loads(trained.read_text("utf-8"))["max_length"] if trained.is_file() else 256
+    if trained.is_file():
+        max_length = int(json.loads(trained.read_text("utf-8"))["max_length"])
+    max_length = max_length or 256
     (out / "config.json").write_text(
         json.dumps(
             {
@@ -163,8 +170,15 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--data", type=Path, required=True)
     ap.add_argument("--sample", type=int, default=400)
+    ap.add_argument(
+        "--max-length",
+        type=int,
+        default=None,
+        help="the run's --max-length, for a checkpoint written before its training.json",
+    )
     args = ap.parse_args()
-    print(json.dumps(export(args.model, args.out, args.data, args.sample), indent=1))
+    report = export(args.model, args.out, args.data, args.sample, args.max_length)
+    print(json.dumps(report, indent=1))
 
 
 if __name__ == "__main__":
