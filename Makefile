@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # browser driver or test tools); `make test` / `make check` add everything else (`.[all]`).
 DEMO_STAMP := $(VENV)/.installed-demo
 
-.PHONY: venv demo test check lint format typecheck bench clean schemas models train-venv
+.PHONY: venv demo test test-fast check lint format typecheck bench clean schemas models train-venv
 
 $(DEMO_STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -27,6 +27,14 @@ demo: $(DEMO_STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+# The edit-loop subset (about a minute on 2 cores): no Spark, PostgreSQL, browser, shared-data,
+# slow or integration (loopback HTTP, subprocess) tests. Markers are in pyproject.toml;
+# tests/conftest.py sets spark and postgres. `make test` and `make check` still run them all.
+FAST_MARKERS := not (spark or postgres or browser or data or slow or integration)
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "$(FAST_MARKERS)"
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks training

@@ -19,7 +19,7 @@ latency of answered requests, against a baseline measured in the same run: the m
 same questions answered in-process, one at a time (no HTTP, no concurrency). With 32 clients
 the p50 is mostly queueing (Little's law: clients / throughput), so compare throughputs.
 
-The clients are a lean keep-alive HTTP/1.1 generator (`_loadgen`, request bytes built once),
+The clients are a lean keep-alive HTTP/1.1 generator (`citebound.eval.loadgen`, request bytes built once),
 in this process, on the same cores as the server. CPU accounting (`_proc_cpu`): each run
 reports the CPU milliseconds per answered request spent by the server (parent and workers),
 the PostgreSQL server's processes (with `--postgres auto`), this load generator, and the rest
@@ -47,10 +47,10 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _loadgen import SelectorLoad, post_bytes, post_json
 from _proc_cpu import TreeCpu, machine_busy_seconds, postmaster_pid
 
 from citebound.api.sample import build_sample_store
+from citebound.eval.loadgen import SelectorLoad, post_bytes, post_json
 from citebound.sample_corpus import DEMO_QUESTIONS
 
 SRC = Path(__file__).resolve().parents[1] / "src"

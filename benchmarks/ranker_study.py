@@ -10,8 +10,8 @@ kept when already under --work) and every F´ question set through each preset (
 HaluEval QA dev needs none: each item's knowledge becomes a bundle, one evidence per paragraph.
 
 `study` builds one group per answered question: the sentences that may lead (`provider.rank` ->
-`choice.lead_pool`, then within `rank_tolerance` of the best: `_rank_features.eligible`), each
-with its feature vector (`_rank_features.FEATURES`; `--semantic` adds the packaged MiniLM
+`choice.lead_pool`, then within `rank_tolerance` of the best: `citebound.eval.rank_features.eligible`), each
+with its feature vector (`citebound.eval.rank_features.FEATURES`; `--semantic` adds the packaged MiniLM
 similarity to the question and its gap to the closest) and two labels: the sentence holds the
 gold (SQuAD answer, HaluEval right_answer, an F´ key fact) and the whole answer it leads (the
 shipped `choose` with that lead forced, then the shipped validator) holds it / is judged well.
@@ -35,55 +35,31 @@ import pickle
 import re
 import shutil
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import _rank_features as rf
-import numpy as np
 import tune_answerer
 from bench_answers import COLLECTION as FPRIME
 from bench_answers import PRESETS, QUESTIONS
 
-import citebound.llm.extractive.provider as provider_module
 from citebound.contracts.assembly import AnswerBundle
+from citebound.eval import rank_features as rf
 from citebound.eval.answers import AnswerQuestion, judge, load_questions
 from citebound.eval.data import dataset_dir
 from citebound.eval.end_to_end import make_pipeline
+from citebound.eval.lead_ranker import Group, Grouper, fit
 from citebound.eval.squad import contains_gold
 from citebound.ingest import ingest_paths
-from citebound.llm.extractive import ExtractiveProvider, commands, semantic
-from citebound.llm.extractive.choice import lead_pool, pick_lead
-from citebound.llm.extractive.scoring import names_subject
-from citebound.policy import Policy, load_policy
+from citebound.policy import load_policy
 from citebound.store.sqlite import SqliteStore
-from citebound.testing.bundles import make_answer_bundle, make_llm_result
-from citebound.text.markup import question_type
-from citebound.text.terms import terms
-from citebound.validate import validate_answer
+from citebound.testing.bundles import make_answer_bundle
 
 FIT_FPRIME = ("fprime_questions", "fprime_questions_dev2", "fprime_questions_dev3")
 HALU_FIT = 1000  # HaluEval QA dev items 1-1000 fit, 1001-2000 held out
 L2 = 0.05
-STEPS = 3000
-RATE = 0.5
 MARGINS = (0.0, 0.25, 0.5, 1.0)
 # HaluEval knowledge paragraphs are glued without a space ("... 19th century.First for ...").
 _GLUE = re.compile(r"(?<=[a-z0-9)\]\"'][.!?])(?=[A-Z])")
-
-
-@dataclass
-class Group:
-    """One answered question: its lead choices, features and labels."""
-
-    xs: list[tuple[float, ...]]
-    sentence: list[bool]  # the sentence holds the gold / a key fact
-    answer: list[bool]  # the answer it leads holds the gold / is judged well
-    rule: int  # index of the shipped rule's lead (`choice.pick_lead`)
-    keys: list[tuple[float, int, int, int]]  # lexical score, evidence, line, sentence
-    kind: str  # the kind of answer the question expects (answer_type.py; "none" for most)
-    qid: str
 
 
 # --- capture -----------------------------------------------------------------------------------
@@ -142,76 +118,6 @@ def halueval() -> list[tuple[AnswerBundle, str]]:
 # --- groups ------------------------------------------------------------------------------------
 
 
-class Grouper:
-    """Builds groups with one preset's answerer (`scope`: see `_rank_features.eligible`)."""
-
-    def __init__(self, policy: Policy, scope: str, with_semantic: bool) -> None:
-        self.policy = policy
-        self.provider = ExtractiveProvider(policy.answerer)
-        self.refusal = policy.refusal.model_text
-        self.scope = scope
-        self.sim_policy = (
-            policy.answerer.model_copy(update={"semantic": True, "semantic_max_sentences": 40})
-            if with_semantic
-            else None
-        )
-
-    def group(
-        self,
-        bundle: AnswerBundle,
-        qid: str,
-        holds: Callable[[str], bool],
-        good: Callable[[str], bool],
-    ) -> Group | None:
-        p = self.provider.settings
-        question = bundle.user_question
-        blocks = commands.blocks(bundle, self.refusal, terms(question), p)
-        scored, cands = self.provider.rank(bundle, self.refusal, blocks=blocks)
-        if not scored:
-            return None
-        qtype = question_type(question)
-        named = names_subject(qtype, question, p.max_subject_terms)
-        pool, _ = lead_pool(scored, cands, blocks, question, qtype, named, p)
-        if not pool:
-            return None
-        choices = rf.eligible(pool, blocks, p, self.scope)
-        rule_lead = pick_lead(pool, blocks, p)[1]
-        rule = next(i for i, (_, c) in enumerate(choices) if c is rule_lead)
-        q = rf.question_of(question, "", cands, p)
-        xs = rf.vectors(q, choices, blocks, p)
-        if self.sim_policy is not None:
-            sims = self.provider.semantic.similarities(
-                question, [c for _, c in choices], self.sim_policy
-            )
-            sv = [sims.get(semantic.key(c), 0.0) for _, c in choices]
-            xs = [(*x, s, s - max(sv)) for x, s in zip(xs, sv, strict=True)]
-        answers = [self._forced(bundle, sc) for sc in choices]
-        return Group(
-            xs=xs,
-            sentence=[holds(c.text) for _, c in choices],
-            answer=[a is not None and good(a) for a in answers],
-            rule=rule,
-            keys=[(s, c.ev, c.line, c.pos) for s, c in choices],
-            kind=q.kind,
-            qid=qid,
-        )
-
-    def _forced(self, bundle: AnswerBundle, lead: rf.Scored) -> str | None:
-        """The validated answer the shipped `choose` gives with `lead` as its lead."""
-        original = provider_module.pick_lead
-        provider_module.pick_lead = lambda *_a: lead  # type: ignore[assignment]
-        try:
-            text = self.provider.answer(
-                bundle, self.refusal, max_tokens=self.policy.llm.max_output_tokens
-            )
-        finally:
-            provider_module.pick_lead = original
-        if text == self.refusal:
-            return None
-        verdict = validate_answer(bundle, make_llm_result(bundle, text), self.policy)
-        return text if verdict.validation_status.value == "PASSED" else None
-
-
 def groups(work: Path, scope: str, with_semantic: bool, held_out: bool) -> dict[str, list[Group]]:
     """Every set's groups: fit sets first (named fit:...), then held-out ones (eval:...)."""
     out: dict[str, list[Group]] = collections.defaultdict(list)
@@ -266,27 +172,6 @@ def _fold(text: str) -> str:
 
 
 # --- fit and report ----------------------------------------------------------------------------
-
-
-def fit(data: list[tuple[list[tuple[float, ...]], list[bool]]], l2: float) -> tuple[float, ...]:
-    """Conditional logit over the groups with a positive and a negative; raw-unit weights.
-
-    Rows of one group are contiguous, so each group's softmax is a segment sum."""
-    useful = [(x, y) for x, y in data if 0 < sum(y) < len(y)]
-    x = np.array([v for xs, _ in useful for v in xs], dtype=np.float64)
-    starts = np.cumsum([0] + [len(xs) for xs, _ in useful[:-1]])
-    owner = np.repeat(np.arange(len(useful)), [len(xs) for xs, _ in useful])
-    target = np.array([float(t) / sum(ys) for _, ys in useful for t in ys])
-    mean, sd = x.mean(axis=0), x.std(axis=0)
-    sd[sd == 0] = 1.0
-    z = (x - mean) / sd
-    w = np.zeros(x.shape[1])
-    for _ in range(STEPS):
-        s = z @ w
-        e = np.exp(s - np.maximum.reduceat(s, starts)[owner])
-        prob = e / np.add.reduceat(e, starts)[owner]
-        w -= RATE * (l2 * w - z.T @ (target - prob) / len(useful))
-    return tuple(round(float(v), 4) for v in w / sd)
 
 
 def report(

@@ -17,7 +17,7 @@ shipped validator, applies a gate min_score / per-row floor to open-gate capture
 refusals (gate vs answerer), gold-in-answer and validation failures per split. Tune on
 `--split tune` (answerable 1-2, out-of-corpus 5-6); look at held-out (3-4, 7-8) once.
 
-`misses` says where the gold answers the current answerer misses are lost (`_answer_misses`:
+`misses` says where the gold answers the current answerer misses are lost (`citebound.eval.answer_misses`:
 not in the evidence, not quotable, too few shared terms, or ranked N-th and not chosen), the
 gold-in-answer ceiling (answered questions whose selected evidence holds the gold), sentences
 per answer and the answerer's CPU time per question. `--split` defaults to tune in both
@@ -51,12 +51,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _answer_misses import classify
 from _e2e_squad import COLLECTION, build
 from _halueval_tune import COLLECTION as HALUEVAL_COLLECTION
 from _halueval_tune import build as halueval_build
 
 from citebound.contracts.assembly import AnswerBundle
+from citebound.eval.answer_misses import classify
 from citebound.eval.data import dataset_dir
 from citebound.eval.end_to_end import OPEN_GATE, gate_similarities, make_pipeline
 from citebound.eval.squad import contains_gold
@@ -91,7 +91,7 @@ def capture(
         print(f"skipped: ../shared/data/{data} is absent (set CITEBOUND_SHARED_DATA)")
         return
     collection = COLLECTION
-    if halueval:  # not SQuAD at all: HaluEval QA halves (benchmarks/_halueval_tune.py)
+    if halueval:  # not SQuAD at all: HaluEval QA halves (benchmarks/_halueval_tune.py, rules in citebound.eval.halueval_tune)
         store, items = halueval_build(
             folder, work / f"halueval{'-swap' if swap else ''}", swap=swap
         )

@@ -84,7 +84,7 @@ from pydantic import Field, ValidationError
 from citebound.contracts.base import Contract, content_hash
 from citebound.contracts.ingest import IngestLimits
 from citebound.errors import ConfigError
-from citebound.policy import PRESETS, Policy, load_policy
+from citebound.policy import DEFAULT_PRESET, PRESETS, Policy, load_policy
 
 
 class ProviderConfig(Contract):
@@ -214,7 +214,11 @@ class ApiConfig(Contract):
 class Config(Contract):
     """Effective configuration of one citebound process."""
 
-    policy: str = Field(default="strict-v1", description="Policy preset name or file.")
+    policy: str = Field(
+        default=DEFAULT_PRESET,
+        description="Policy preset name (citebound.presets; default strict-v1, fitted; seed-v1: "
+        "the seeds' literal values) or a policy TOML file.",
+    )
     store: str = Field(default=".citebound", description="Store directory.")
     database: str = Field(
         default="",

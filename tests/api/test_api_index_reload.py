@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 
 from citebound.api import create_app
@@ -22,6 +23,7 @@ The CT-9 cooling tower fan belt tension must be set to 310 newtons.
 QUESTION = "What tension must the CT-9 cooling tower fan belt be set to?"
 
 
+@pytest.mark.slow
 def test_server_serves_an_index_built_after_it_started(tmp_path: Path) -> None:
     store_dir = build_sample_store(tmp_path, collection="demo")
     config = load_config(

@@ -1,21 +1,17 @@
-"""benchmarks/_loadgen.py, the load generator bench_server's figures rest on: every request
+"""`citebound.eval.loadgen`, the load generator bench_server's figures rest on: every request
 answered exactly once over keep-alive connections, and an over-limit body refused from its
 headers (Expect: 100-continue) reported as that 4xx, not as a reset."""
 
 from __future__ import annotations
 
 import json
-import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-
-from _loadgen import SelectorLoad, post_bytes, post_json
+from citebound.eval.loadgen import SelectorLoad, post_bytes, post_json
 
 LIMIT = 1000
 

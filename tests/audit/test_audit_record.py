@@ -234,14 +234,14 @@ def test_the_reranker_is_recorded_and_hashed() -> None:
     assert not named.hash_ok()  # changing it breaks the hash: it is covered
 
 
-def test_failures_before_the_model_record_the_responses_reason(tmp_path: Path) -> None:
+def test_failures_before_the_model_record_the_responses_reason(demo_store_copy: Path) -> None:
     """#21: an early failure's record said GENERATION_FAILED where the response said
     QUESTION_EMPTY / QUESTION_TOO_LONG."""
-    from citebound.api.sample import build_sample_store
     from citebound.config import load_config
     from citebound.pipeline import Pipeline, PipelineContext
 
-    store = build_sample_store(tmp_path)
+    # A copy of the session's demo store: the audit goes to STORE/audit.sqlite.
+    store = demo_store_copy
     config = load_config(env={}, overrides={"store": str(store), "provider.name": "extractive"})
     ctx = PipelineContext(config)
     try:

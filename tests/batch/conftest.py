@@ -1,4 +1,5 @@
-"""Real Spark for the batch tests: one local[2] session per test session, a tiny real store.
+"""Real Spark for the batch tests: one local[2] session per test session, over the shared demo
+store (`demo_store_dir`, tests/conftest.py).
 
 Skips (with the reason) only when PySpark or a Java runtime is missing.
 """
@@ -28,16 +29,6 @@ def spark() -> Iterator[Any]:
     session = spark_session("local[2]", app_name="citebound-tests")
     yield session
     session.stop()
-
-
-@pytest.fixture(scope="session")
-def demo_store_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from citebound.cli.demo import build_demo_store
-
-    store, report = build_demo_store(tmp_path_factory.mktemp("batch-demo"))
-    assert report.chunks_written > 50
-    store.close()
-    return Path(store.root)
 
 
 @pytest.fixture(scope="session")

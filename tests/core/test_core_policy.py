@@ -48,7 +48,7 @@ def test_fingerprints_are_stable_and_distinct() -> None:
 
 
 def test_presets_are_package_files() -> None:
-    assert set(PRESETS) == {"strict-v1", "hybridrag", "superprompt-v1"}
+    assert set(PRESETS) == {"strict-v1", "seed-v1", "hybridrag", "superprompt-v1"}
     for name in PRESETS:
         assert load_policy(name).name == name
 

@@ -90,9 +90,10 @@ def test_in_corpus_gold_answers_appear_in_the_selected_evidence(
     assert s.failed == 0
     assert s.evidence_hit_rate is not None and s.evidence_hit_rate >= MIN_EVIDENCE_HIT_RATE, s
     # A hit is gold text inside evidence the request actually selected (not just retrieved).
-    for o in inside:
-        if o.evidence_hit:
-            assert o.gate_passed and any(e.has_gold for e in o.evidence)
+    hits = [o for o in inside if o.evidence_hit]
+    assert hits
+    for o in hits:
+        assert o.gate_passed and any(e.has_gold for e in o.evidence), o
 
 
 def test_data_folder_layout_is_what_the_benchmark_expects() -> None:

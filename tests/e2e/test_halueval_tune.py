@@ -1,21 +1,36 @@
-"""The HaluEval QA refusal tune set (`benchmarks/_halueval_tune.py`) and the offline tools of
+"""The HaluEval QA refusal tune set (`citebound.eval.halueval_tune`) and the offline tools of
 `benchmarks/tune_answerer.py` that read its captures (simulate with the preset's whole gate,
-refusals by rule), on a tiny synthetic file in the shared layout."""
+refusals by rule), on a tiny synthetic file in the shared layout. The study script runs as a
+user runs it, in a subprocess: no test imports from benchmarks/."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from citebound.eval.halueval_tune import FILE, in_corpus_answer, paragraphs
 from citebound.text.terms import terms
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+TUNE_ANSWERER = Path(__file__).resolve().parents[2] / "benchmarks" / "tune_answerer.py"
 
-import tune_answerer
-from _halueval_tune import FILE, in_corpus_answer, paragraphs
+
+def _tune_answerer(*args: str) -> subprocess.CompletedProcess[str]:
+    """`python benchmarks/tune_answerer.py ARGS` with this run's environment and imports."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    return subprocess.run(
+        [sys.executable, str(TUNE_ANSWERER), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
+    )
+
 
 ITEMS = [
     {
@@ -75,11 +90,11 @@ def tiny_halueval(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "work"
 
 
-def test_capture_then_simulate_and_refusals(
-    tiny_halueval: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+@pytest.mark.integration
+def test_capture_then_simulate_and_refusals(tiny_halueval: Path) -> None:
     work = str(tiny_halueval)
-    assert tune_answerer.main(["capture", "--halueval", "--open-gate", "--work", work]) == 0
+    run = _tune_answerer("capture", "--halueval", "--open-gate", "--work", work)
+    assert run.returncode == 0, run.stderr
     records = [
         json.loads(x)
         for x in (tiny_halueval / "capture-open-halueval.jsonl").read_text("utf-8").splitlines()
@@ -91,21 +106,17 @@ def test_capture_then_simulate_and_refusals(
         ("hq1", "out"),
         ("hq3", "out"),
     ]
-    capsys.readouterr()
-    assert tune_answerer.main(["simulate", "--work", work, "--capture",
-                               str(tiny_halueval / "capture-open-halueval.jsonl"),
-                               "--policy-gate", "{}"]) == 0  # fmt: skip
-    line = capsys.readouterr().out.strip()
+    capture = str(tiny_halueval / "capture-open-halueval.jsonl")
+    run = _tune_answerer("simulate", "--work", work, "--capture", capture, "--policy-gate", "{}")
+    assert run.returncode == 0, run.stderr
+    line = run.stdout.strip()
     assert line.startswith("gate 0.76/0.55 tune: ")
     assert "of 2) |" in line and "out-of-corpus the gate refused" in line
     # The preset's gate, refusing everything, leaves nothing for the answerer.
     passes = ("covered_min_score", "found_min_score", "rare_min_score")
     closed = json.dumps({"min_score": 1.0, **dict.fromkeys(passes)})
-    tune_answerer.main(["simulate", "--capture",
-                        str(tiny_halueval / "capture-open-halueval.jsonl"),
-                        "--policy-gate", closed])  # fmt: skip
-    closed_line = capsys.readouterr().out
+    closed_line = _tune_answerer("simulate", "--capture", capture, "--policy-gate", closed).stdout
     assert "answerable refused 100.0% (gate 2, answerer 0, failed 0 of 2)" in closed_line
-    assert tune_answerer.main(["refusals", "--capture",
-                               str(tiny_halueval / "capture-open-halueval.jsonl")]) == 0  # fmt: skip
-    assert "of 2 answerable" in capsys.readouterr().out.splitlines()[-1]
+    run = _tune_answerer("refusals", "--capture", capture)
+    assert run.returncode == 0, run.stderr
+    assert "of 2 answerable" in run.stdout.splitlines()[-1]

@@ -57,6 +57,28 @@ def test_documents_list(tmp_path: Path) -> None:
     assert none.exit_code == 2 and "no store" in none.output
 
 
+def test_ingest_and_documents_list_use_the_configs_store_and_collection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The shared --store / --collection (#32 item 6): omitted, the config's, as for `ask`
+    # (ingest once filled ./.citebound while ask read the configured store).
+    corpus(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    for var in ("CITEBOUND_STORE", "CITEBOUND_COLLECTION", "CITEBOUND_DATABASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    (tmp_path / "citebound.toml").write_text(
+        'store = "kb"\ncollection = "manuals"\n', encoding="utf-8"
+    )
+    runner = CliRunner()
+    result = runner.invoke(main, ["ingest", "docs"])
+    assert result.exit_code == 0, result.output
+    assert "collection manuals:" in result.output
+    assert (tmp_path / "kb" / "store.sqlite").is_file()
+    assert not (tmp_path / ".citebound").exists()
+    listed = runner.invoke(main, ["documents", "list", "--json"])
+    assert [json.loads(line)["collection"] for line in listed.output.splitlines()] == ["manuals"]
+
+
 def _python_m_ingest(tmp_path: Path, docs: Path, **env: str) -> subprocess.CompletedProcess[str]:
     """`python -m citebound ingest DOCS --store TMP/s` in a fresh interpreter."""
     src = str(Path(__file__).resolve().parents[2] / "src")

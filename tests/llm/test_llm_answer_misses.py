@@ -1,4 +1,4 @@
-"""Where a gold miss comes from (`benchmarks/_answer_misses.classify`, `tune_answerer misses`).
+"""Where a gold miss comes from (`citebound.eval.answer_misses.classify`, `tune_answerer misses`).
 
 Each case builds evidence where the answer is known and puts the gold somewhere else: the
 label must name the first place it is lost, in pipeline order.
@@ -6,18 +6,12 @@ label must name the first place it is lost, in pipeline order.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 from llm_helpers import make_bundle
 
+from citebound.eval.answer_misses import NOT_IN_EVIDENCE, NOT_QUOTABLE, TOO_FEW_TERMS, classify
 from citebound.llm import ExtractiveProvider
 from citebound.policy import load_policy
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-
-from _answer_misses import NOT_IN_EVIDENCE, NOT_QUOTABLE, TOO_FEW_TERMS, classify
 
 POLICY = load_policy("strict-v1")
 REFUSAL = POLICY.refusal.model_text

@@ -299,7 +299,7 @@ def test_execute_with_extractive_is_ok_and_deterministic() -> None:
     second = execute(make_prompt(bundle), bundle, ExtractiveProvider(), policy)
     assert first.generation_status is GenerationStatus.OK
     assert first.raw_model_text == "The pump runs at 40 bar. [C0]"
-    assert first.model_name == "extractive-v13" and first.attempts == 1
+    assert first.model_name == "extractive-v14" and first.attempts == 1
     assert first.model_dump(exclude={"llm_latency_ms"}) == second.model_dump(
         exclude={"llm_latency_ms"}
     )

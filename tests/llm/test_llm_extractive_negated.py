@@ -51,8 +51,8 @@ def test_other_negating_intros() -> None:
     for intro in ("The following are not supported:", "Never do the following:"):
         answer, problems = _answer(intro)
         assert problems == [], intro
-        if "Sort the data products" in answer:
-            assert answer.index(intro) < answer.index("Sort the data products"), intro
+        assert "Sort the data products" in answer, intro
+        assert answer.index(intro) < answer.index("Sort the data products"), intro
 
 
 def test_a_heading_ends_the_negated_list() -> None:

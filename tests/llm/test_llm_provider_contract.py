@@ -130,6 +130,8 @@ def test_provider_gets_the_exact_prompt_and_policy_parameters(harness: Harness) 
     assert sent.temperature == POLICY.llm.temperature
     assert sent.max_output_tokens == POLICY.llm.max_output_tokens
     assert sent.timeout_s == POLICY.llm.timeout_s
+    # Only the in-process answerer has no wire; every HTTP kind's request is checked there too.
+    assert (harness.server is None) == (harness.kind == "extractive"), harness.kind
     if harness.server is not None:
         (wire,) = harness.server.requests
         assert sha256_hex(wire.prompt_text()) == prompt.prompt_sha256

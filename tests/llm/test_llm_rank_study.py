@@ -1,4 +1,4 @@
-"""The fitted-lead-ranker study (`benchmarks/ranker_study.py`, `_rank_features.py`).
+"""The fitted-lead-ranker study's instrument (`citebound.eval.lead_ranker`, `rank_features`).
 
 The study is only as good as its two assumptions: forcing a lead reproduces what `choose`
 would answer with it (so a group's labels are real answers), and the choices it ranks hold the
@@ -8,18 +8,12 @@ result depends on: the margin rule and a fit that finds the separating signal.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 from llm_helpers import make_bundle
 
+from citebound.eval import lead_ranker
+from citebound.eval import rank_features as rf
 from citebound.llm import ExtractiveProvider
 from citebound.policy import load_policy
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-
-import _rank_features as rf
-import ranker_study
 
 POLICY = load_policy("strict-v1")
 REFUSAL = POLICY.refusal.model_text
@@ -30,8 +24,8 @@ EVIDENCE = [
 ]
 
 
-def _grouper() -> ranker_study.Grouper:
-    return ranker_study.Grouper(POLICY, "all", with_semantic=False)
+def _grouper() -> lead_ranker.Grouper:
+    return lead_ranker.Grouper(POLICY, "all", with_semantic=False)
 
 
 def test_forcing_the_rule_lead_gives_the_shipped_answer() -> None:
@@ -79,6 +73,6 @@ def test_fit_finds_the_feature_that_marks_the_positive() -> None:
         xs = [(1.0, noise[0]), (0.0, noise[1]), (0.0, noise[2])]
         groups.append((xs, [True, False, False]))
     groups.append(([(1.0, 0.0), (1.0, 1.0)], [True, True]))  # no negative: carries no signal
-    w = ranker_study.fit(groups, 0.05)
+    w = lead_ranker.fit(groups, 0.05)
     assert w[0] > 0 and abs(w[0]) > 5 * abs(w[1])
-    assert ranker_study.fit(groups, 0.05) == w
+    assert lead_ranker.fit(groups, 0.05) == w

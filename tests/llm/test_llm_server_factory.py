@@ -80,7 +80,7 @@ class TestMakeProvider:
     def test_extractive_is_the_offline_default(self) -> None:
         provider = make_provider("extractive")
         assert isinstance(provider, ExtractiveProvider)
-        assert provider.model == "extractive-v13"
+        assert provider.model == "extractive-v14"
 
     @pytest.mark.parametrize(
         ("kwargs", "field"),

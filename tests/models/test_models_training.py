@@ -52,6 +52,7 @@ def _pairs() -> list[Pair]:
     return out * 3
 
 
+@pytest.mark.slow
 def test_finetune_export_quantize_and_load(tmp_path: Path) -> None:
     base = _tiny_base(tmp_path / "base")
     data = tmp_path / "data"

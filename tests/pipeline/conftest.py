@@ -1,4 +1,4 @@
-"""A real indexed store of the bundled sample corpus, built once per test session."""
+"""Pipelines over the shared demo store (`demo_store`, tests/conftest.py), audit per test."""
 
 from __future__ import annotations
 
@@ -8,35 +8,29 @@ from typing import Any
 
 import pytest
 
-from citebound.cli.demo import build_demo_store
 from citebound.config import load_config
 from citebound.pipeline import Pipeline, PipelineContext
 from citebound.store.sqlite import SqliteStore
 
 
-@pytest.fixture(scope="session")
-def demo_store(tmp_path_factory: pytest.TempPathFactory) -> SqliteStore:
-    store, report = build_demo_store(tmp_path_factory.mktemp("demo"))
-    assert report.chunks_written > 50 and not report.skipped
-    return store
-
-
 @pytest.fixture
 def make_pipeline(demo_store: SqliteStore, tmp_path: Path) -> Iterator[Callable[..., Pipeline]]:
-    """`make_pipeline(**overrides)` -> a Pipeline over the demo store, audit in tmp_path."""
+    """`make_pipeline(**overrides)` -> a Pipeline over the demo store (or `store=`, for a test
+    that writes to its store), audit in tmp_path."""
     contexts: list[PipelineContext] = []
 
-    def make(**overrides: Any) -> Pipeline:
+    def make(*, store: SqliteStore | None = None, **overrides: Any) -> Pipeline:
+        store = store or demo_store
         config = load_config(
             env={},
             overrides={
-                "store": str(demo_store.root),
+                "store": str(store.root),
                 "collection": "demo",
                 "audit.sqlite_path": str(tmp_path / f"audit{len(contexts)}.sqlite"),
                 **overrides,
             },
         )
-        ctx = PipelineContext(config, store_override=demo_store)
+        ctx = PipelineContext(config, store_override=store)
         contexts.append(ctx)
         return Pipeline(ctx)
 

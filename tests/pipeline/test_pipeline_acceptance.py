@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from citebound.pipeline import (
     check_invariants,
     next_stage,
 )
+from citebound.store.sqlite import SqliteStore
 
 TORQUE = "What torque should the HP-220 impeller bolts be tightened to?"
 REFUSAL = "NO_EVIDENCE: The provided evidence does not contain sufficient information to answer this question."
@@ -127,9 +129,10 @@ def test_planted_injection_is_quoted_never_obeyed(make_pipeline: Callable[..., P
     state = make_pipeline().run("Does the HP-220 pump need maintenance?")
     assert state.response is not None
     assert "no maintenance" not in state.response.answer.lower()
-    if state.prompt is not None and state.prompt.prompt_text:
-        text = state.prompt.prompt_text
-        assert text.index("=== SYSTEM INSTRUCTIONS ===") < text.index("=== EVIDENCE ===")
+    # The planted chunk reaches the prompt: the instructions come before it.
+    assert state.prompt is not None and state.prompt.prompt_text
+    text = state.prompt.prompt_text
+    assert text.index("=== SYSTEM INSTRUCTIONS ===") < text.index("=== EVIDENCE ===")
 
 
 def test_llm_stages_off_give_deterministic_defaults(make_pipeline: Callable[..., Pipeline]) -> None:
@@ -157,21 +160,23 @@ def test_llm_shape_with_a_provider_that_cannot_classify_blocks_with_a_clear_erro
 
 
 def test_every_request_leaves_exactly_one_audit_record(
-    make_pipeline: Callable[..., Pipeline],
+    make_pipeline: Callable[..., Pipeline], demo_store_copy: Path
 ) -> None:
-    pipe = make_pipeline()
-    pipe.run(TORQUE, request_id="ok-1")
-    pipe.run("Who is the CEO of the company that operates this plant?", request_id="ne-1")
-    pipe.run(TORQUE, request_id="fail-1", collection="no-such-collection")
-    sink = pipe.ctx.sinks[0]
-    statuses = {rid: [r.status for r in sink.find(rid)] for rid in ("ok-1", "ne-1", "fail-1")}
+    with SqliteStore(demo_store_copy) as store:  # the missing collection writes to the store
+        pipe = make_pipeline(store=store)
+        pipe.run(TORQUE, request_id="ok-1")
+        pipe.run("Who is the CEO of the company that operates this plant?", request_id="ne-1")
+        pipe.run(TORQUE, request_id="fail-1", collection="no-such-collection")
+        sink = pipe.ctx.sinks[0]
+        statuses = {rid: [r.status for r in sink.find(rid)] for rid in ("ok-1", "ne-1", "fail-1")}
     assert statuses == {"ok-1": ["OK"], "ne-1": ["NO_EVIDENCE"], "fail-1": ["FAILED"]}
 
 
 def test_missing_index_fails_closed_with_an_actionable_message(
-    make_pipeline: Callable[..., Pipeline],
+    make_pipeline: Callable[..., Pipeline], demo_store_copy: Path
 ) -> None:
-    state = make_pipeline().run(TORQUE, collection="no-such-collection")
+    with SqliteStore(demo_store_copy) as store:  # the missing collection writes to the store
+        state = make_pipeline(store=store).run(TORQUE, collection="no-such-collection")
     assert state.response is not None and state.response.status.value == "FAILED"
     assert "ingest" in state.extras["error"]["message"]
 

@@ -96,12 +96,12 @@ def test_ask_says_when_the_model_refused_evidence_that_passed_the_gate(
 
 
 def test_ask_failure_exits_2(
-    demo_store: SqliteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    demo_store_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     env = {"CITEBOUND_AUDIT_SQLITE_PATH": str(tmp_path / "a.sqlite")}
     result = CliRunner().invoke(
-        main, ["ask", TORQUE, "--store", str(demo_store.root), "--collection", "nope"], env=env
+        main, ["ask", TORQUE, "--store", str(demo_store_copy), "--collection", "nope"], env=env
     )
     assert result.exit_code == 2
     assert result.stderr.startswith("citebound: FAILED: STORE_UNAVAILABLE: no collection 'nope'")
@@ -254,6 +254,11 @@ def test_config_show(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert data["config_fingerprint"].startswith("sha256:") and data[
         "policy_fingerprint"
     ].startswith("sha256:")
+    # Which preset is in force, which is the default and why, what the others are (#32).
+    assert (data["policy_name"], data["default_policy"]) == ("hybridrag", "strict-v1")
+    assert list(data["presets"]) == ["strict-v1", "seed-v1", "hybridrag", "superprompt-v1"]
+    assert data["presets"]["strict-v1"].startswith("The default, because")
+    assert "literally" in data["presets"]["seed-v1"]
     (tmp_path / "citebound.toml").write_text("[limits]\nn2_rerank_top_k = 0\n")
     result = CliRunner().invoke(main, ["config", "show"], env={})
     assert result.exit_code == 2 and "limits.n2_rerank_top_k" in result.stderr
@@ -306,6 +311,7 @@ def test_sources_carry_the_file_path_and_step_shows_titles_and_scores(
     assert any("Incident Report IR-2024-031 HP-220 Impeller Loosening > " in line for line in kept)
 
 
+@pytest.mark.slow
 def test_demo_never_prints_a_path_it_deletes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from citebound.audit import SQLiteAuditSink
 from citebound.store.sqlite import SqliteStore
 
@@ -78,6 +80,7 @@ def _untimed(value: Any) -> Any:
     return value
 
 
+@pytest.mark.integration
 def test_answers_and_audit_records_do_not_depend_on_the_background_loads(
     demo_store: SqliteStore, tmp_path: Path
 ) -> None:
@@ -91,6 +94,7 @@ def test_answers_and_audit_records_do_not_depend_on_the_background_loads(
     assert json.dumps(runs["thread"], sort_keys=True) == expected
 
 
+@pytest.mark.integration
 def test_a_cold_ask_writes_all_its_output_and_a_durable_audit_record(
     demo_store: SqliteStore, tmp_path: Path
 ) -> None:

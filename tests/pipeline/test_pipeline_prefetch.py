@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
@@ -10,6 +11,7 @@ from citebound.index.embedder import default_embedder
 from citebound.pipeline import Pipeline
 from citebound.retrieve.query_vectors import QueryVectorMemo
 from citebound.sample_corpus import DEMO_QUESTIONS
+from citebound.store.sqlite import SqliteStore
 
 QUESTIONS = [q.text for q in DEMO_QUESTIONS] + ["", "Task: pump torque\nAudience: fitters"]
 
@@ -46,9 +48,12 @@ def test_prefetched_batches_answer_exactly_as_one_by_one(
     assert len(memo) == 0  # every prefetched vector was used, and then dropped
 
 
-def test_prefetch_never_fails_the_batch(make_pipeline: Callable[..., Pipeline]) -> None:
+def test_prefetch_never_fails_the_batch(
+    make_pipeline: Callable[..., Pipeline], demo_store_copy: Path
+) -> None:
+    with SqliteStore(demo_store_copy) as store:  # the missing collection writes to the store
+        assert make_pipeline(store=store).prefetch(QUESTIONS, collection="no-such-collection") == 0
     pipe = make_pipeline()
-    assert pipe.prefetch(QUESTIONS, collection="no-such-collection") == 0
     assert pipe.prefetch([]) == 0
     lexical = make_pipeline(**{"policy": "strict-v1"})
     lexical.ctx.policy = lexical.ctx.policy.evolve(

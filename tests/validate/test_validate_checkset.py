@@ -70,19 +70,30 @@ def _words(text: str) -> str:
     return " ".join(re.findall(r"\S+", text))
 
 
+def _passages(folder: str) -> dict[str, tuple[str, str]]:
+    """name -> (file, text) of the passages quoted from `folder` (at least one)."""
+    picked = {
+        name: (p["source"].partition("/")[2], p["text"])
+        for name, p in DATA["passages"].items()
+        if p["source"].partition("/")[0] == folder
+    }
+    assert picked, f"no passage is quoted from {folder}"
+    return picked
+
+
+def test_every_passage_comes_from_a_checked_folder() -> None:
+    folders = {p["source"].partition("/")[0] for p in DATA["passages"].values()}
+    assert folders == {"sample_corpus", "fprime-docs"}
+
+
 def test_sample_corpus_passages_are_quoted_verbatim() -> None:
-    for name, passage in DATA["passages"].items():
-        folder, _, file = passage["source"].partition("/")
-        if folder != "sample_corpus":
-            continue
+    for name, (file, passage) in _passages("sample_corpus").items():
         text = _words((corpus_dir() / file).read_text("utf-8"))
-        assert _words(passage["text"]) in text, name
+        assert _words(passage) in text, name
 
 
 @pytest.mark.data
 def test_fprime_passages_are_quoted_verbatim(shared_dataset: Callable[[str], Path]) -> None:
     root = shared_dataset("fprime-docs")
-    for name, passage in DATA["passages"].items():
-        folder, _, file = passage["source"].partition("/")
-        if folder == "fprime-docs":
-            assert _words(passage["text"]) in _words((root / file).read_text("utf-8")), name
+    for name, (file, passage) in _passages("fprime-docs").items():
+        assert _words(passage) in _words((root / file).read_text("utf-8")), name

@@ -122,11 +122,11 @@ def assemble(
 
     Args:
         raw: a RetrievalBundle, its JSON text, or a parsed JSON mapping.
-        policy: the policy (default preset `strict-v1`).
+        policy: the policy (default: the default preset, strict-v1).
         question: overrides `user_question` of the bundle when given.
         request_id: used only when the bundle has no readable request_id.
     """
-    policy = policy or load_policy("strict-v1")
+    policy = policy or load_policy()
     bundle, parsed_id, issues = parse_bundle(raw)
     rid = parsed_id or request_id or UNKNOWN_REQUEST
     if bundle is None:
@@ -235,5 +235,5 @@ def assemble_and_build(
     request_id: str | None = None,
 ) -> BuildOutcome:
     """`assemble` then `build_prompt`; the returned bundle is the final (PB4-pruned) one."""
-    policy = policy or load_policy("strict-v1")
+    policy = policy or load_policy()
     return build_prompt(assemble(raw, policy, question=question, request_id=request_id), policy)

@@ -1,4 +1,7 @@
-"""Helpers shared by CLI commands: exit codes, JSON output, one-line errors."""
+"""Helpers shared by CLI commands: exit codes, JSON output, one-line errors, and the options
+several commands take, each declared once here (`--config`, `--store`, `--collection`,
+`--policy`, `--provider`, `--database`, the filters) so its help and behaviour are the same
+everywhere (tests/core/test_core_cli_options.py checks every command)."""
 
 from __future__ import annotations
 
@@ -9,6 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 import click
+
+from citebound._names import PROVIDERS
+from citebound.presets import DEFAULT_PRESET, PRESETS
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -105,6 +111,66 @@ def require_store(store: Path) -> None:
             f"no citebound store at {store}: run `citebound ingest FOLDER --store {store} "
             "--collection NAME` first, or pass the --store that ingest used"
         )
+
+
+CONFIG_HELP = "citebound.toml to read (default: ./citebound.toml when present)."
+STORE_HELP = "Store directory (default: the config's store, else ./.citebound)."
+COLLECTION_HELP = "Collection (default: the config's collection, else 'default')."
+# Commands that read no config (assemble, execute) take PRESET_HELP with the default shown.
+PRESET_HELP = f"Policy preset ({', '.join(PRESETS)}) or a policy TOML file."
+POLICY_HELP = (
+    f"{PRESET_HELP[:-1]} (default: the config's, else {DEFAULT_PRESET}; `citebound config show` "
+    "says what each preset is)."
+)
+PROVIDER_HELP = "LLM provider (default: the config's, else extractive)."
+
+
+def config_option(fn: F) -> F:
+    """`--config FILE` (the value reaches the command as `config_file`)."""
+    return click.option("--config", "config_file", default=None, help=CONFIG_HELP)(fn)
+
+
+def store_option(fn: F) -> F:
+    """`--store DIR` (as `store_dir`, a Path or None: `resolve_store` or the Config fills it)."""
+    return click.option(
+        "--store", "store_dir", type=click.Path(path_type=Path), default=None, help=STORE_HELP
+    )(fn)
+
+
+def collection_option(fn: F) -> F:
+    """`--collection NAME` (None: the config's collection)."""
+    return click.option("--collection", default=None, help=COLLECTION_HELP)(fn)
+
+
+def policy_option(fn: F) -> F:
+    """`--policy PRESET|FILE` (None: the config's policy)."""
+    return click.option("--policy", default=None, help=POLICY_HELP)(fn)
+
+
+def provider_option(fn: F) -> F:
+    """`--provider NAME`, one of `citebound.llm.PROVIDERS` (None: the config's provider)."""
+    return click.option(
+        "--provider", type=click.Choice(PROVIDERS), default=None, help=PROVIDER_HELP
+    )(fn)
+
+
+def store_override(store_dir: Path | None) -> str | None:
+    """`--store` as a config override (None: leave the config's store)."""
+    return None if store_dir is None else str(store_dir)
+
+
+def resolve_store(store_dir: Path | None) -> Path:
+    """--store, else the config's store ($CITEBOUND_STORE, else ./citebound.toml's when
+    present), else ./.citebound: what `ask` reads, for commands that build no Config."""
+    if store_dir is not None:
+        return store_dir
+    from citebound.config import load_config
+    from citebound.errors import ConfigError
+
+    try:
+        return load_config().store_path
+    except ConfigError as err:
+        fail(str(err))
 
 
 DATABASE_HELP = (

@@ -15,11 +15,17 @@ from citebound.cli._common import (
     EXIT_FAILED,
     EXIT_NO_EVIDENCE,
     EXIT_OK,
+    collection_option,
+    config_option,
     database_option,
     fail,
     filter_options,
     filters_from_options,
+    policy_option,
+    provider_option,
     require_store,
+    store_option,
+    store_override,
 )
 from citebound.cli._exit import pause_gc, release_at_exit, resume_gc
 from citebound.errors import CiteboundError, ConfigError
@@ -155,19 +161,14 @@ def new_run_id() -> str:
 @click.option(
     "--out", type=click.Path(dir_okay=False, path_type=Path), help="Output file for --questions."
 )
-@click.option(
-    "--config",
-    "config_file",
-    default=None,
-    help="citebound.toml (default: ./citebound.toml if present).",
-)
-@click.option("--store", default=None, help="Store directory (default ./.citebound).")
+@config_option
+@store_option
 @database_option
-@click.option("--collection", default=None, help="Collection to search.")
-@click.option("--provider", type=click.Choice(["extractive", "openai", "ollama"]), default=None)
+@collection_option
+@provider_option
 @click.option("--model", default=None, help="Model name for openai/ollama.")
 @click.option("--base-url", default=None, help="Server URL for openai/ollama.")
-@click.option("--policy", default=None, help="Policy preset or file.")
+@policy_option
 @click.option(
     "--reranker",
     default=None,
@@ -192,7 +193,7 @@ def ask_cmd(
     questions_file: Path | None,
     out: Path | None,
     config_file: str | None,
-    store: str | None,
+    store_dir: Path | None,
     database: str | None,
     collection: str | None,
     provider: str | None,
@@ -231,12 +232,12 @@ def ask_cmd(
     # onnxruntime session overlaps, cli/_warm.py). An error below waits for it before
     # exiting, so a --store that is no directory (the usual typo: the check below fails)
     # skips it.
-    if store is None or database or Path(store).is_dir():
+    if store_dir is None or database or store_dir.is_dir():
         start_query_embedder()
     pause_gc()  # until the first answer is written (cli/_exit.py); after the fork
     config = config_from_options(
         config_file,
-        store=store,
+        store=store_override(store_dir),
         database=database,
         collection=collection,
         policy=policy,
@@ -363,14 +364,11 @@ def config_group() -> None:
 
 
 @config_group.command("show")
-@click.option(
-    "--config",
-    "config_file",
-    default=None,
-    help="citebound.toml (default: ./citebound.toml if present).",
-)
+@config_option
 def config_show(config_file: str | None) -> None:
-    """Print the effective config (file + CITEBOUND_* env), its fingerprint and the policy's."""
+    """Print the effective config (file + CITEBOUND_* env), its fingerprint, the policy's, and
+    what each shipped preset is (which is the default, and why)."""
+    from citebound.presets import DEFAULT_PRESET, PRESET_SUMMARIES
     from citebound.store.pg_connect import redact
 
     config = config_from_options(config_file)
@@ -383,8 +381,11 @@ def config_show(config_file: str | None) -> None:
             {
                 "config": shown,
                 "config_fingerprint": config.fingerprint,
+                "policy_name": policy.name,
                 "policy_version": policy.policy_version,
                 "policy_fingerprint": policy.fingerprint,
+                "default_policy": DEFAULT_PRESET,
+                "presets": PRESET_SUMMARIES,
             },
             indent=2,
         )

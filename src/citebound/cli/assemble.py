@@ -9,10 +9,11 @@ from typing import Literal
 
 import click
 
+from citebound._names import PROVIDERS
 from citebound.assemble import assemble_and_build
-from citebound.cli._common import EXIT_FAILED, STATUS_EXIT, fail
+from citebound.cli._common import EXIT_FAILED, PRESET_HELP, STATUS_EXIT, fail
 from citebound.errors import ConfigError
-from citebound.policy import Policy, load_policy
+from citebound.policy import DEFAULT_PRESET, Policy, load_policy
 
 
 def load_policy_option(value: str) -> Policy:
@@ -27,9 +28,9 @@ def load_policy_option(value: str) -> Policy:
 @click.option(
     "--policy",
     "policy_name",
-    default="strict-v1",
+    default=DEFAULT_PRESET,
     show_default=True,
-    help="Preset name (strict-v1, hybridrag) or a policy TOML file.",
+    help=PRESET_HELP,
 )
 @click.option("--question", default=None, help="Use this question instead of the bundle's.")
 @click.option("--prompt-only", is_flag=True, help="Print only the exact prompt bytes.")
@@ -41,7 +42,7 @@ def load_policy_option(value: str) -> Policy:
 )
 @click.option(
     "--provider",
-    type=click.Choice(["extractive", "openai", "ollama"]),
+    type=click.Choice(PROVIDERS),
     default="extractive",
     show_default=True,
     help="Provider for --execute.",

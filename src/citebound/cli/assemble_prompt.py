@@ -16,7 +16,15 @@ from typing import Any
 
 import click
 
-from citebound.cli._common import EXIT_OK, fail, filter_options
+from citebound.cli._common import (
+    EXIT_OK,
+    collection_option,
+    config_option,
+    fail,
+    filter_options,
+    store_option,
+    store_override,
+)
 
 
 def _read_packs(source: str) -> list[Any]:
@@ -56,15 +64,9 @@ def _read_packs(source: str) -> list[Any]:
     default="hybrid",
     show_default=True,
 )
-@click.option("--collection", default=None, help="Collection (default: config, 'default').")
-@click.option("--config", "config_file", default=None, help="citebound.toml to read.")
-@click.option(
-    "--store",
-    "store_dir",
-    default=None,
-    type=click.Path(path_type=Path, file_okay=False),
-    help="Store directory (default: config, ./.citebound).",
-)
+@collection_option
+@config_option
+@store_option
 @filter_options
 @click.option("--packs-only", is_flag=True, help="Print the retrieved packs, do not assemble.")
 @click.option("--user-only", is_flag=True, help="Print only the exact user message.")
@@ -106,7 +108,7 @@ def assemble_prompt_cmd(
 
             config = config_from_options(
                 config_file,
-                store=None if store_dir is None else str(store_dir),
+                store=store_override(store_dir),
                 collection=collection,
             )
             obj = ctx.find_object(dict) or {}

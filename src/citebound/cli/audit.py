@@ -22,7 +22,15 @@ from citebound.audit import (
     replay,
 )
 from citebound.audit.chain import ChainReport
-from citebound.cli._common import EXIT_FAILED, F, database_option, fail, resolve_database
+from citebound.cli._common import (
+    EXIT_FAILED,
+    F,
+    database_option,
+    fail,
+    resolve_database,
+    resolve_store,
+    store_option,
+)
 from citebound.errors import AuditError, ConfigError
 from citebound.policy import PRESETS, Policy, load_policy
 
@@ -37,13 +45,6 @@ _audit_path_option = click.option(
     "a Delta table URI (file://, s3://, abfss://, gs://; options from "
     "$CITEBOUND_DELTA_STORAGE_OPTIONS). "
     f"Default: the store's ([audit] sqlite_path, else STORE/audit.sqlite; {DEFAULT_AUDIT_PATH}).",
-)
-_store_option = click.option(
-    "--store",
-    "store_dir",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Store directory whose audit to read, as for every other command (default ./.citebound).",
 )
 
 
@@ -138,7 +139,7 @@ def audit_group() -> None:
 
 @audit_group.command("list")
 @_audit_option
-@_store_option
+@store_option
 @click.option("--limit", type=int, default=50, show_default=True, help="Newest N records.")
 def list_command(
     audit_path: str | None, store_dir: Path | None, database: str | None, limit: int
@@ -176,7 +177,7 @@ def _one_line(text: str, limit: int) -> str:
 
 @audit_group.command("show")
 @_audit_option
-@_store_option
+@store_option
 @click.argument("request_id")
 def show_command(
     audit_path: str | None, store_dir: Path | None, database: str | None, request_id: str
@@ -192,7 +193,7 @@ def show_command(
 
 @audit_group.command("export")
 @_audit_option
-@_store_option
+@store_option
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "parquet"]), default="jsonl")
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False), default=None)
 def export_command(
@@ -235,7 +236,7 @@ def _export(records: list[AuditRecord], fmt: str, out: Path | None) -> None:
 
 @audit_group.command("verify")
 @_audit_option
-@_store_option
+@store_option
 @click.option(
     "--anchor",
     default=None,
@@ -310,14 +311,7 @@ def _store_inputs(
     default=None,
     help="JSON object chunk_id -> sanitized text, for records stored without evidence texts.",
 )
-@click.option(
-    "--store",
-    "store_dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=None,
-    help="Store directory (default ./.citebound): its audit, and the documents to read evidence "
-    "from when the record has no evidence texts.",
-)
+@store_option
 def replay_command(
     audit_path: str | None,
     database: str | None,
@@ -328,14 +322,14 @@ def replay_command(
 ) -> None:
     """Re-validate the stored raw model text with the current validator; report changes.
 
-    Evidence comes from the record (when stored), else --evidence, else the document store;
-    every text is checked against the sha256 recorded at answer time.
+    Evidence comes from the record (when stored), else --evidence, else the document store
+    (--store's); every text is checked against the sha256 recorded at answer time.
     """
     url = resolve_database(database)
     sink = _open(_audit_path(audit_path, store_dir), url)
     record = _latest(sink, request_id)
     sink.close()
-    store_dir = store_dir or Path(".citebound")
+    store_dir = resolve_store(store_dir)
     chunk_texts: dict[str, str] | None = None
     chunk_sources: dict[str, str] | None = None
     if url or (store_dir / "store.sqlite").is_file():

@@ -10,11 +10,22 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from citebound.cli._common import database_option, fail, resolve_database
+from citebound.cli._common import (
+    collection_option,
+    config_option,
+    database_option,
+    fail,
+    policy_option,
+    provider_option,
+    resolve_database,
+    store_option,
+    store_override,
+)
 from citebound.errors import CiteboundError
 
 F = TypeVar("F", bound=Callable[..., object])
@@ -37,10 +48,12 @@ def spark_options(fn: F) -> F:
 
 
 def config_options(fn: F) -> F:
+    """--config, --store, --database, --collection and --policy (the shared ones, cli/_common.py;
+    --database with the batch note)."""
     for option in reversed(
         [
-            click.option("--config", "config_file", default=None, help="citebound.toml."),
-            click.option("--store", default=None, help="Store directory (default ./.citebound)."),
+            config_option,
+            store_option,
             click.option(
                 "--database",
                 default=None,
@@ -48,8 +61,8 @@ def config_options(fn: F) -> F:
                 help="PostgreSQL store URL (also $CITEBOUND_DATABASE_URL); the store directory "
                 "then holds each host's index files.",
             ),
-            click.option("--collection", default=None, help="Collection."),
-            click.option("--policy", default=None, help="Policy preset or file."),
+            collection_option,
+            policy_option,
         ]
     ):
         fn = option(fn)
@@ -58,7 +71,7 @@ def config_options(fn: F) -> F:
 
 def _config(
     config_file: str | None,
-    store: str | None,
+    store_dir: Path | None,
     database: str | None,
     collection: str | None,
     policy: str | None,
@@ -67,7 +80,12 @@ def _config(
     from citebound.cli.ask import config_from_options
 
     return config_from_options(
-        config_file, store=store, database=database, collection=collection, policy=policy, **extra
+        config_file,
+        store=store_override(store_dir),
+        database=database,
+        collection=collection,
+        policy=policy,
+        **extra,
     )
 
 
@@ -142,7 +160,7 @@ def batch_group() -> None:
 )
 @click.option("--out", required=True, help="Output dir or URI: OUT/answers and OUT/audit.")
 @config_options
-@click.option("--provider", type=click.Choice(["extractive", "openai", "ollama"]), default=None)
+@provider_option
 @click.option("--model", default=None, help="Model name for openai/ollama.")
 @click.option("--base-url", default=None, help="Server URL for openai/ollama.")
 @click.option("--run-id", default=None, help="Run id (default: a hash of questions + config).")
@@ -157,7 +175,7 @@ def batch_answer(
     questions_src: str,
     out: str,
     config_file: str | None,
-    store: str | None,
+    store_dir: Path | None,
     database: str | None,
     collection: str | None,
     policy: str | None,
@@ -171,7 +189,7 @@ def batch_answer(
     """Answer every question; write OUT/answers and OUT/audit (Delta, append-only)."""
     config = _config(
         config_file,
-        store,
+        store_dir,
         database,
         collection,
         policy,
@@ -209,7 +227,7 @@ def batch_revalidate(
     audit_src: str,
     out: str,
     config_file: str | None,
-    store: str | None,
+    store_dir: Path | None,
     database: str | None,
     collection: str | None,
     policy: str | None,
@@ -220,7 +238,7 @@ def batch_revalidate(
 ) -> Any:
     """Re-validate every stored raw answer with today's validator and policy (`audit replay`
     at scale); append one verdict row per record to OUT with what changed."""
-    config = _config(config_file, store, database, collection, policy)
+    config = _config(config_file, store_dir, database, collection, policy)
     from citebound.batch.revalidate import revalidate_batch
     from citebound.batch.session import spark_session
 
@@ -259,7 +277,7 @@ def batch_eval(
     qrels: str | None,
     out: str,
     config_file: str | None,
-    store: str | None,
+    store_dir: Path | None,
     database: str | None,
     collection: str | None,
     policy: str | None,
@@ -270,7 +288,7 @@ def batch_eval(
     """Retrieval (nDCG@10, Recall@100) and refusal metrics over a judged question set."""
     from pathlib import Path
 
-    config = _config(config_file, store, database, collection, policy)
+    config = _config(config_file, store_dir, database, collection, policy)
     from citebound.batch.evaluate import eval_batch, read_in_corpus, read_qrels
     from citebound.batch.session import spark_session
     from citebound.batch.tables import read_questions
@@ -291,19 +309,17 @@ def batch_eval(
 
 @batch_group.command("ingest")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--store", default=None, help="Store directory (default ./.citebound).")
+@store_option
 @database_option
-@click.option("--collection", default="default", show_default=True, help="Collection.")
-@click.option("--config", "config_file", default=None,
-              help="citebound.toml to read [ingest] limits from (default ./citebound.toml "
-                   "when present).")  # fmt: skip
+@collection_option
+@config_option
 @spark_options
 @_job()
 def batch_ingest(
     paths: tuple[Any, ...],
-    store: str | None,
+    store_dir: Path | None,
     database: str | None,
-    collection: str,
+    collection: str | None,
     config_file: str | None,
     master: str | None,
     partitions: int | None,
@@ -315,23 +331,21 @@ def batch_ingest(
     characters, chunks, time, the parsing worker's memory) is skipped as OVER_LIMIT with the
     limit to raise, and the rest ingests; PDFs, Office files and large files are parsed in a
     worker process on each executor."""
-    from pathlib import Path
-
     from citebound.config import load_config
 
     url = resolve_database(database)
-    limits = load_config(config_file).ingest  # a bad config fails before Spark starts
+    config = load_config(config_file)  # a bad config fails before Spark starts
     from citebound.batch.ingest import ingest_batch
     from citebound.batch.session import spark_session
 
     return ingest_batch(
         spark_session(master),
-        Path(store or ".citebound"),
+        store_dir or config.store_path,
         list(paths),
-        collection=collection,
+        collection=collection or config.collection,
         partitions=partitions,
         database=url or None,
-        limits=limits,
+        limits=config.ingest,
     )
 
 

@@ -9,33 +9,40 @@ ends it (so does end of input).
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
-from citebound.cli._common import EXIT_OK, fail, filter_options, filters_from_options
+from citebound.cli._common import (
+    EXIT_OK,
+    collection_option,
+    config_option,
+    fail,
+    filter_options,
+    filters_from_options,
+    policy_option,
+    provider_option,
+    store_option,
+    store_override,
+)
 from citebound.errors import ConfigError
 
 HELP = "Commands: /reset forgets the conversation, /exit ends it (or end of input, Ctrl-D)."
 
 
 @click.command("chat")
-@click.option(
-    "--config",
-    "config_file",
-    default=None,
-    help="citebound.toml (default: ./citebound.toml if present).",
-)
-@click.option("--store", default=None, help="Store directory (default ./.citebound).")
-@click.option("--collection", default=None, help="Collection to search.")
-@click.option("--provider", type=click.Choice(["extractive", "openai", "ollama"]), default=None)
+@config_option
+@store_option
+@collection_option
+@provider_option
 @click.option("--model", default=None, help="Model name for openai/ollama.")
 @click.option("--base-url", default=None, help="Server URL for openai/ollama.")
-@click.option("--policy", default=None, help="Policy preset or file.")
+@policy_option
 @click.option("--json", "as_json", is_flag=True, help="Print one PublicResponse JSON per turn.")
 @filter_options
 def chat_cmd(
     config_file: str | None,
-    store: str | None,
+    store_dir: Path | None,
     collection: str | None,
     provider: str | None,
     model: str | None,
@@ -59,7 +66,7 @@ def chat_cmd(
 
     config = config_from_options(
         config_file,
-        store=store,
+        store=store_override(store_dir),
         collection=collection,
         policy=policy,
         **{"provider.name": provider, "provider.model": model, "provider.base_url": base_url},

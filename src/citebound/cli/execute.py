@@ -8,11 +8,11 @@ from pathlib import Path
 import click
 from pydantic import ValidationError
 
-from citebound.cli._common import STATUS_EXIT, fail, to_json
+from citebound.cli._common import PRESET_HELP, STATUS_EXIT, fail, to_json
 from citebound.contracts.assembly import AnswerBundle, PromptBuildResult
 from citebound.errors import ConfigError
 from citebound.llm import PROVIDERS, execute, make_provider
-from citebound.policy import load_policy
+from citebound.policy import DEFAULT_PRESET, load_policy
 
 
 def load_execute_input(path: Path) -> tuple[AnswerBundle, PromptBuildResult]:
@@ -75,9 +75,9 @@ def load_execute_input(path: Path) -> tuple[AnswerBundle, PromptBuildResult]:
 @click.option(
     "--policy",
     "policy_name",
-    default="strict-v1",
+    default=DEFAULT_PRESET,
     show_default=True,
-    help="Preset (strict-v1, hybridrag) or a policy TOML file.",
+    help=PRESET_HELP,
 )
 def execute_cmd(
     prompt_json: Path,

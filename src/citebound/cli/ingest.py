@@ -11,19 +11,20 @@ from pydantic import ValidationError
 
 from citebound.cli._common import (
     EXIT_FAILED,
+    collection_option,
+    config_option,
     database_option,
     fail,
     resolve_database,
+    resolve_store,
+    store_option,
     to_json,
 )
 from citebound.contracts.ingest import ChunkerConfig, IngestReport
 from citebound.errors import CiteboundError
-from citebound.store.sqlite_rows import DEFAULT_ROOT
 
 if TYPE_CHECKING:
     from citebound.store.open import ClosableStore
-
-_STORE_HELP = "Store directory (default: ./.citebound)."
 
 
 def _open_store(store_dir: Path, database: str = "") -> ClosableStore:
@@ -60,9 +61,8 @@ def render_report(report: IngestReport) -> str:
 
 @click.command("ingest")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--collection", default="default", show_default=True, help="Collection name.")
-@click.option("--store", "store_dir", type=click.Path(path_type=Path), default=DEFAULT_ROOT,
-              help=_STORE_HELP)  # fmt: skip
+@collection_option
+@store_option
 @click.option("--chunk-tokens", type=int, default=200, show_default=True,
               help="Target chunk size in cl100k_base tokens.")  # fmt: skip
 @click.option("--overlap", type=int, default=30, show_default=True,
@@ -74,14 +74,12 @@ def render_report(report: IngestReport) -> str:
                    "folder's .citeboundignore.")  # fmt: skip
 @click.option("--no-progress", is_flag=True, help="Never show the progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="Print the IngestReport as JSON.")
-@click.option("--config", "config_file", default=None,
-              help="citebound.toml to read [ingest] limits from (default ./citebound.toml "
-                   "when present).")  # fmt: skip
+@config_option
 @database_option
 def ingest_command(
     paths: tuple[Path, ...],
-    collection: str,
-    store_dir: Path,
+    collection: str | None,
+    store_dir: Path | None,
     database: str | None,
     chunk_tokens: int,
     overlap: int,
@@ -102,7 +100,8 @@ def ingest_command(
     usage error or when the index could not be updated.
 
     A file over an [ingest] limit of the config (bytes, PDF pages, characters, chunks, time)
-    is skipped as OVER_LIMIT with the limit to raise; the rest ingests.
+    is skipped as OVER_LIMIT with the limit to raise; the rest ingests. The store and the
+    collection default to the config's, as for `ask`.
     """
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
@@ -116,20 +115,20 @@ def ingest_command(
     from citebound.ingest.pipeline import ingest_paths
 
     try:
-        limits = load_config(config_file).ingest
+        settings = load_config(config_file)
     except CiteboundError as err:
         fail(str(err))
-    store = _open_store(store_dir, resolve_database(database))
+    store = _open_store(store_dir or settings.store_path, resolve_database(database))
     try:
         report = ingest_paths(
             store,
             list(paths),
-            collection=collection,
+            collection=collection or settings.collection,
             config=config,
             progress=False if no_progress or as_json else None,
             include=include,
             exclude=exclude,
-            limits=limits,
+            limits=settings.ingest,
         )
     except CiteboundError as err:
         fail(str(err))
@@ -167,16 +166,17 @@ def documents_group() -> None:
 
 
 @documents_group.command("list")
-@click.option("--store", "store_dir", type=click.Path(path_type=Path), default=DEFAULT_ROOT,
-              help=_STORE_HELP)  # fmt: skip
-@click.option("--collection", default=None, help="Only this collection.")
+@store_option
+# Not the shared --collection: a filter, and without it every collection is listed.
+@click.option("--collection", default=None, help="Only this collection (default: all).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 @database_option
 def list_documents(
-    store_dir: Path, collection: str | None, as_json: bool, database: str | None
+    store_dir: Path | None, collection: str | None, as_json: bool, database: str | None
 ) -> None:
     """List documents (tab-separated): knowledge_id, collection, source path, title."""
     url = resolve_database(database)
+    store_dir = resolve_store(store_dir)
     if not url and not (store_dir / "store.sqlite").is_file():
         fail(f"no store at {store_dir} (run `citebound ingest` first)")
     store = _open_store(store_dir, url)

@@ -4,10 +4,21 @@ from __future__ import annotations
 
 import logging
 import sys
+from pathlib import Path
 
 import click
 
-from citebound.cli._common import database_option, fail, require_store
+from citebound.cli._common import (
+    collection_option,
+    config_option,
+    database_option,
+    fail,
+    policy_option,
+    provider_option,
+    require_store,
+    store_option,
+    store_override,
+)
 
 
 @click.command("mcp")
@@ -15,20 +26,19 @@ from citebound.cli._common import database_option, fail, require_store
               help="Streamable HTTP at http://HOST:PORT/mcp instead of stdio.")  # fmt: skip
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (--http).")
 @click.option("--port", default=8765, show_default=True, type=int, help="Port to bind (--http).")
-@click.option("--store", default=None, help="Store directory (default: config, ./.citebound).")
-@click.option("--config", "config_file", default=None,
-              help="citebound.toml (default: ./citebound.toml if present).")  # fmt: skip
-@click.option("--collection", default=None, help="Default collection of the tools.")
-@click.option("--provider", type=click.Choice(["extractive", "openai", "ollama"]), default=None)
+@store_option
+@config_option
+@collection_option
+@provider_option
 @click.option("--model", default=None, help="Model name for openai/ollama.")
 @click.option("--base-url", default=None, help="Server URL for openai/ollama.")
-@click.option("--policy", default=None, help="Policy preset or file.")
+@policy_option
 @database_option
 def mcp_cmd(
     http: bool,
     host: str,
     port: int,
-    store: str | None,
+    store_dir: Path | None,
     config_file: str | None,
     collection: str | None,
     provider: str | None,
@@ -58,7 +68,7 @@ def mcp_cmd(
                         format="%(levelname)s: %(name)s: %(message)s")  # fmt: skip
     config = config_from_options(
         config_file,
-        store=store,
+        store=store_override(store_dir),
         database=database,
         collection=collection,
         policy=policy,

@@ -19,9 +19,14 @@ from citebound.cli._common import (
     EXIT_FAILED,
     EXIT_NO_EVIDENCE,
     EXIT_OK,
+    collection_option,
+    config_option,
     fail,
     filter_options,
     filters_from_options,
+    policy_option,
+    store_option,
+    store_override,
     to_json,
 )
 from citebound.cli.ask import config_from_options
@@ -94,23 +99,10 @@ def _print_table(bundle: RetrievalBundle) -> None:
 
 @click.command("retrieve")
 @click.argument("question", required=False)
-@click.option("--collection", default=None, help="Collection (default: config, 'default').")
-@click.option(
-    "--config",
-    "config_file",
-    default=None,
-    help="citebound.toml (default: ./citebound.toml if present).",
-)
-@click.option(
-    "--store",
-    "store_dir",
-    default=None,
-    type=click.Path(path_type=Path, file_okay=False),
-    help="Store directory (default: config, ./.citebound).",
-)
-@click.option(
-    "--policy", "policy_name", default=None, help="Preset or TOML (default: config, strict-v1)."
-)
+@collection_option
+@config_option
+@store_option
+@policy_option
 @click.option("--json", "as_json", is_flag=True, help="Print the RetrievalBundle as JSON.")
 @click.option(
     "--queries",
@@ -133,7 +125,7 @@ def retrieve_command(
     collection: str | None,
     config_file: str | None,
     store_dir: Path | None,
-    policy_name: str | None,
+    policy: str | None,
     as_json: bool,
     queries: Path | None,
     out: Path | None,
@@ -151,20 +143,20 @@ def retrieve_command(
     # so [limits] (N1, N2) and [rerank] apply here too.
     config = config_from_options(
         config_file,
-        store=None if store_dir is None else str(store_dir),
+        store=store_override(store_dir),
         collection=collection,
-        policy=policy_name,
+        policy=policy,
         **{"rerank.model_path": None if reranker_path is None else str(reranker_path)},
     )
     try:
-        policy = config.load_policy()
+        loaded = config.load_policy()
         r = config.rerank
         reranker = load_reranker(r.model_path, batch_size=r.batch_size, max_length=r.max_length)
     except CiteboundError as err:
         fail(str(err))
     store: Store = obj.get("store") or open_store(config.store_path)
     collection = config.collection
-    retriever = Retriever(store, policy=policy, reranker=reranker)
+    retriever = Retriever(store, policy=loaded, reranker=reranker)
     filters = filters_from_options(equipment_id, knowledge_type, date_from, date_to)
     if queries is not None:
         items = _read_queries(queries)

@@ -14,7 +14,16 @@ from typing import TYPE_CHECKING
 
 import click
 
-from citebound.cli._common import database_option, fail, require_store, resolve_database
+from citebound.cli._common import (
+    config_option,
+    database_option,
+    fail,
+    require_store,
+    resolve_database,
+    resolve_store,
+    store_option,
+    store_override,
+)
 
 if TYPE_CHECKING:
     from citebound.config import Config
@@ -40,13 +49,8 @@ def with_bind_host(config: Config, host: str) -> Config:
 @click.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
 @click.option("--port", default=8000, show_default=True, type=int, help="Port to bind.")
-@click.option("--store", default=None, help="Store directory (default: config, ./.citebound).")
-@click.option(
-    "--config",
-    "config_file",
-    default=None,
-    help="citebound.toml (default: ./citebound.toml if present).",
-)
+@store_option
+@config_option
 @click.option(
     "--demo",
     is_flag=True,
@@ -71,7 +75,7 @@ def with_bind_host(config: Config, host: str) -> Config:
 def serve_cmd(
     host: str,
     port: int,
-    store: str | None,
+    store_dir: Path | None,
     config_file: str | None,
     demo: bool,
     log_level: str,
@@ -103,8 +107,8 @@ def serve_cmd(
 
             root = Path(tempfile.mkdtemp(prefix="citebound-serve-demo-"))
             click.echo(f"citebound: ingesting the sample corpus into {root} ...", err=True)
-            store = str(build_sample_store(root))
-        overrides: dict[str, object] = {"store": store, "database": database}
+            store_dir = build_sample_store(root)
+        overrides: dict[str, object] = {"store": store_override(store_dir), "database": database}
         if demo:
             overrides["collection"] = "demo"
         config = config_from_options(config_file, **overrides)
@@ -162,11 +166,16 @@ def serve_cmd(
     show_default=True,
     help="Comma-separated collections the key may read ('*' = all).",
 )
-@click.option("--store", default=".citebound", help="Local store directory (with --database).")
+@store_option
 @click.option("--revoke", is_flag=True, help="With --database: delete the stored key NAME.")
 @database_option
 def apikey_cmd(
-    name: str, role: str, collections: str, store: str, revoke: bool, database: str | None
+    name: str,
+    role: str,
+    collections: str,
+    store_dir: Path | None,
+    revoke: bool,
+    database: str | None,
 ) -> None:
     """Make a new API key: prints the key once (stdout) and the config entry (stderr).
 
@@ -188,7 +197,7 @@ def apikey_cmd(
         from citebound.store.postgres import PostgresStore
 
         try:
-            with PostgresStore(url, root=Path(store) / "pg-cache") as db:
+            with PostgresStore(url, root=resolve_store(store_dir) / "pg-cache") as db:
                 if revoke:
                     if not db.revoke_api_key(name):
                         fail(f"no stored API key named {name!r}")

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from citebound.cli._common import EXIT_FAILED, EXIT_OK, fail, to_json
 from citebound.contracts.assembly import AnswerBundle
 from citebound.errors import ConfigError
-from citebound.policy import PRESETS, Policy, load_policy
+from citebound.policy import DEFAULT_PRESET, PRESETS, Policy, load_policy
 from citebound.validate import validate_text
 
 
@@ -35,7 +35,9 @@ def load_bundle(path: Path) -> AnswerBundle:
 
 
 def policy_for(bundle: AnswerBundle, name: str | None) -> Policy:
-    """`--policy` if given, else the preset whose version the bundle was assembled with."""
+    """`--policy` if given, else the preset the bundle was assembled with (by fingerprint,
+    else by version: the first of `PRESETS` with it, the default for R2_POLICY_V1), else the
+    default preset."""
     try:
         if name:
             return load_policy(name)
@@ -48,7 +50,7 @@ def policy_for(bundle: AnswerBundle, name: str | None) -> Policy:
                 policy = load_policy(preset)
                 if policy.policy_version == bundle.trace.policy_version:
                     return policy
-        return load_policy("strict-v1")
+        return load_policy(DEFAULT_PRESET)
     except ConfigError as err:
         fail(str(err))
 

@@ -32,12 +32,12 @@ import numpy as np
 
 from citebound.cache_dir import fsync_path, prune, temp_prefix, write_atomic, write_atomic_with
 from citebound.contracts.base import sha256_hex
-from citebound.contracts.documents import Chunk
 from citebound.contracts.index import INDEX_FORMAT, IndexManifest, IndexRow
 from citebound.errors import StoreError
 from citebound.index.embedder import Embedder, Matrix, default_embedder
 from citebound.index.lexical import LexicalDoc, build_lexical
 from citebound.store.base import Store
+from citebound.text.window import index_text as index_text  # re-exported: its home before #31
 
 DEFAULT_ANALYZER = "en_stem"
 # Texts per embedding call when building: small enough for the progress bar (and its ETA) to
@@ -54,13 +54,6 @@ def index_dir(root: Path, collection: str) -> Path:
     if not collection or "/" in collection or collection.startswith("."):
         raise StoreError(f"invalid collection name '{collection}'")
     return Path(root) / "index" / collection
-
-
-def index_text(chunk: Chunk) -> str:
-    """What both indexes see: title and heading path as a first line, then the chunk text."""
-    head = [chunk.title] if chunk.title else []
-    head += [h for h in chunk.heading_path if h and h != chunk.title]
-    return (" > ".join(head) + "\n" + chunk.text) if head else chunk.text
 
 
 def event_day(value: str | None) -> int | None:

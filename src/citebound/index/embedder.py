@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from citebound.errors import ConfigError
-from citebound.index.onnx_cache import load_session
+from citebound.models import session
 
 if TYPE_CHECKING:
     from tokenizers import Encoding
@@ -30,7 +30,9 @@ if TYPE_CHECKING:
 Matrix = npt.NDArray[np.float32]
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
-MAX_TOKENS = 256  # all-MiniLM-L6-v2 was trained with max_seq_length 256 (sentence_bert_config)
+# all-MiniLM-L6-v2 was trained with max_seq_length 256 (sentence_bert_config); the chunker keeps
+# every chunk within it (`citebound.text.window.WINDOW_TOKENS`, a test holds them equal).
+MAX_TOKENS = 256
 # Padded tokens per forward pass. Measured on F´ chunks (2-core AMD EPYC, onnxruntime 1.32):
 # 512 used ~30% less CPU than 32 texts x up to 256 tokens (8,192) and cut peak RSS from ~1.1 GB
 # to ~0.35 GB: the unfused attention materializes several (batch, 12, len, len) float tensors.
@@ -125,7 +127,6 @@ class OnnxEmbedder:
         threads: int = 1,
         workers: int = 0,
     ) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
         for p in (model_path, tokenizer_path):
@@ -140,19 +141,11 @@ class OnnxEmbedder:
         self._tok.enable_truncation(max_length=max_tokens)
         self._tok.no_padding()
 
-        def options() -> ort.SessionOptions:
-            opts = ort.SessionOptions()
-            opts.intra_op_num_threads = threads
-            opts.log_severity_level = 3
-            # No busy-waiting threads after a run: they would steal the cores that numpy's
-            # mat-vec and tantivy need right after the query embedding (and other processes).
-            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            return opts
-
         # The optimised graph comes from a per-machine cache when one was written and checked
         # (index/onnx_cache.py): same outputs bit for bit, ~0.3 s less CPU per cold start.
-        self._session = load_session(
-            Path(model_path), options, {"intra_op_num_threads": str(threads), "spinning": "0"}
+        # inter_op_threads=0: what this session always had (and its cache entries' key).
+        self._session = session(
+            Path(model_path), threads=threads, inter_op_threads=0, optimized_cache=True
         )
         self._inputs = {i.name for i in self._session.get_inputs()}
         self.dim = int(self._session.get_outputs()[0].shape[-1])

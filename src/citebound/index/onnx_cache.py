@@ -23,6 +23,11 @@ writer, and every start that reads an entry, then keeps only the most recently u
 `cache_dir.KEEP_ENTRIES` entries and removes temporaries of writers that are gone; it touches
 only folders named like an entry that hold `probe.json` (`owned_entry`).
 Any error (read-only home, full disk, a corrupt entry) silently means "no cache".
+
+Every session here is made by `citebound.models.onnx_session` with the caller's
+`SessionSettings`; this module only chooses optimisation on (the original model, and writing
+the entry) or off (loading an entry back). `citebound.models.session(..., optimized_cache=True)`
+is the way in.
 """
 
 from __future__ import annotations
@@ -34,7 +39,6 @@ import platform
 import re
 import shutil
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,14 +53,13 @@ from citebound.cache_dir import (
     temp_prefix,
     touch,
 )
+from citebound.models.onnx_session import SAVED_WEIGHTS, SessionSettings, open_session
 
 if TYPE_CHECKING:
     import onnxruntime as ort
 
-# Weights of at least this many bytes go to the external data file (memory-mapped on load).
-EXTERNAL_MIN_BYTES = 1024
 MODEL_FILE = "model.onnx"
-WEIGHTS_FILE = "weights.bin"
+WEIGHTS_FILE = SAVED_WEIGHTS  # the entry's weights, memory-mapped on load
 CHECK_FILE = "probe.json"
 # An entry's name: `cache_key`. `prune` removes only folders so named that hold CHECK_FILE.
 _ENTRY_NAME = re.compile(KEY_PATTERN)
@@ -111,48 +114,35 @@ def probe_digest(session: ort.InferenceSession) -> str:
     return hashlib.sha256(out.tobytes()).hexdigest()
 
 
-def _session(path: Path, options: ort.SessionOptions) -> ort.InferenceSession:
-    import onnxruntime as ort
-
-    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-
-
-def load_session(
-    model_path: Path, make_options: Callable[[], ort.SessionOptions], settings: dict[str, str]
-) -> ort.InferenceSession:
+def load_session(model_path: Path, settings: SessionSettings) -> ort.InferenceSession:
     """An onnxruntime session of `model_path`, from the cache when a checked entry exists.
 
-    `make_options()` returns fresh SessionOptions with the caller's settings (thread counts,
-    spinning), which `settings` describes for the cache key. On a miss the original model is
-    optimised as usual and the entry is written for the next process.
+    `settings` (thread counts) apply to every session made here and are part of the cache key.
+    On a miss the original model is optimised as usual and the entry is written for the next
+    process. onnxruntime's errors on the original model propagate (`models.session` maps them).
     """
     root = cache_root()
     if root is None:
-        return _session(model_path, make_options())
+        return open_session(model_path, settings.options())
     try:
-        entry = root / "onnx" / cache_key(model_path, settings)
+        entry = root / "onnx" / cache_key(model_path, settings.cache_identity())
     except OSError:
-        return _session(model_path, make_options())
-    cached = _load_cached(entry, make_options)
+        return open_session(model_path, settings.options())
+    cached = _load_cached(entry, settings)
     if cached is not None:
         return cached
-    session = _session(model_path, make_options())
+    session = open_session(model_path, settings.options())
     # No cache this time on any error: disk full, read-only home, ...
     with contextlib.suppress(Exception):
-        _write_entry(entry, model_path, make_options, probe_digest(session))
+        _write_entry(entry, model_path, settings, probe_digest(session))
     return session
 
 
-def _load_cached(
-    entry: Path, make_options: Callable[[], ort.SessionOptions]
-) -> ort.InferenceSession | None:
-    import onnxruntime as ort
-
+def _load_cached(entry: Path, settings: SessionSettings) -> ort.InferenceSession | None:
     try:
         expected = json.loads((entry / CHECK_FILE).read_text("utf-8"))["probe_sha256"]
-        options = make_options()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        session = _session(entry / MODEL_FILE, options)
+        # The saved graph is optimised already: optimising it again is the cost we skip.
+        session = open_session(entry / MODEL_FILE, settings.options(optimize=False))
         if probe_digest(session) == expected:
             touch(entry)  # most recently used: the last entry `prune` removes
             # On a hit too: else the temporary of a writer killed mid-write (~90 MB) would stay
@@ -167,28 +157,14 @@ def _load_cached(
     return None
 
 
-def _write_entry(
-    entry: Path, model_path: Path, make_options: Callable[[], ort.SessionOptions], digest: str
-) -> None:
-    import onnxruntime as ort
-
+def _write_entry(entry: Path, model_path: Path, settings: SessionSettings, digest: str) -> None:
     entry.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(), dir=entry.parent))
     try:
-        options = make_options()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.optimized_model_filepath = str(tmp / MODEL_FILE)
-        options.add_session_config_entry(
-            "session.optimized_model_external_initializers_file_name", WEIGHTS_FILE
-        )
-        options.add_session_config_entry(
-            "session.optimized_model_external_initializers_min_size_in_bytes",
-            str(EXTERNAL_MIN_BYTES),
-        )
-        _session(model_path, options)  # writes model.onnx + weights.bin
-        check = make_options()
-        check.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        if probe_digest(_session(tmp / MODEL_FILE, check)) != digest:
+        # writes model.onnx + weights.bin
+        open_session(model_path, settings.options(save_optimized=tmp / MODEL_FILE))
+        check = open_session(tmp / MODEL_FILE, settings.options(optimize=False))
+        if probe_digest(check) != digest:
             return  # this build of onnxruntime does not round-trip exactly: no cache
         (tmp / CHECK_FILE).write_text(json.dumps({"probe_sha256": digest}), "utf-8")
         if commit_dir(tmp, entry):  # else another process won the race

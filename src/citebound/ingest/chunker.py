@@ -10,9 +10,13 @@ Rules, in order:
    (hard-wrapped lines are joined; list items, rows and other block starts are boundaries) and
    packed into chunks of about equal size, never above chunk_tokens.
    A sentence longer than chunk_tokens is cut between words.
-3. Code blocks and table rows are atomic: never split, even when one alone exceeds
-   chunk_tokens (that chunk is then larger than asked, and a short lead-in of at most a
-   quarter chunk, such as a heading and "Usage:", stays with it).
+3. Table rows are atomic: never split, even when one alone exceeds chunk_tokens (that chunk
+   is then larger than asked, and a short lead-in of at most a quarter chunk stays with it).
+   A code block that fits chunk_tokens stays whole; a longer one is cut at blank lines and
+   where a comment ends (`_code_pieces`: the next entry of a config reference starts), a piece
+   still longer between lines. Its first piece leaves a quarter chunk for a lead-in ("Usage:");
+   a chunk starting with a later piece adds the block's first line (`[printer]`) to its
+   heading path, unless the last heading already says it.
 4. A block is read with the line that introduces it: a code block with the prose sentence
    right before it, and a list or table with a sentence ending in ':' ("... the following
    properties:"). When a cut would fall inside such an introduced run, the chunk ends before
@@ -22,6 +26,10 @@ Rules, in order:
 5. Consecutive chunks of one section share up to `overlap_tokens` of whole sentences/rows.
 6. Text blocks that are only metadata (Doxygen `\\page`, HTML comments, a table of contents)
    are dropped before sectioning (`citebound.text.markup.is_metadata`).
+7. Every chunk fits the embedder's window (`citebound.text.window`): its index text (title,
+   heading path, text) counted with the embedder's own tokenizer; a group past it is halved
+   between units, a single unit between words (`_fit`). Checked after packing, so it holds for
+   long table rows and any chunk_tokens too.
 
 Every chunk satisfies ``chunk.text == document.text[chunk.char_start:chunk.char_end]``.
 
@@ -33,6 +41,7 @@ vectors) of chunks elsewhere in the document.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import re
@@ -43,6 +52,7 @@ from citebound.contracts.documents import Chunk
 from citebound.contracts.ingest import Block, ChunkerConfig, ParsedDocument
 from citebound.text import Tokenizer, get_tokenizer, split_sentences
 from citebound.text.markup import is_metadata, is_table_row, starts_block
+from citebound.text.window import WINDOW_TOKENS, index_head, window_tokens
 
 _WORD = re.compile(r"\S+\s*")
 _LIST_ITEM = re.compile(r"\s*(?:[-*+\u2013\u2022]\s|\d{1,3}\\?[.)](?:\s|$))")
@@ -58,6 +68,8 @@ class _Unit:
     atomic: bool = False
     kind: str = "text"
     joins: bool = False  # read with the unit before it (rule 4): no cut between them
+    context: str = ""  # a piece of a cut code block: the block's first line (rule 3)
+    lead: bool = False  # ... the piece that holds that line
 
 
 def chunk_id(knowledge_id: str, occurrence: int, text: str) -> str:
@@ -169,9 +181,94 @@ def _units(text: str, section: list[Block], tok: Tokenizer, limit: int) -> list[
     for blk, unit in zip(section, whole, strict=True):
         if blk.kind == "text" and unit.tokens > 0:
             out.extend(_sentences(text, blk, tok, limit))
+        elif blk.kind == "code" and unit.tokens > limit:
+            out.extend(_code_pieces(text, blk, tok, limit))
         else:
-            out.append(unit)  # headings, code and table rows stay whole
+            out.append(unit)  # headings, code that fits and table rows stay whole
     return _joins(text, out)
+
+
+# A comment line of a code block: `#`, `//`, `;` or `--` then a space (`#   The highest speed`;
+# not `#max_z_accel: 100`, an option commented out, which starts the next entry).
+_CODE_COMMENT = re.compile(r"\s*(?:#|//|;|--)(?:\s|$)")
+_FENCE_LINE = re.compile(r"\s*(?:`{3,}|~{3,})")
+_CONTEXT_CHARS = 80
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def _code_pieces(text: str, blk: Block, tok: Tokenizer, limit: int) -> list[_Unit]:
+    """A code block longer than `limit`, cut into pieces at blank lines and where a comment
+    ends (the next entry of a config reference starts), each at most `limit`; a piece still
+    longer is cut between lines, a line longer between words (rule 3).
+
+    Every piece carries the block's first line (`[printer]`, `def run(args):`) as `context`:
+    the chunk of a later piece names it after its heading path.
+    """
+    lines: list[tuple[int, int]] = []  # (start, end) of each line, end without its "\n"
+    at = blk.start
+    for line in text[blk.start : blk.end].split("\n"):
+        lines.append((at, at + len(line)))
+        at += len(line) + 1
+    body = [text[a:b] for a, b in lines]
+    # Its first line that says something: not the fence, not a banner ("####", "/*****").
+    said = (x.strip() for x in body if _LETTER.search(x) and _FENCE_LINE.match(x) is None)
+    first = next(said, "")[:_CONTEXT_CHARS]
+    runs: list[list[tuple[int, int]]] = [[]]
+    for i, (span, line) in enumerate(zip(lines, body, strict=True)):
+        prev = body[i - 1] if i else ""
+        cut = bool(runs[-1]) and (
+            (not prev.strip() and bool(line.strip()))
+            or (
+                _CODE_COMMENT.match(prev) is not None
+                and bool(line.strip())
+                and _CODE_COMMENT.match(line) is None
+            )
+        )
+        if cut and _FENCE_LINE.match(line) is None:  # a closing fence stays with its piece
+            runs.append([])
+        runs[-1].append(span)
+    pieces: list[_Unit] = []
+    for run in runs:
+        start, end = run[0][0], run[-1][1]
+        start += len(text[start:end]) - len(text[start:end].lstrip())  # a chunk starts on text
+        whole = _Unit(start, end, tok.count(text[start:end]), blk.page, blk.heading_path)
+        unit = _trim(text, whole, tok)
+        if not text[unit.start : unit.end].strip():
+            continue
+        # The first piece leaves room for a short lead-in ("Usage:") read with the block.
+        budget = limit if pieces else limit - limit // 4
+        fits = unit.tokens <= budget
+        parts = [unit] if fits else _line_pieces(text, run, unit, tok, limit, budget)
+        pieces.extend(parts)
+    return [
+        dataclasses.replace(p, kind="code", context=first, lead=i == 0)
+        for i, p in enumerate(pieces)
+    ]
+
+
+def _line_pieces(
+    text: str, run: list[tuple[int, int]], unit: _Unit, tok: Tokenizer, limit: int, first: int
+) -> list[_Unit]:
+    """A run of code lines over `limit` (`first` for its first piece), cut between lines (a
+    longer line between words)."""
+    out: list[_Unit] = []
+    start, count, prev_end = -1, 0, -1
+    for a, b in run:
+        n = tok.count(text[a:b]) + 1
+        if start >= 0 and count + n > (limit if out else first):
+            out.append(_Unit(start, prev_end, count, unit.page, unit.path))
+            start, count = -1, 0
+        if n > limit:
+            whole = _Unit(a, b, n, unit.page, unit.path)
+            out.extend(_split_long(text, whole, limit, tok))
+            continue
+        if start < 0:
+            start = a + len(text[a:b]) - len(text[a:b].lstrip())
+        count += n
+        prev_end = b
+    if start >= 0:
+        out.append(_Unit(start, prev_end, count, unit.page, unit.path))
+    return [_trim(text, u, tok) for u in out if text[u.start : u.end].strip()]
 
 
 def _joins(text: str, units: list[_Unit]) -> list[_Unit]:
@@ -194,7 +291,7 @@ def _joins(text: str, units: list[_Unit]) -> list[_Unit]:
             joins = listing = listing or intro
         else:
             joins = listing = listing and u.kind == "text" and "\n" not in text[prev.end : u.start]
-        out.append(_Unit(u.start, u.end, u.tokens, u.page, u.path, u.atomic, u.kind, joins))
+        out.append(dataclasses.replace(u, joins=joins))
     return out
 
 
@@ -290,7 +387,8 @@ def chunk_document(parsed: ParsedDocument, config: ChunkerConfig | None = None) 
     )
     for section in _sections(blocks):
         units = _units(text, section, tok, config.chunk_tokens)
-        for group in _pack(units, config.chunk_tokens, config.overlap_tokens):
+        groups = _pack(units, config.chunk_tokens, config.overlap_tokens)
+        for group in (g for packed in groups for g in _fit(text, doc.title, packed, tok)):
             start, end = group[0].start, group[-1].end
             body = text[start:end]
             pages = [u.page for u in group if u.page is not None]
@@ -303,7 +401,7 @@ def chunk_document(parsed: ParsedDocument, config: ChunkerConfig | None = None) 
                     collection=doc.collection,
                     text=body,
                     chunk_index=len(chunks),
-                    heading_path=group[-1].path,
+                    heading_path=_heading_path(group),
                     page=min(pages) if pages else None,
                     page_end=max(pages) if pages else None,
                     char_start=start,
@@ -318,3 +416,59 @@ def chunk_document(parsed: ParsedDocument, config: ChunkerConfig | None = None) 
                 )
             )
     return chunks
+
+
+def _heading_path(group: list[_Unit]) -> tuple[str, ...]:
+    """The chunk's heading path; a chunk cut from a code block without its first line adds
+    that line (`[printer]`) after the headings, unless the last heading already says it."""
+    path = group[-1].path
+    piece = next((u for u in group if u.context), None)
+    if piece is None or piece.lead or (path and path[-1] == piece.context):
+        return path
+    return (*path, piece.context)
+
+
+def _fit(text: str, title: str, group: list[_Unit], tok: Tokenizer) -> list[list[_Unit]]:
+    """`group` as chunks the embedder reads whole: at most `WINDOW_TOKENS` of its own tokens
+    in `index_text` (title and heading path, then the text). A group past it keeps its longest
+    head of units that fits (an intro with as many of its items as fit) and the rest is fitted
+    the same way; a single unit is cut between words until each part fits (one word that still
+    does not fit stays: nothing smaller can be cut)."""
+    if _fits(text, title, group):
+        return [group]
+    if len(group) > 1:
+        fitting = [k for k in range(len(group) - 1, 1, -1) if _fits(text, title, group[:k])]
+        # Rather not right after a table's header row or inside an introduced run (rule 4).
+        cut = next((k for k in fitting if _clean_cut(text, group, k)), fitting[0] if fitting else 1)
+        return _fit(text, title, group[:cut], tok) + _fit(text, title, group[cut:], tok)
+    (unit,) = group
+    n = _window(text, title, group)
+    limit = max(1, min(unit.tokens - 1, unit.tokens * WINDOW_TOKENS // n))
+    parts = _split_long(text, unit, limit, tok)
+    if len(parts) < 2:
+        return [group]
+    parts = [
+        dataclasses.replace(
+            p, kind=unit.kind, context=unit.context, lead=unit.lead and i == 0, atomic=unit.atomic
+        )
+        for i, p in enumerate(parts)
+    ]
+    return [g for p in parts for g in _fit(text, title, [p], tok)]
+
+
+def _clean_cut(text: str, group: list[_Unit], k: int) -> bool:
+    """Whether a cut before `group[k]` leaves a table header with its rows and a run whole."""
+    before = group[k - 1]
+    header = before.kind == "table_row" and "\n" in text[before.start : before.end].strip()
+    return not header and not group[k].joins
+
+
+def _window(text: str, title: str, group: list[_Unit]) -> int:
+    """The embedder's tokens in the index text of `group`'s chunk (0: cannot count)."""
+    head = index_head(title, _heading_path(group))
+    body = text[group[0].start : group[-1].end]
+    return window_tokens((head + "\n" + body) if head else body) or 0
+
+
+def _fits(text: str, title: str, group: list[_Unit]) -> bool:
+    return _window(text, title, group) <= WINDOW_TOKENS

@@ -54,10 +54,11 @@ from citebound.store.base import IngestStore
 from citebound.store.sqlite import check_collection_name
 
 # Bump when a loader or the chunker changes its output, so stores re-chunk unchanged files.
+# v7: code blocks and chunks cut to the embedder's window, cut code names its first line (#31);
 # v6: rows led by a code span or a link are rows, a pipe in code or braces is no border;
 # v5: a code block or an introduced list stays with its intro (#15); v4: two-column rows
 # without a leading pipe; v3: wrapped lines joined, metadata blocks dropped (#15)
-INGEST_VERSION = "ingest-v6"
+INGEST_VERSION = "ingest-v7"
 
 
 def settings_fingerprint(config: ChunkerConfig, sidecar: bytes) -> str:

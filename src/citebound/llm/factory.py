@@ -6,6 +6,7 @@ import os
 from typing import Literal
 from urllib.parse import urlparse
 
+from citebound._names import PROVIDERS
 from citebound.errors import ConfigError
 from citebound.llm.base import Provider
 from citebound.llm.extractive import EXTRACTIVE_MODEL, ExtractiveProvider
@@ -13,7 +14,6 @@ from citebound.policy import AnswererPolicy
 
 __all__ = ["DEFAULT_API_KEY_ENV", "PROVIDERS", "make_provider"]
 
-PROVIDERS = ("extractive", "openai", "ollama")
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 
 
@@ -32,7 +32,7 @@ def make_provider(
         name: `extractive` (built in, offline), `openai` (any OpenAI-compatible server) or
             `ollama` (native API).
         model: Model name; required for `openai` and `ollama`. For `extractive` it may be
-            omitted or `extractive-v13`.
+            omitted or `extractive-v14`.
         base_url: Server root. Defaults: `https://api.openai.com/v1` for openai,
             `http://127.0.0.1:11434` for ollama.
         api_key_env: Name of the environment variable holding the API key (openai only).
@@ -43,7 +43,7 @@ def make_provider(
 
     Example:
         >>> make_provider("extractive").model
-        'extractive-v13'
+        'extractive-v14'
         >>> make_provider("ollama", model="llama3").url
         'http://127.0.0.1:11434/api/chat'
     """

@@ -1,4 +1,5 @@
-"""Models citebound ships inside the package, and the one way a model file becomes a session.
+"""Models citebound ships inside the package, the one way a model file becomes a session, and
+their file hashes.
 
 Each shipped model is a folder beside this file holding `model.onnx` (int8), `tokenizer.json`,
 `config.json` and the `MODEL_CARD.md` that says how `make models` rebuilt it:
@@ -11,9 +12,11 @@ built-in verifier (`verifier_dir`): a model a training run exported (training/RE
 be measured and tested before it ships. The audit names whichever model judged
 (`name@sha256:<hex>`), so a record says which one it was.
 
-`onnx_session` is the session setup every model of the package shares: CPU provider, a fixed
-thread count (the result does not depend on it) and no spinning threads, which on a 2-core
-host would steal the cores the rest of the request needs.
+`session` is the one onnxruntime session set-up every model of the package uses (the embedder,
+the int8 pre-scan, the reranker, the NLI verifier): CPU provider, the caller's thread count
+(results do not depend on it), no spinning threads, which on a 2-core host would steal the cores
+the rest of the request needs, and a ConfigError naming a missing or unreadable model file
+(`models/onnx_session.py`).
 """
 
 from __future__ import annotations
@@ -22,9 +25,8 @@ import hashlib
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
-from citebound.errors import ConfigError
+from citebound.models.onnx_session import SessionSettings, session
 
 MODELS_DIR = Path(__file__).resolve().parent
 VERIFIER_DIR = MODELS_DIR / "verifier"
@@ -36,27 +38,6 @@ def verifier_dir() -> Path:
     package ships (`VERIFIER_DIR`). Read on every call, so a process may switch it."""
     override = os.environ.get(VERIFIER_DIR_ENV, "").strip()
     return Path(override).expanduser().resolve() if override else VERIFIER_DIR
-
-
-def onnx_session(model_file: Path, *, threads: int = 1, field: str | None = None) -> Any:
-    """An onnxruntime InferenceSession on the CPU.
-
-    Raises:
-        ConfigError: the file is missing or not a loadable ONNX model.
-    """
-    import onnxruntime as ort
-
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1
-    opts.log_severity_level = 3
-    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    try:
-        return ort.InferenceSession(str(model_file), opts, providers=["CPUExecutionProvider"])
-    except Exception as err:  # onnxruntime raises its own Fail/InvalidGraph/NoSuchFile types
-        raise ConfigError(
-            f"cannot load ONNX model {model_file}: {err}", field=field, source=str(model_file)
-        ) from None
 
 
 @lru_cache(maxsize=8)
@@ -73,7 +54,8 @@ __all__ = [
     "MODELS_DIR",
     "VERIFIER_DIR",
     "VERIFIER_DIR_ENV",
+    "SessionSettings",
     "file_sha256",
-    "onnx_session",
+    "session",
     "verifier_dir",
 ]

@@ -79,7 +79,7 @@ def load_system_template(style: str) -> tuple[str, str]:
 def _refusal() -> str:
     from citebound.policy import load_policy
 
-    return load_policy("strict-v1").refusal.model_text
+    return load_policy().refusal.model_text
 
 
 def _estimator(name: str | Callable[[str], int]) -> Callable[[str], int]:

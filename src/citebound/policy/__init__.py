@@ -1,6 +1,8 @@
 """Policy: every value that changes an answer, versioned, fingerprinted, shipped as presets.
 
-Presets are TOML files in `citebound/presets/`. Load one by name or a file path::
+Presets are TOML files in `citebound/presets/` (`PRESET_SUMMARIES` says what each is;
+`DEFAULT_PRESET`, strict-v1, has fitted values, `seed-v1` the seeds' literal ones). Load one by
+name or a file path::
 
     >>> from citebound.policy import load_policy
     >>> p = load_policy("strict-v1")
@@ -10,7 +12,6 @@ Presets are TOML files in `citebound/presets/`. Load one by name or a file path:
 
 from citebound.policy.answerer import AnswererPolicy
 from citebound.policy.model import (
-    PRESETS,
     Policy,
     TokenizerName,
     load_policy,
@@ -25,9 +26,12 @@ from citebound.policy.sections import (
     SuperPromptPolicy,
 )
 from citebound.policy.validation import ValidationPolicy
+from citebound.presets import DEFAULT_PRESET, PRESET_SUMMARIES, PRESETS
 
 __all__ = [
+    "DEFAULT_PRESET",
     "PRESETS",
+    "PRESET_SUMMARIES",
     "AnswererPolicy",
     "ConversationPolicy",
     "GatePolicy",

@@ -24,6 +24,7 @@ from citebound.policy.sections import (
     SuperPromptPolicy,
 )
 from citebound.policy.validation import ValidationPolicy
+from citebound.presets import DEFAULT_PRESET, PRESETS
 
 TokenizerName = Literal["cl100k_base", "o200k_base", "llama3", "qwen3", "chars"]
 
@@ -140,8 +141,6 @@ def _json_default(name: str) -> object:
 
 _DEFAULTS = {name: _json_default(name) for name in _OMIT_WHEN_DEFAULT}
 
-PRESETS = ("strict-v1", "hybridrag", "superprompt-v1")
-
 
 def _format_error(err: ValidationError, source: str) -> ConfigError:
     first = err.errors()[0]
@@ -165,8 +164,9 @@ def _load_preset(name: str) -> Policy:
     return policy_from_mapping(tomllib.loads(text), source=f"preset {name}")
 
 
-def load_policy(name_or_path: str | Path = "strict-v1") -> Policy:
-    """Load a preset by name (`strict-v1`, `hybridrag`) or a TOML file by path."""
+def load_policy(name_or_path: str | Path = DEFAULT_PRESET) -> Policy:
+    """Load a preset by name (`PRESETS`; default `DEFAULT_PRESET`, strict-v1) or a TOML file
+    by path."""
     key = str(name_or_path)
     if key in PRESETS:
         return _load_preset(key)

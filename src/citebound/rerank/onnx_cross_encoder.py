@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from citebound.errors import ConfigError
+from citebound.models import session
 from citebound.rerank.base import find_onnx_files, order_by_scores
 
 DEFAULT_MAX_LENGTH = 512
@@ -87,7 +88,6 @@ class OnnxCrossEncoderReranker:
     def __init__(
         self, path: Path, *, batch_size: int = 32, max_length: int = 0, threads: int = 0
     ) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
         path = Path(path)
@@ -118,19 +118,9 @@ class OnnxCrossEncoderReranker:
         self._tok.enable_truncation(max_length=self.max_length, strategy="longest_first")
         self._tok.no_padding()
 
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
-        opts.log_severity_level = 3
-        # Same reason as the embedder: spinning threads would steal the shared cores.
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        try:
-            self._session = ort.InferenceSession(
-                str(model_file), opts, providers=["CPUExecutionProvider"]
-            )
-        except Exception as err:  # onnxruntime raises its own Fail/InvalidGraph types
-            raise ConfigError(
-                f"cannot load ONNX model {model_file}: {err}", source=str(path)
-            ) from None
+        # Same settings as every model (no spinning threads: they would steal the shared cores);
+        # inter_op_threads=0 is what this session always had. ConfigError if it cannot load.
+        self._session = session(model_file, threads=threads, inter_op_threads=0, source=str(path))
         self._feeds, self._output = self._check_signature(model_file)
 
     @staticmethod

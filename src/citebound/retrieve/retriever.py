@@ -74,7 +74,8 @@ class Retriever:
 
     Args:
         store: The store holding the chunks and (under `store.root / "index"`) the indexes.
-        policy: Default policy (per-call `policy=` overrides it). Default: `strict-v1`.
+        policy: Default policy (per-call `policy=` overrides it). Default: the default preset
+            (`DEFAULT_PRESET`, strict-v1).
         embedder: Use this embedder instead of loading the one named in the index manifest;
             its name must match the manifest.
         reranker: Reorders the first N2 candidates. Default: passthrough.
@@ -92,7 +93,7 @@ class Retriever:
     ) -> None:
         self.store = store
         self.row_cache_size = max(0, row_cache_size)
-        self.policy = policy or load_policy("strict-v1")
+        self.policy = policy or load_policy()
         self.reranker: Reranker = reranker or PassthroughReranker()
         self._embedder = embedder
         self._loaded: dict[str, LoadedIndex] = {}

@@ -43,7 +43,7 @@ def make_answer_bundle(
     run_id: str | None = "run-1",
 ) -> AnswerBundle:
     """A well-formed AnswerBundle with one selected chunk per text (scores 0.9, 0.8, ...)."""
-    policy = policy or load_policy("strict-v1")
+    policy = policy or load_policy()
     evidence: list[SelectedEvidence] = []
     blocks: list[str] = []
     if status is AssemblyStatus.OK:

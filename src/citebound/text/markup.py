@@ -22,7 +22,12 @@ comment as a statement, so neither does the answerer:
   block of 1 to `max_code_lines` non-blank lines right after a prose line or list item (at
   most one blank line between) becomes one `code` unit, every line verbatim in backticks
   (`` `cd fprime/Ref` `fprime-gds` ``), `after` naming the line that introduces it. A block
-  whose lines hold a backtick cannot be quoted that way and is skipped.
+  whose lines hold a backtick cannot be quoted that way and is skipped;
+* an option a configuration reference documents in `#` comment lines, inside a code block or
+  in a chunk cut from one (`citebound.text.options`), is a list item: the option line in
+  backticks (`` `minimum_cruise_ratio: 0.5` ``, its `#` dropped), then the comment's text, so
+  its first sentence quotes the option, its default and what the option is, and the later
+  ones are read as about that option.
 
 Every rendered sentence only removes markup from the evidence; it never adds a word, number
 or code, so the validator's fact checks see nothing new.
@@ -34,6 +39,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
+
+from citebound.text.options import option_at
 
 __all__ = [
     "QuestionType",
@@ -274,9 +281,20 @@ def render_units(
     in_comment = False
     fence_at = -1  # line of the open fence
     opener = ""  # its run of backticks or tildes
+    skip_to = 0  # lines before it belong to a documented option already rendered
     for i, raw in enumerate(lines):
+        if i < skip_to:
+            continue
         line = raw.strip()
         fence = _FENCE.match(line)
+        doc = None if fence is not None or in_comment else option_at(lines, i, fenced=fenced)
+        if doc is not None:
+            # `name: default` then what its comment says: one list item the option names, read
+            # as a definition list reads ("`kinematics:` The kind of machine this is.").
+            said = f"`{doc.option}` {doc.text}"
+            out.append(Unit(said, "item", doc.line, False))
+            skip_to = doc.end
+            continue
         if fenced:
             if fence is not None and _closes(opener, fence):
                 if max_code_lines > 0:

@@ -42,13 +42,65 @@ _STOPWORD_TEXT = """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 _WORD = re.compile(r"\w+")
+# Where an identifier joins words: an underscore, a lower-case letter or digit before a capital
+# ("cruiseRatio", "Rate2Group"), a capital run before a capitalised word ("HTTPServer").
+# snake_case: an underscore joins words (`minimum_cruise_ratio`); a hyphen is no word
+# character, so `minimum-cruise-ratio` is three words already.
+_JOINT = re.compile(r"_+")
+# CamelCase: a lower-case letter or digit before a capital ("CruiseRatio", "Rate2Group"), a
+# capital run before a capitalised word ("HTTPServer").
+_CAMEL_JOINT = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def split_identifiers(text: str) -> str:
+    """`text` with snake_case identifiers cut into their words, so `minimum_cruise_ratio`,
+    `minimum-cruise-ratio` and "minimum cruise ratio" are the same `terms`.
+
+    >>> split_identifiers("minimum_cruise_ratio of rate__group")
+    'minimum cruise ratio of rate group'
+    """
+    return _JOINT.sub(" ", text)
+
+
+def camel_parts(text: str) -> dict[str, frozenset[str]]:
+    """Each CamelCase word of `text` as its term (`terms`) and the terms of its words:
+    `ActiveRateGroup` -> `activerategroup`: {activ, rat, group}. Only the gate's key-term
+    measures read a CamelCase word as its words (`held`): the answerer keeps `DpCatalog` one
+    name, as "PostgreSQL" is one name that no "SQL" states.
+
+    >>> sorted(camel_parts("The MinimumCruiseRatio of HTTPServer, not NASA")["minimumcruiseratio"])
+    ['cruis', 'minimum', 'ratio']
+    """
+    out: dict[str, frozenset[str]] = {}
+    for word in _WORD.findall(text):
+        split = _CAMEL_JOINT.sub(" ", word)
+        if split != word:
+            whole = terms(word)
+            parts = terms(split)
+            for t in whole:
+                out[t] = parts
+    return out
+
+
+def said_terms(text: str) -> frozenset[str]:
+    """`terms` of a text the gate measures, with the words of its CamelCase words too: a row
+    saying `MinimumCruiseRatio` holds "minimum cruise ratio"."""
+    parts = camel_parts(text)
+    return terms(text).union(*parts.values()) if parts else terms(text)
+
+
+def held(term: str, said: frozenset[str], parts: dict[str, frozenset[str]]) -> bool:
+    """Whether `said` holds a question's `term`: itself, or every word of it when the question
+    writes it in CamelCase (`parts`, from `camel_parts(question)`)."""
+    return term in said or (term in parts and parts[term] <= said)
 
 
 @lru_cache(maxsize=16_384)  # evidence sentences recur across questions
 def terms(text: str) -> frozenset[str]:
-    """Content terms of `text`: lower-cased words minus stopwords, plural-folded."""
+    """Content terms of `text`: lower-cased words minus stopwords, plural-folded; identifiers
+    count as their words (`split_identifiers`)."""
     # Look-alike letters are the word they imitate ("ZQ-7 sеal" with a Cyrillic е is "seal").
-    folded = unicodedata.normalize("NFKD", fold_skeleton(text))
+    folded = unicodedata.normalize("NFKD", fold_skeleton(split_identifiers(text)))
     if not folded.isascii():  # "fiancée" ~ "fiancee": accents do not change the word
         folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
     return frozenset(stem(w) for w in _WORD.findall(folded) if w not in STOPWORDS)
@@ -130,7 +182,8 @@ def held_terms(question: str, text_terms: frozenset[str]) -> tuple[int, int]:
     """
     asked = key_terms(question)
     framed = framing_terms(question) & text_terms
-    return len(asked & text_terms) + len(framed), len(asked) + len(framed)
+    parts = camel_parts(question)
+    return sum(held(t, text_terms, parts) for t in asked) + len(framed), len(asked) + len(framed)
 
 
 def coverage(question: str, text: str) -> float | None:
@@ -143,8 +196,8 @@ def coverage(question: str, text: str) -> float | None:
     """
     if not key_terms(question):
         return None
-    held, of = held_terms(question, terms(text))
-    return held / of
+    count, of = held_terms(question, said_terms(text))
+    return count / of
 
 
 def names(question: str) -> frozenset[str]:
@@ -236,12 +289,14 @@ def top_coverage(
     # say which of its words is one: every key term counts as one, so "Which Engineer Founded
     # The Pump Company Grundfos?" passes only as its normal-case form would.
     marked = names(question) | (asked if unmarked(question) else frozenset())
-    marked = marked.difference(*(terms(THOUSANDS.sub("", row_text(r))) for r in rows))
+    parts = camel_parts(question)
+    stated = frozenset().union(*(said_terms(THOUSANDS.sub("", row_text(r))) for r in rows))
+    marked = frozenset(t for t in marked if not held(t, stated, parts))
     framed = framing_terms(question)
-    said = terms(row_text(best))
+    said = said_terms(row_text(best))
     return GateMeasures(
         key_terms=len(asked),
-        key_terms_held=len(asked & said),
+        key_terms_held=sum(held(t, said, parts) for t in asked),
         framing_terms=len(framed),
         framing_held=len(framed & said),
         names_unfound=len(marked),

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from citebound.errors import ConfigError
-from citebound.models import file_sha256, onnx_session
+from citebound.models import file_sha256, session
 from citebound.rerank.base import find_onnx_files
 
 _ENTAILMENT = re.compile(r"entail|support|consistent", re.IGNORECASE)
@@ -98,7 +98,7 @@ class OnnxNLIModel:
         # Set once here, never per call: the Tokenizer is then safe to share across threads.
         self._tok.enable_truncation(max_length=self.max_length, strategy="longest_first")
         self._tok.no_padding()
-        self._session = onnx_session(model_file, field="validation.nli_model_path")
+        self._session = session(model_file, field="validation.nli_model_path")
         inputs = {i.name: i.type for i in self._session.get_inputs()}
         allowed = {"input_ids", "attention_mask", "token_type_ids"}
         if not {"input_ids", "attention_mask"} <= set(inputs) or set(inputs) - allowed:

@@ -356,35 +356,72 @@ def paragraphs(text: str) -> list[str]:
 
     Documentation is often wrapped at 80-120 columns, so one sentence spans lines; cutting
     per line quoted fragments such as "rate group driver these components are attached to."
-    A line is joined to the one before it (with one space) when that one is long, does not
-    end on `.!?:;`, is neither a heading, table row nor code, and this line does not start a
-    block of its own (`starts_block`: list item, heading, table row, quote, fence, markup).
+    A line is joined to the one before it (with one space) when the unit so far is long or
+    already joined, or ends on a comma or a word no sentence ends with (`_GOES_ON`: "in each",
+    "like"), does not end on `.!?:;`, is neither a heading, table row nor code, and this line
+    does not start a block of its own (`starts_block`: list item, heading, table row, quote,
+    fence, markup); a unit that ends inside an inline code span always goes on, and a line led
+    by a link always joins a unit that ends on no stop.
     Lines that address a model are dropped and never join anything (text/injection.py).
     """
     tainted = tainted_lines(text)
     out: list[str] = []
     takes_more = False  # the last unit may continue on the next line
+    open_end = False  # ... when that line is led by a link: it ends on no stop
     fenced = False
     for i, line in enumerate(text.split("\n")):
         stripped = line.strip()
         if stripped.startswith(("```", "~~~")):
             fenced = not fenced
         if i in tainted:
-            takes_more = False
+            takes_more = open_end = False
             continue
-        if takes_more and stripped and not starts_block(stripped):
+        joined = (
+            (takes_more or (open_end and _LINK_LED.match(stripped) is not None))
+            and bool(stripped)
+            and not starts_block(stripped)
+        )
+        if joined:
             out[-1] = f"{out[-1]} {stripped}"
         else:
             out.append(line)
-        takes_more = (
+        unit = out[-1].strip()
+        open_end = (
             not fenced
-            and len(stripped) >= _MIN_WRAPPED_CHARS
-            and stripped[-1] not in ".!?:;"
-            and not stripped.startswith(_CLOSED_LINE)
-            and _TOC_ENTRY.match(stripped) is None
-            and not is_table_row(stripped)
+            and bool(unit)
+            and not unit.startswith(_CLOSED_LINE)
+            and _TOC_ENTRY.match(unit) is None
+            and not is_table_row(unit)
         )
+        takes_more = open_end and (
+            _open_code_span(unit)
+            or (
+                unit[-1] not in ".!?:;"
+                and (joined or len(unit) >= _MIN_WRAPPED_CHARS or _GOES_ON.search(unit) is not None)
+            )
+        )
+        open_end = open_end and unit[-1] not in ".!?:;"
     return out
+
+
+# A line led by a link ("[the PID guide](pid.md) for the values.") goes on with the sentence
+# of the line before it, however short that one is ("See").
+_LINK_LED = re.compile(r"\[[^\]]+\]\(")
+
+
+# A line that ends on a word a sentence cannot end with ("... one per line in each", "written
+# as a comment, like") or on a comma goes on, however short: a label or title never does.
+_GOES_ON = re.compile(
+    r"(?:,|\s(?:a|an|the|of|in|on|at|to|by|for|with|from|and|or|but|as|like|each|every|"
+    r"such|than|that|into|onto|per|via|is|are|was|were|be|its|their|this|these))$",
+    re.IGNORECASE,
+)
+
+
+def _open_code_span(unit: str) -> bool:
+    """Whether `unit` ends inside an inline code span (an odd number of single backticks):
+    Markdown runs a code span over a line break, so the next line is the same sentence."""
+    return unit.count("`") % 2 == 1 and "```" not in unit
 
 
 # Section numbers ("3.2.", "1", "A.1)") that a heading path keeps and the text may not.

@@ -65,7 +65,7 @@ from .scoring import (
 
 # The answerer's version: a new one whenever its answers change (what each changed:
 # docs/answers.md "Answerer versions").
-EXTRACTIVE_MODEL = "extractive-v13"
+EXTRACTIVE_MODEL = "extractive-v14"
 
 
 class ExtractiveProvider:

@@ -56,6 +56,13 @@ CASES: list[tuple[str, str, str, str, str]] = [
         "fail",
     ),
     (
+        "each-combined-ok",
+        "The two pumps have four impellers combined.",
+        "",
+        "Together the two pumps have four impellers.",
+        "pass",
+    ),
+    (
         "every-ok",
         "Every pump has one impeller and two bearings.",
         "",
@@ -97,6 +104,13 @@ CASES: list[tuple[str, str, str, str, str]] = [
         "What must operators report to the supervisor?",
         "Operators must report the test mission to the supervisor.",
         "fail",
+    ),
+    (
+        "mission-miss-ok",
+        "Operators who miss the weekly test must report it to the supervisor.",
+        "What must operators report to the supervisor?",
+        "Operators must report a missed weekly test to the supervisor.",
+        "pass",
     ),
     (
         "port-ok",
@@ -200,11 +214,25 @@ CASES: list[tuple[str, str, str, str, str]] = [
         "fail",
     ),
     (
+        "can-modal-ok",
+        "The paint must be stored in a sealed can.",
+        "Where is the paint stored?",
+        "The paint must be stored in a sealed can.",
+        "pass",
+    ),
+    (
         "can-modal-must",
         "The operator can restart the pump after a trip.",
         "Can the operator restart the pump after a trip?",
         "The operator must restart the pump after a trip.",
         "fail",
+    ),
+    (
+        "can-modal-must-ok",
+        "The operator can restart the pump after a trip.",
+        "Can the operator restart the pump after a trip?",
+        "Yes, the operator can restart the pump after a trip.",
+        "pass",
     ),
     # Final review: "have"/"be" are the bare verbs a modal takes, and a reply may end on its
     # modal; both passed the first r5-v6.
@@ -228,6 +256,13 @@ CASES: list[tuple[str, str, str, str, str]] = [
         "Can the operator restart the pump after a trip?",
         "Yes, they can.",
         "fail",
+    ),
+    (
+        "must-not-ok",
+        "The operator must not restart the pump after a trip.",
+        "Can the operator restart the pump after a trip?",
+        "No, the operator must not restart the pump after a trip.",
+        "pass",
     ),
     # Final read-only review of r5-v6 (M1): a one-letter unit ("V", "l", "m") is a unit right
     # after its number; "400 V" read as "400" let "400 kW" through.
@@ -276,11 +311,25 @@ CASES: list[tuple[str, str, str, str, str]] = [
         "fail",
     ),
     (
+        "each-other-sentence-ok",
+        "Each pump has one impeller. The plant has two pumps and four bearings.",
+        "",
+        "Each pump has one impeller.",
+        "pass",
+    ),
+    (
         "all-other-sentence",
         "All pumps are painted grey. The plant has two pumps and four impellers.",
         "",
         "Each pump has four impellers.",
         "fail",
+    ),
+    (
+        "all-other-sentence-ok",
+        "All pumps are painted grey. The plant has two pumps and four impellers.",
+        "",
+        "Both pumps are painted grey.",
+        "pass",
     ),
     (
         "each-same-sentence-ok",
@@ -380,11 +429,6 @@ def test_label_lines_carry_their_claim(
 ) -> None:
     got, message = verdict(_run(evidence, question, text), expect)
     assert got == expect, (text, message)
-
-
-def test_every_wrong_reply_has_a_control() -> None:
-    cases = [c[-1] for c in CASES] + [c[-1] for c in LABELS]
-    assert cases.count("fail") >= 10 and cases.count("pass") >= cases.count("fail")
 
 
 # (e) A red-team pass as a held-out grader would write it: LLM-style cited hallucinations over
@@ -588,3 +632,15 @@ def test_a_decade_matches_its_other_spelling_not_a_year_of_it() -> None:
     assert present_in("1950s", "the suburban boom of the '50s")
     assert not present_in("1970s", "In 1970, he began broadcasting")
     assert not present_in("50s", "the 1960s")
+
+
+WRONG = [c for c in CASES + LABELS + RED_TEAM if c[-1] == "fail"]
+
+
+@pytest.mark.parametrize("case", WRONG, ids=[c[0] for c in WRONG])
+def test_every_wrong_reply_has_a_control(case: tuple[str, str, str, str, str]) -> None:
+    """Beside each wrong reply, a correct one over the same evidence (a requirement of the
+    verifier like every row): what rejects the wrong reply is shown not to reject its
+    evidence."""
+    controls = [c[0] for c in CASES + LABELS + RED_TEAM if c[-1] == "pass" and c[1] == case[1]]
+    assert controls, f"{case[0]}: no correct reply over the same evidence"

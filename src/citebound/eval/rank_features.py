@@ -1,4 +1,6 @@
-"""The feature vector of a candidate lead sentence, for `ranker_study.py` (not shipped).
+"""The feature vector of a candidate lead sentence, for `benchmarks/ranker_study.py`.
+
+An evaluation instrument: the answerer never imports it (the fitted ranker is not shipped).
 
 The extractive answerer's hand-set rules (`provider.rank`, `choice.lead_pool`) decide whether a
 sentence may lead (qualification, weak leads, definitions, dangling intros) and so every

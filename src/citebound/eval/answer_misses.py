@@ -1,4 +1,4 @@
-"""Where an extractive answer's gold misses come from (used by `tune_answerer.py misses`).
+"""Where an extractive answer's gold misses come from (`benchmarks/tune_answerer.py misses`).
 
 For an answered SQuAD question whose answer lacks every gold answer, `classify` names the
 first place the gold is lost, in pipeline order:

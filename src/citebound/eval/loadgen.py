@@ -1,5 +1,6 @@
-"""A lean HTTP/1.1 load generator for bench_server: keep-alive connections, all clients on one
-thread with `selectors`, request bytes built once, responses read by Content-Length.
+"""A lean HTTP/1.1 load generator for `benchmarks/bench_server.py`: keep-alive connections,
+all clients on one thread with `selectors`, request bytes built once, responses read by
+Content-Length.
 
 Why not httpx: on the 2-core benchmark host the generator shares the cores with the server
 it measures, and httpx's AsyncClient spent 1.5-1.7 ms of CPU per answered request (measured
@@ -91,7 +92,7 @@ class SelectorLoad:
                 else:
                     if result is None:
                         continue
-                    if result != "next":
+                    if isinstance(result, tuple):
                         status, body, close = result
                         if close:
                             self._close(sel, c)
