@@ -142,4 +142,5 @@ MIGRATIONS: tuple[tuple[int, str, tuple[Step, ...]], ...] = (
             _NO_UPDATE,
         ),
     ),
+    (10, "verifier", ("ALTER TABLE audit_records ADD COLUMN verifier TEXT",)),
 )
