@@ -1,156 +1,68 @@
-"""Grounding benchmark: the validator (verifier model + hard checks) on held-out data.
+"""Grounding benchmark: the shipped validator on HaluEval dev (../shared/data/halueval-dev).
 
-For each preset, caught (unsupported answers failed) / passed (supported answers passed) /
-balanced accuracy on sets the verifier never trained on:
+For every shipped preset and each split (QA, summarization, dialogue) the evidence is the single
+chunk C0 and every sentence of the right and the hallucinated output is cited `[C0]`; the real
+R5 validator decides. An output is flagged when the validator fails it or passes it with low
+confidence. Reported per half: `fit` (even items: the `[validation]` knobs were chosen on
+them) and `holdout` (odd items: never used to choose anything), beside the word-coverage
+baseline (flag when any output word is absent from the evidence) measured in the same run.
+Then the same for the held-out SciFact train claims (claim_id % 5 == 0, the claim citing its
+abstract: SUPPORT must pass) and the 90 chat-style cited answers of
+benchmarks/data/chat_answers.jsonl (half with one subtle unsupported claim).
 
-- HaluEval dev holdout half (odd items of ../shared/data/halueval-dev; QA, summarization,
-  dialogue): evidence the single chunk C0, every sentence of the right and the hallucinated
-  output cited `[C0]`;
-- SciFact train claims held out from training (claim_id % 5 == 0): the claim citing its
-  abstract; SUPPORT must pass, CONTRADICT and NEI fail;
-- chat answers (benchmarks/data/chat_answers.jsonl): 90 cited answers in the style a chat LLM
-  writes over the sample corpus and F´ UsersGuide, half with exactly one subtle unsupported
-  claim (number, entity, relation, modal, overgeneralisation, extrinsic, wrong chunk).
+The ratio baseline flags an output when the share of its words found in the evidence is below
+a threshold fitted on the fit half of the split.
 
-An answer counts as flagged when the validator fails it or passes it with low confidence.
-Beside them, in the same run: the word-coverage baseline (flag when any answer word is absent
-from the evidence); with `--rules-src`, the validator of another checkout (the word rules
-r5-v6 of main: `--rules-src ../main/src`) on the same rows, run in a subprocess with that
-checkout's `citebound` first on the path; and, for full runs, the recorded r5-v6 figures of
-benchmarks/results/grounding_r5v6.json.
+Cost: the median CPU time (`time.process_time`, what the work costs on a busy shared host) and
+wall time of one validation of a five-sentence answer (sentences of HaluEval summaries, cited,
+over the article; each article validated for the first time, then again with its evidence
+cached), beside the baseline on the same answers; the cold start a CLI user sees (a fresh
+interpreter importing the validator and validating once); with `--dense-cost`, what the
+packaged MiniLM embedder would add to embed each sentence and its best window (not part of the
+shipped check, see docs/validation.md).
 
-Which model: `--model DIR` (or `$CITEBOUND_VERIFIER_DIR`) names the exported verifier folder
-(model.onnx, tokenizer.json, config.json: `python -m training.export`) used as the built-in
-one; `--threshold` (or `$CITEBOUND_VERIFIER_THRESHOLD`) replaces every preset's
-`[validation] verifier_threshold` (`python -m training.verifier.fit` fits it). The run stops
-before measuring when the model does not load: a validator that cannot load its model fails
-every answer closed, which would read as everything caught.
-
-Cost: median CPU and wall ms of one validation of a five-sentence answer (sentences of
-HaluEval summaries over their article, strict-v1), and the cold start a CLI user sees (a fresh
-interpreter importing the validator, loading the model and validating once).
-
-    PYTHONPATH=src python benchmarks/bench_grounding.py [--limit N] [--model DIR]
-        [--threshold T] [--preset NAME ...] [--rules-src ../main/src] [--no-cost]
-        [--json out.json]
+    PYTHONPATH=src python benchmarks/bench_grounding.py [--limit N] [--dense-cost]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import re
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from _grounding_sets import Row, chat_rows, measure, scifact_rows
 
-import citebound
-import citebound.validate.analysis as analysis
 from citebound.eval.data import dataset_dir
 from citebound.eval.grounding import (
     SPLITS,
     HaluItem,
+    Scores,
     baseline_flags,
-    cited,
+    fit_coverage_threshold,
+    fit_half,
     holdout_half,
     load_split,
     score,
+    validator_flags,
+    word_coverage,
 )
 from citebound.policy import PRESETS, Policy, load_policy
 from citebound.testing.bundles import make_answer_bundle
 from citebound.text import split_sentences
 from citebound.text.sanitize import safe_normalize_v1
 from citebound.validate import validate_text
-from citebound.validate.validator import VALIDATOR_VERSION
-
-try:  # r6-v1 and later; a checkout of the word rules (r5) has no verifier
-    from citebound.validate.verifier import Verdict, judge
-except ImportError:  # pragma: no cover - only under --rules-src
-    judge = None  # type: ignore[assignment]
-
-HERE = Path(__file__).resolve().parent
-RECORDED = HERE / "results" / "grounding_r5v6.json"
-MODEL_ENV = "CITEBOUND_VERIFIER_DIR"  # citebound.models.VERIFIER_DIR_ENV (absent in r5)
-THRESHOLD_ENV = "CITEBOUND_VERIFIER_THRESHOLD"
-# Answers the validator failed with INTERNAL_ERROR (never a verdict on support), per preset.
-ERRORS: Counter[str] = Counter()
+from citebound.validate.support import clear_caches
 
 
-def _cached_judge() -> None:
-    """The presets share the verifier: score each (sentence, evidence) once per run."""
-    if judge is None:
-        return
-    memo: dict[tuple[str, str], Verdict] = {}
-
-    def cached(model, claims):  # type: ignore[no-untyped-def]
-        todo = [c for c in dict.fromkeys(claims) if c not in memo]
-        memo.update(zip(todo, judge(model, todo), strict=True))
-        return [memo[c] for c in claims]
-
-    analysis.judge = cached  # type: ignore[attr-defined]
-
-
-def _policy(name: str, threshold: float | None) -> Policy:
-    policy = load_policy(name)
-    if threshold is None:
-        return policy
-    if "verifier_threshold" not in type(policy.validation).model_fields:
-        raise SystemExit(f"--threshold: validator {VALIDATOR_VERSION} has no verifier_threshold")
-    vp = policy.validation.model_copy(update={"verifier_threshold": threshold})
-    return policy.evolve(validation=vp)
-
-
-def _verifier_id(policy: Policy) -> str | None:
-    """`name@sha256:<hex>` of the model `policy` uses, loading it now; None for the rules.
-
-    Raises SystemExit when the model does not load (see the module docstring)."""
-    if judge is None:
-        return None
-    from citebound.errors import ConfigError
-    from citebound.validate.verifier import verifier_for
-
-    try:
-        model = verifier_for(policy)
-    except ConfigError as err:
-        raise SystemExit(f"bench_grounding: the verifier does not load: {err}") from None
-    return None if model is None else f"{model.name}@sha256:{model.sha256}"
-
-
-def _passes(policy: Policy, texts: list[str], question: str, answer: str) -> bool:
-    bundle = make_answer_bundle(texts, question=question, policy=policy)
-    res = validate_text(bundle, answer, policy)
-    if res.failure_reason == "INTERNAL_ERROR":
-        ERRORS[policy.name] += 1
-    return res.validation_status.value == "PASSED" and not res.grounding_metrics.low_confidence
-
-
-def _row_passes(policy: Policy) -> Callable[[Row], bool]:
-    return lambda r: _passes(policy, [safe_normalize_v1(t) for t in r[0]], r[1], r[2])
-
-
-def _halu_flags(policy: Policy) -> Callable[[HaluItem, str], bool]:
-    return lambda item, answer: (
-        not _passes(policy, [safe_normalize_v1(item.knowledge)], item.question, cited(answer))
-    )
-
-
-def _word_baseline(r: Row) -> bool:
-    item = HaluItem(" ".join(r[0]), r[1], "", "")
-    return not baseline_flags(item, re.sub(r"\[C\d+\]", "", r[2]))
-
-
-def _fmt(name: str, m: dict[str, float]) -> str:
+def _row(name: str, s: Scores) -> str:
     return (
-        f"  {name:<44} {m['caught']:>7.3f} {m['passed']:>7.3f} {m['balanced']:>9.3f}   n={m['n']}"
+        f"{name:<34} {s.caught:>7.3f} {s.passed:>7.3f} {s.balanced_accuracy:>9.3f}"
+        f"   n={s.tp + s.fn}+{s.tn + s.fp}"
     )
 
 
@@ -163,181 +75,155 @@ def _five_sentence_answers(items: list[HaluItem]) -> list[tuple[HaluItem, str]]:
     return out
 
 
+def _median_ms(
+    samples: list[tuple[HaluItem, str]], run: Callable[[HaluItem, str], object]
+) -> tuple[float, float]:
+    """(median wall ms, median CPU ms of this process): on a shared, busy host the CPU time
+    is the cost of the work itself, the wall time includes waiting for a core."""
+    wall, cpu = [], []
+    for item, answer in samples:
+        t0, c0 = time.perf_counter_ns(), time.process_time_ns()
+        run(item, answer)
+        cpu.append((time.process_time_ns() - c0) / 1e6)
+        wall.append((time.perf_counter_ns() - t0) / 1e6)
+    return statistics.median(wall), statistics.median(cpu)
+
+
 _COLD = """
-import sys, time; t0 = time.perf_counter()
+import time; t0 = time.perf_counter()
 from citebound.policy import load_policy
 from citebound.testing.bundles import make_answer_bundle
 from citebound.validate import validate_text
 p = load_policy("strict-v1")
 b = make_answer_bundle(["The pump runs at 45 bar. Inspect the relief valve every 6 months."])
-r = validate_text(b, "The pump delivers 45 bar [C0]. The relief valve is checked twice a year [C0].", p)
-assert r.failure_reason != "INTERNAL_ERROR", r.message
+validate_text(b, "The pump runs at 45 bar [C0]. Inspect the relief valve every 6 months [C0].", p)
 print((time.perf_counter() - t0) * 1000)
 """
 
 
-def _cost(items: list[HaluItem], policy: Policy) -> str:
-    samples = _five_sentence_answers(items)[:120]
-    bundles = [
-        make_answer_bundle([safe_normalize_v1(i.knowledge)], question=i.question, policy=policy)
-        for i, _ in samples
-    ]
-    if judge is not None:  # time the model, not the memo of the measured sets
-        analysis.judge = judge  # type: ignore[attr-defined]
-    validate_text(bundles[0], samples[0][1], policy)  # load the model before timing
-    wall, cpu, base = [], [], []
-    for b, (item, answer) in zip(bundles, samples, strict=True):
-        t0, c0 = time.perf_counter_ns(), time.process_time_ns()
-        validate_text(b, answer, policy)
+def _dense_cost(samples: list[tuple[HaluItem, str]], policy: Policy) -> None:
+    """CPU ms to embed each sentence of an answer and its best evidence window with the
+    packaged MiniLM (one batch of ten texts): the price of a dense-similarity signal."""
+    from citebound.index.embedder import default_embedder
+    from citebound.validate.analysis import support_params
+    from citebound.validate.support import support_features
+
+    embedder = default_embedder()
+    params = support_params(policy)
+    batches = []
+    for item, answer in samples:
+        evidence = safe_normalize_v1(item.knowledge)
+        sentences = [s.replace("[C0]", "") for s in split_sentences(answer)]
+        spans = [support_features(s, evidence, params).best_span or s for s in sentences]
+        batches.append(sentences + spans)
+    embedder.embed(batches[0])  # load the model before timing
+    cpu = []
+    for texts in batches:
+        c0 = time.process_time_ns()
+        embedder.embed(texts)
         cpu.append((time.process_time_ns() - c0) / 1e6)
-        wall.append((time.perf_counter_ns() - t0) / 1e6)
-        c1 = time.process_time_ns()
-        baseline_flags(item, answer)
-        base.append((time.process_time_ns() - c1) / 1e6)
+    print(
+        f"dense similarity (MiniLM int8, 5 sentences + 5 windows, {len(batches)} answers): "
+        f"median {statistics.median(cpu):.1f} ms CPU per answer (not in any shipped preset)"
+    )
+
+
+def _other_sets(shared: Path) -> None:
+    """Held-out SciFact claims and the chat-style cited answers (benchmarks/_grounding_sets.py),
+    every preset beside the word-coverage baseline."""
+    sets = {"chat answers (benchmarks/data/chat_answers.jsonl)": list(chat_rows())}
+    if (shared / "scifact").is_dir():
+        sets["SciFact train claims, claim_id % 5 == 0"] = list(scifact_rows(shared))
+    for name, rows in sets.items():
+        print(f"\n{name} ({len(rows)} answers)")
+        for preset in PRESETS:
+            policy = load_policy(preset)
+
+            def passes(r: Row, policy: Policy = policy) -> bool:
+                texts = [safe_normalize_v1(t) for t in r[0]]
+                b = make_answer_bundle(texts, question=r[1], policy=policy)
+                res = validate_text(b, r[2], policy)
+                return res.validation_status.value == "PASSED" and not (
+                    res.grounding_metrics.low_confidence
+                )
+
+            m = measure(rows, passes)
+            print(
+                f"{'validator ' + preset:<34} {m['caught']:>7.3f} {m['passed']:>7.3f} {m['balanced']:>9.3f}"
+            )
+        m = measure(rows, _word_baseline)
+        print(
+            f"{'baseline word coverage':<34} {m['caught']:>7.3f} {m['passed']:>7.3f} {m['balanced']:>9.3f}"
+        )
+
+
+def _word_baseline(r: Row) -> bool:
+    item = HaluItem(" ".join(r[0]), r[1], "", "")
+    return not baseline_flags(item, re.sub(r"\[C\d+\]", "", r[2]))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--limit", type=int, default=None, help="First N items of each split.")
+    parser.add_argument(
+        "--dense-cost", action="store_true", help="Also time MiniLM on the same answers."
+    )
+    args = parser.parse_args()
+    folder = dataset_dir("halueval-dev")
+    if folder is None:
+        print("skipped: ../shared/data/halueval-dev is absent (set CITEBOUND_SHARED_DATA)")
+        return 0
+    data = {split: load_split(folder, split, args.limit) for split in SPLITS}
+    print(f"{'checker':<34} {'caught':>7} {'passed':>7} {'balanced':>9}")
+    for split, items in data.items():
+        t = fit_coverage_threshold(fit_half(items))
+        for half_name, half in (("fit", fit_half(items)), ("holdout", holdout_half(items))):
+            print(f"\n{split} / {half_name} ({len(half)} items)")
+            for preset in PRESETS:
+                policy = load_policy(preset)
+                s = score(half, lambda item, a, p=policy: validator_flags(item, a, p))
+                print(_row(f"validator {preset}", s))
+            print(_row("baseline word coverage", score(half, baseline_flags)))
+            ratio = score(half, lambda item, a, t=t: word_coverage(item, a) < t)
+            print(_row(f"baseline coverage ratio < {t:.2f}", ratio))
+
+    _other_sets(folder.parent)
+
+    policy = load_policy("strict-v1")
+    samples = _five_sentence_answers(data["summarization"])[:300]
+    bundles = {
+        id(item): make_answer_bundle(
+            [safe_normalize_v1(item.knowledge)], question=item.question, policy=policy
+        )
+        for item, _ in samples
+    }
+
+    def validate(item: HaluItem, answer: str) -> object:
+        return validate_text(bundles[id(item)], answer, policy)
+
+    for item, answer in samples[-20:]:  # warm the code paths (not the evidence caches)
+        validate(item, answer)
+    samples = samples[:-20]
+    clear_caches()
+    v_ms = _median_ms(samples, validate)  # each evidence text seen for the first time
+    warm_ms = _median_ms(samples, validate)  # the same answers again (evidence cached)
+    b_ms = _median_ms(samples, baseline_flags)
+    print(
+        f"\nmedian validation of a five-sentence answer (strict-v1, {len(samples)} answers), "
+        f"wall / CPU ms: new evidence each {v_ms[0]:.2f} / {v_ms[1]:.2f}; evidence cached "
+        f"{warm_ms[0]:.2f} / {warm_ms[1]:.2f}; baseline {b_ms[0]:.3f} / {b_ms[1]:.3f} "
+        f"(CPU ratio {v_ms[1] / max(b_ms[1], 1e-6):.0f}x, same run)"
+    )
+    if args.dense_cost:
+        _dense_cost(samples[:50], policy)
     colds = [
         float(subprocess.run([sys.executable, "-c", _COLD], check=True, capture_output=True,
                              text=True).stdout)
         for _ in range(3)
     ]  # fmt: skip
-    med_cpu, med_base = statistics.median(cpu), statistics.median(base)
-    return (
-        f"median validation of a five-sentence answer ({policy.name}, {len(samples)} HaluEval "
-        f"summary answers over their article): {med_cpu:.1f} ms CPU, "
-        f"{statistics.median(wall):.1f} ms wall; word-coverage baseline {med_base:.3f} ms CPU "
-        f"(ratio {med_cpu / max(med_base, 1e-6):.0f}x, same run)\n"
-        f"cold start (fresh interpreter: import, model load, first validation): "
-        f"{statistics.median(colds):.0f} ms median of 3"
-    )
-
-
-def _sets(limit: int | None) -> dict[str, list[Row] | list[HaluItem]]:
-    data = dataset_dir("halueval-dev")
-    sets: dict[str, list[Row] | list[HaluItem]] = {}
-    if data is not None:
-        for split in SPLITS:
-            sets[f"halueval-{split}-holdout"] = holdout_half(load_split(data, split))[:limit]
-    shared = data.parent if data is not None else None
-    if shared is not None and (shared / "scifact").is_dir():
-        sets["scifact-heldout"] = list(scifact_rows(shared))[:limit]
-    sets["chat"] = list(chat_rows())[:limit]
-    return sets
-
-
-def _measure(
-    name: str, rows: list[Row] | list[HaluItem], policies: list[Policy]
-) -> dict[str, dict[str, float]]:
-    results: dict[str, dict[str, float]] = {}
-    for policy in policies:
-        if name.startswith("halueval"):
-            s = score(rows, _halu_flags(policy))  # type: ignore[arg-type]
-            results[f"validator {VALIDATOR_VERSION} {policy.name}"] = {
-                "caught": round(s.caught, 4), "passed": round(s.passed, 4),
-                "balanced": round(s.balanced_accuracy, 4), "n": s.tp + s.fn + s.tn + s.fp,
-            }  # fmt: skip
-        else:
-            m = measure(rows, _row_passes(policy))  # type: ignore[arg-type]
-            results[f"validator {VALIDATOR_VERSION} {policy.name}"] = m
-    return results
-
-
-def _rules(args: argparse.Namespace) -> dict[str, dict[str, dict[str, float]]]:
-    """The same sets measured by the validator of `args.rules_src`, in a subprocess."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "rules.json"
-        cmd = [sys.executable, __file__, "--no-cost", "--json", str(out)]
-        cmd += [] if args.limit is None else ["--limit", str(args.limit)]
-        for name in args.preset or []:
-            cmd += ["--preset", name]
-        env = {k: v for k, v in os.environ.items() if k not in (MODEL_ENV, THRESHOLD_ENV)}
-        env["PYTHONPATH"] = os.pathsep.join([str(Path(args.rules_src).resolve()), str(HERE)])
-        t0 = time.perf_counter()
-        subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
-        print(f"(--rules-src {args.rules_src}: {time.perf_counter() - t0:.0f} s)", flush=True)
-        result: dict[str, dict[str, dict[str, float]]] = json.loads(out.read_text("utf-8"))["sets"]
-        return result
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--limit", type=int, default=None, help="First N items of each set.")
-    parser.add_argument(
-        "--model", type=Path, default=None,
-        help=f"Exported verifier folder used as the built-in one (else ${MODEL_ENV}).",
-    )  # fmt: skip
-    parser.add_argument(
-        "--threshold", type=float, default=None,
-        help=f"verifier_threshold for every preset (else ${THRESHOLD_ENV}, else the preset's).",
-    )  # fmt: skip
-    parser.add_argument(
-        "--preset", action="append", choices=sorted(PRESETS), help="Only these presets."
-    )
-    parser.add_argument(
-        "--rules-src", type=Path, default=None,
-        help="src/ of a checkout whose validator to measure beside (the word rules: main).",
-    )  # fmt: skip
-    parser.add_argument("--no-cost", action="store_true", help="Skip the timing section.")
-    parser.add_argument("--json", type=Path, default=None, help="Also write the figures here.")
-    args = parser.parse_args()
-    if args.model is not None:
-        if not (args.model / "model.onnx").is_file():
-            raise SystemExit(f"--model {args.model}: no model.onnx there")
-        os.environ[MODEL_ENV] = str(args.model.resolve())  # the cold-start runs inherit it
-    env_threshold = os.environ.get(THRESHOLD_ENV, "").strip()
-    threshold = args.threshold if args.threshold is not None else (
-        float(env_threshold) if env_threshold else None
-    )  # fmt: skip
-    policies = [_policy(name, threshold) for name in (args.preset or PRESETS)]
-    verifier = _verifier_id(policies[0])
     print(
-        f"validator {VALIDATOR_VERSION} ({Path(citebound.__file__).parent}); verifier "
-        f"{verifier or 'none'}; threshold "
-        + ", ".join(
-            f"{p.name} {getattr(p.validation, 'verifier_threshold', '-')}" for p in policies
-        ),
-        flush=True,
+        f"cold start (fresh interpreter: import + first validation): {statistics.median(colds):.0f} ms"
     )
-    _cached_judge()
-    rules = _rules(args) if args.rules_src is not None else {}
-    recorded = json.loads(RECORDED.read_text("utf-8"))["sets"] if RECORDED.is_file() else {}
-    out: dict[str, dict[str, dict[str, float]]] = {}
-    print(f"  {'checker':<44} {'caught':>7} {'passed':>7} {'balanced':>9}")
-    for name, rows in _sets(args.limit).items():
-        t0 = time.perf_counter()
-        results = _measure(name, rows, policies)
-        results.update({f"{k} (--rules-src)": m for k, m in rules.get(name, {}).items()
-                        if k.startswith("validator")})  # fmt: skip
-        if name.startswith("halueval"):
-            s = score(rows, baseline_flags)  # type: ignore[arg-type]
-            results["baseline word coverage"] = {
-                "caught": round(s.caught, 4), "passed": round(s.passed, 4),
-                "balanced": round(s.balanced_accuracy, 4), "n": s.tp + s.fn + s.tn + s.fp,
-            }  # fmt: skip
-        else:
-            results["baseline word coverage"] = measure(rows, _word_baseline)  # type: ignore[arg-type]
-        old = recorded.get("strict-v1", {}).get(name)
-        if old and args.limit is None:
-            results["word rules r5-v6 strict-v1 (recorded)"] = old
-        print(f"\n{name} ({time.perf_counter() - t0:.0f} s)")
-        for k, m in results.items():
-            print(_fmt(k, m))
-        out[name] = results
-    if ERRORS:
-        print(f"\nINTERNAL_ERROR answers (counted as flagged): {dict(ERRORS)}")
-    data = dataset_dir("halueval-dev")
-    if data is not None and not args.no_cost:
-        print("\n" + _cost(load_split(data, "summarization"), policies[0]))
-    if args.json:
-        report: dict[str, Any] = {
-            "validator_version": VALIDATOR_VERSION,
-            "verifier": verifier,
-            "thresholds": {
-                p.name: getattr(p.validation, "verifier_threshold", None) for p in policies
-            },
-            "limit": args.limit,
-            "internal_errors": dict(ERRORS),
-            "sets": out,
-        }
-        args.json.write_text(json.dumps(report, indent=1) + "\n")
     return 0
 
 

@@ -1,6 +1,5 @@
-"""Shared test setup: no network except loopback, skip-aware shared-data and verifier
-fixtures, a stand-in for the verifier model that is not committed, the demo store built once
-per session, and the markers that `make test-fast` deselects by."""
+"""Shared test setup: no network except loopback, a skip-aware shared-data fixture, the demo
+store built once per session, and the markers that `make test-fast` deselects by."""
 
 from __future__ import annotations
 
@@ -18,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from citebound.eval.data import dataset_dir
-from citebound.models import VERIFIER_DIR, VERIFIER_DIR_ENV
 
 if TYPE_CHECKING:
     from citebound.store.sqlite import SqliteStore
@@ -29,21 +27,6 @@ if "CITEBOUND_CACHE_DIR" not in os.environ:
     _cache = tempfile.mkdtemp(prefix="citebound-test-cache-")
     os.environ["CITEBOUND_CACHE_DIR"] = _cache
     atexit.register(shutil.rmtree, _cache, True)
-
-# The built-in verifier is trained (`make models`) and not committed, so the suite runs with a
-# stand-in that supports every sentence (testing/tiny_cross_encoder.py): verdicts are the hard
-# checks' on every machine, subprocesses (CLI tests) included. The real model, the folder
-# $CITEBOUND_VERIFIER_DIR named before the run or else the package's, is what the
-# `shipped_verifier` fixture gives the tests of its judgement.
-REAL_VERIFIER_DIR = Path(os.environ.get(VERIFIER_DIR_ENV, "").strip() or VERIFIER_DIR)
-try:
-    from citebound.testing.tiny_cross_encoder import write_stand_in_verifier
-
-    _stand_in = Path(tempfile.mkdtemp(prefix="citebound-test-verifier-")) / "stand-in-verifier"
-    os.environ[VERIFIER_DIR_ENV] = str(write_stand_in_verifier(_stand_in))
-    atexit.register(shutil.rmtree, _stand_in.parent, True)
-except ImportError:  # no `onnx` (the test extra): tests that validate a cited answer fail
-    pass
 
 _TESTS = Path(__file__).resolve().parent
 
@@ -112,51 +95,6 @@ def shared_dataset() -> Callable[[str], Path]:
         return path
 
     return _get
-
-
-@pytest.fixture
-def shipped_verifier(monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The real verifier model's folder, made the built-in one for this test; skips with the
-    reason when there is none (no model is committed: `make models`, training/README.md)."""
-    if not (REAL_VERIFIER_DIR / "model.onnx").is_file():
-        pytest.skip(
-            f"no verifier model at {REAL_VERIFIER_DIR} (none is committed): set "
-            f"{VERIFIER_DIR_ENV} to an exported model folder to run this"
-        )
-    monkeypatch.setenv(VERIFIER_DIR_ENV, str(REAL_VERIFIER_DIR))
-    return REAL_VERIFIER_DIR
-
-
-@pytest.fixture
-def verdict(request: pytest.FixtureRequest) -> Callable[[Callable[[], Any], str], tuple[str, str]]:
-    """`verdict(run, expect)` -> ("pass" or "fail", message) of `run()`, a validation.
-
-    A verdict table (answer -> pass/fail) is the verifier model's to meet: with a model
-    (`shipped_verifier`) every row runs against it. Without one, a row runs with the stand-in
-    (every sentence supported) when it can say something: an answer that must pass must get
-    past the hard checks, a wrong one the hard checks catch must fail; a wrong one only a
-    model can catch skips with the reason."""
-
-    def _verdict(run: Callable[[], Any], expect: str) -> tuple[str, str]:
-        result = run()
-        got = "pass" if result.validation_status == "PASSED" else "fail"
-        if (REAL_VERIFIER_DIR / "model.onnx").is_file() or (expect == "fail" and got == "pass"):
-            request.getfixturevalue("shipped_verifier")
-            result = run()
-            got = "pass" if result.validation_status == "PASSED" else "fail"
-        return got, result.message
-
-    return _verdict
-
-
-@pytest.fixture(scope="session")
-def tiny_nli(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A verifier that can say no, for the plumbing of a rejected sentence: the tiny NLI
-    export (testing/tiny_cross_encoder.py), P = e^overlap / (e^overlap + 2) over its 12
-    content words; name it in `[validation] nli_model_path`."""
-    from citebound.testing.tiny_cross_encoder import write_tiny_nli
-
-    return write_tiny_nli(tmp_path_factory.mktemp("verifier") / "nli")
 
 
 def _tree_digest(root: Path) -> dict[str, str]:

@@ -20,7 +20,6 @@ from api_helpers import KEYS, PLANT_QUESTION, SECRET_QUESTION, UNANSWERABLE
 
 from citebound.api import hash_key
 from citebound.audit.sqlite import SQLiteAuditSink
-from citebound.models import VERIFIER_DIR_ENV
 from citebound.policy import load_policy
 
 mcp = pytest.importorskip("mcp", reason="the mcp extra is not installed")
@@ -31,12 +30,7 @@ SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
 def _env(api_store: Path, audit: Path, **extra: str) -> dict[str, str]:
-    # No CITEBOUND_ setting of the caller's but the verifier (tests/conftest.py's stand-in).
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("CITEBOUND_") or k == VERIFIER_DIR_ENV
-    }
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CITEBOUND_")}
     env.update(
         PYTHONPATH=SRC + os.pathsep + env.get("PYTHONPATH", ""),
         CITEBOUND_STORE=str(api_store),

@@ -1,4 +1,4 @@
-"""The regeneration prompt (`regenerate_v2`): frozen, hash-pinned, golden bytes; it is the first
+"""The regeneration prompt (`regenerate_v1`): frozen, hash-pinned, golden bytes; it is the first
 prompt byte for byte plus one section that names sentences by number and reason code only.
 Regenerate goldens with CITEBOUND_UPDATE_GOLDEN=1 only for a reviewed contract change."""
 
@@ -25,9 +25,9 @@ from citebound.prompt.regenerate import (
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 UPDATE = os.environ.get("CITEBOUND_UPDATE_GOLDEN") == "1"
-REGENERATE_SHA256 = "29abf098eed26e3417fbd98cb599ac8e9493cad72c2e894168c4d43f907bcc81"
+REGENERATE_SHA256 = "c24fffdef5a02c108aa683a70a7c3bc8c5168ab489ea10a51769faf0eb4d172b"
 FAILURES = [
-    SentenceFailure(index=1, reason_code="UNSUPPORTED_CLAIM"),
+    SentenceFailure(index=1, reason_code="LOW_SUPPORT"),
     SentenceFailure(index=2, reason_code="UNCITED_FACTUAL_STATEMENT"),
     SentenceFailure(index=None, reason_code="META_COMMENTARY"),
 ]
@@ -39,7 +39,7 @@ ROWS = [
 
 def test_regenerate_template_hash_is_pinned() -> None:
     t = load_regenerate_template()
-    assert (t.template_id, t.sha256) == ("regenerate_v2", REGENERATE_SHA256)
+    assert (t.template_id, t.sha256) == ("regenerate_v1", REGENERATE_SHA256)
     assert t.text.startswith(HEADER + "\n")
 
 
@@ -57,7 +57,7 @@ def _policy(preset: str) -> Policy:
 
 @pytest.mark.parametrize(
     ("preset", "golden"),
-    [("strict-v1", "regenerate_v2_qa.txt"), ("superprompt-v1", "regenerate_superprompt.txt")],
+    [("strict-v1", "regenerate_v1_qa.txt"), ("superprompt-v1", "regenerate_superprompt.txt")],
 )
 def test_golden_regeneration_prompt_bytes(preset: str, golden: str) -> None:
     policy = _policy(preset)
@@ -81,7 +81,7 @@ def test_golden_regeneration_prompt_bytes(preset: str, golden: str) -> None:
     assert system.content == first.messages[0].content
     assert system.content + "\n\n" + user.content == second.prompt_text
     assert second.prompt_sha256 == sha256_hex(second.prompt_text) != first.prompt_sha256
-    assert (second.template_id, second.template_sha256) == ("regenerate_v2", REGENERATE_SHA256)
+    assert (second.template_id, second.template_sha256) == ("regenerate_v1", REGENERATE_SHA256)
     # Same inputs, same bytes.
     again = build_regeneration_prompt(first, out.bundle, policy, FAILURES)
     assert again.prompt_text == second.prompt_text
@@ -89,7 +89,7 @@ def test_golden_regeneration_prompt_bytes(preset: str, golden: str) -> None:
 
 def test_failures_are_named_by_number_and_code_only() -> None:
     assert failure_lines(FAILURES) == (
-        "- sentence 2: UNSUPPORTED_CLAIM\n"
+        "- sentence 2: LOW_SUPPORT\n"
         "- sentence 3: UNCITED_FACTUAL_STATEMENT\n"
         "- the whole answer: META_COMMENTARY"
     )

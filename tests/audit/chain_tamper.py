@@ -18,11 +18,6 @@ def records(n: int = 5) -> list[AuditRecord]:
     ]
 
 
-def before_v6(record: AuditRecord) -> AuditRecord:
-    """`record` as a schema v5 store held it: no verifier column (SQLite 10, PostgreSQL 12)."""
-    return rehashed(record, schema_version=5, verifier=None)
-
-
 def rehashed(record: AuditRecord, **update: object) -> AuditRecord:
     changed = record.model_copy(update=update)
     return changed.model_copy(update={"record_hash": changed.compute_hash()})

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from chain_tamper import before_v6, records, rehashed, row_of
+from chain_tamper import records, rehashed, row_of
 from click.testing import CliRunner
 
 from citebound.audit.chain import GENESIS, link
@@ -191,14 +191,14 @@ def test_an_existing_store_is_chained_from_its_first_record(tmp_path: Path) -> N
             conn.execute(step)
         conn.execute("INSERT INTO _migrations VALUES (?, ?, 'then')", (version, name))
     for r in records(3):
-        row = {k: v for k, v in row_of(before_v6(r)).items() if k != "verifier"}
+        row = row_of(r)
         conn.execute(
             f"INSERT INTO audit_records ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
             tuple(row.values()),
         )
     conn.close()
     with SQLiteAuditSink(path) as sink:
-        assert sink.schema_version() == 10
+        assert sink.schema_version() == 9
         report = sink.verify_chain()
         sink.append(records(4)[3])
         assert report.ok and report.count == 3

@@ -94,7 +94,7 @@ def _two_calls() -> AuditRecord:
         ModelCallRecord.of("answer", first, "qa_v1").judged(
             v1, [SentenceFailure(index=1, reason_code="UNCITED_FACTUAL_STATEMENT")]
         ),
-        ModelCallRecord.of("regenerate", second, "regenerate_v2").judged(v2),
+        ModelCallRecord.of("regenerate", second, "regenerate_v1").judged(v2),
     ]
     return build_audit_record(
         policy=POLICY,
@@ -154,7 +154,7 @@ def test_a_version_3_sqlite_store_is_upgraded_in_place(tmp_path: Path) -> None:
     path = tmp_path / "audit.sqlite"
     old = _v3_sqlite(path)
     with SQLiteAuditSink(path) as sink:
-        assert sink.schema_version() == 10
+        assert sink.schema_version() == 9
         (back,) = sink.find(old.request_id)
         assert back == old and back.schema_version == 3 and back.model_calls is None
         assert back.conversation is None and back.hash_ok()
@@ -168,7 +168,7 @@ def test_a_version_3_sqlite_store_is_upgraded_in_place(tmp_path: Path) -> None:
         assert back_follow == follow and back_follow.hash_ok()
         assert sink.integrity_check() == "ok"
     with SQLiteAuditSink(path) as sink:  # reopening applies nothing twice
-        assert sink.schema_version() == 10 and len(sink.records()) == 3
+        assert sink.schema_version() == 9 and len(sink.records()) == 3
 
 
 def test_a_version_3_delta_table_gains_model_calls(tmp_path: Path) -> None:

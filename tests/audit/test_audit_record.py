@@ -155,8 +155,8 @@ _V3 = {
 
 
 # Fields today's code fills differently from v3's: the v4 model calls, and what the policy
-# and the validator decide (the fingerprint, the validator version, the support scores of
-# the refitted rule, #14, and the verifier model that gave them, schema v6).
+# and the validator decide (the fingerprint, the validator version and the support scores of
+# the refitted rule, #14).
 _TODAY = {
     "schema_version",
     "validator_version",
@@ -166,7 +166,6 @@ _TODAY = {
     "policy_fingerprint",
     "min_support",
     "unsupported_sentences",
-    "verifier",
 }
 
 

@@ -50,8 +50,8 @@ def test_tampered_record_is_not_replayed() -> None:
 
 def test_verdict_change_is_reported() -> None:
     # The answer was passed by an older, lenient validator configuration (new facts flagged,
-    # no verifier).
-    loose = {"new_facts": "flag", "verifier": "none"}
+    # no support floor).
+    loose = {"new_facts": "flag", "min_sentence_support": 0.0}
     lenient = POLICY.model_copy(update={"validation": POLICY.validation.model_copy(update=loose)})
     b = make_answer_bundle(EVIDENCE, question=QUESTION)
     llm = make_llm_result(b, "Torque the M8 cylinder head bolts to 30 Nm [C0].")

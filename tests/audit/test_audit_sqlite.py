@@ -49,15 +49,13 @@ def test_exact_schema(sink: SQLiteAuditSink) -> None:
     ).fetchall()
     assert objects == EXPECTED_OBJECTS
     (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE name='audit_records'").fetchone()
-    # Migrations 4-10 ALTER TABLE: they append columns to the stored CREATE statement.
+    # Migrations 4, 5, 6 and 7 ALTER TABLE: they append columns to the stored CREATE statement.
     assert sql == AUDIT_TABLE.removesuffix(")") + (
         ", reranker TEXT, unsupported_sentences TEXT, model_calls TEXT, conversation TEXT, "
-        "display_anchors TEXT, prev_hash TEXT, chain_hash TEXT, verifier TEXT)"
+        "display_anchors TEXT, prev_hash TEXT, chain_hash TEXT)"
     )
     cols = [r[1] for r in conn.execute("PRAGMA table_info(audit_records)")]
-    # The chain's columns (migration 9) come before the schema v6 verifier (migration 10).
-    assert COLUMN_NAMES[-1] == "verifier"
-    assert cols == ["seq", *COLUMN_NAMES[:-1], "prev_hash", "chain_hash", "verifier"]
+    assert cols == ["seq", *COLUMN_NAMES, "prev_hash", "chain_hash"]
     fb = [(r[1], r[2], r[3]) for r in conn.execute("PRAGMA table_info(feedback)")]
     assert fb == [
         ("seq", "INTEGER", 0),
@@ -67,7 +65,7 @@ def test_exact_schema(sink: SQLiteAuditSink) -> None:
         ("timestamp_utc", "TEXT", 1),
     ]
     versions = [r[0] for r in conn.execute("SELECT version FROM _migrations ORDER BY version")]
-    assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+    assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9]
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()
 
@@ -86,10 +84,10 @@ def test_reopen_applies_no_migration_twice(tmp_path: Path) -> None:
     path = tmp_path / "audit.sqlite"
     SQLiteAuditSink(path).close()
     again = SQLiteAuditSink(path)
-    assert again.schema_version() == 10
+    assert again.schema_version() == 9
     again.close()
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT count(*) FROM _migrations").fetchone()[0] == 10
+    assert conn.execute("SELECT count(*) FROM _migrations").fetchone()[0] == 9
     conn.close()
 
 
@@ -169,7 +167,7 @@ def test_a_version_1_store_is_upgraded_in_place(tmp_path: Path) -> None:
     conn.close()
 
     with SQLiteAuditSink(path) as sink:
-        assert sink.schema_version() == 10
+        assert sink.schema_version() == 9
         (back,) = sink.find("old")
         assert back == old and back.schema_version == 1 and back.reranker is None
         assert back.hash_ok()

@@ -20,20 +20,12 @@ def batch_config(store: Path, **overrides: Any) -> Config:
 
 
 def support_policy(tmp: Path, floor: float) -> Path:
-    """strict-v1 with `verifier_threshold = floor` (and its own version), judged by the tiny
-    verifier (testing/tiny_cross_encoder.py: a sentence sharing none of its words scores 1/3),
-    as a policy file."""
-    import json
+    """strict-v1 with `min_sentence_support = floor` (and its own version), as a policy file."""
     import re
 
-    from citebound.testing.tiny_cross_encoder import write_tiny_nli
-
-    nli = write_tiny_nli(tmp / f"nli-{floor}")
     base = (Path(__file__).parents[2] / "src/citebound/presets/strict-v1.toml").read_text()
     text, n = re.subn(
-        r"(?m)^verifier_threshold = [0-9.]+$",
-        f"verifier_threshold = {floor}\nnli_model_path = {json.dumps(str(nli))}",
-        base,
+        r"(?m)^min_sentence_support = [0-9.]+$", f"min_sentence_support = {floor}", base
     )
     assert n == 1
     text = text.replace('policy_version = "', f'policy_version = "support-{floor}-', 1)

@@ -21,8 +21,8 @@ from citebound.text.sanitize import safe_normalize_v1
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-# Cites C0 but shares no word the tiny verifier knows (P = 1/3): passes strict-v1 with a
-# verifier threshold of 0, fails it at 0.9 (batch_helpers.support_policy).
+# Cites C0 but shares few words with any evidence: passes strict-v1 without a support floor,
+# fails it with a floor of 0.9 lexical support per sentence.
 LOOSE_ANSWER = "This is covered in the maintenance documentation [C0]."
 
 
@@ -97,7 +97,7 @@ def test_policy_change_gives_the_expected_changes(
 
     # Expected: single-process replay of every record with the new policy.
     policy = stricter.load_policy()
-    assert policy.validation.verifier_threshold == 0.9
+    assert policy.validation.min_sentence_support == 0.9
     expected: dict[str, tuple[bool, str | None]] = {}
     with SqliteStore(demo_store_dir) as store:
         for record in DeltaAuditSink(audit).records():

@@ -63,11 +63,10 @@ def test_v1_fingerprint_is_unchanged_by_the_superprompt_fields() -> None:
     answer_type_penalty, answer_type_firm, #15 answer types; [retrieval] extra_chunks,
     #15 evidence; [answerer] semantic*, #15 semantic signal; code_scope,
     transposed_min_letters, #15 review; asked_scope, #15 absent attributes; [gate]
-    rare_min_score, rare_share, #15 gate; [answerer] compared_stated, HaluEval leak; [validation]
-    verifier and verifier_threshold in place of the word rule's weights, #30 r6-v1)."""
+    rare_min_score, rare_share, #15 gate; [answerer] compared_stated, HaluEval leak)."""
     strict = load_policy("strict-v1")
     assert strict.fingerprint == (
-        "sha256:727857428c2782ef217f897f4ac2a01c447c878c170568386b08dd756257cbe8"
+        "sha256:9c25fa0106871570e57fe566a882cc1e5ff2762b88d2de7465109f8b1c2b18c5"
     )
     sp = load_policy("superprompt-v1")
     assert sp.prompt_contract == "superprompt-v1" and sp.fingerprint != strict.fingerprint

@@ -12,16 +12,15 @@ from citebound.config import Config, load_config
 from citebound.policy import DEFAULT_PRESET, PRESET_SUMMARIES, PRESETS, Policy, load_policy
 
 REFUSAL_000 = "NO_EVIDENCE: The provided evidence does not contain sufficient information to answer this question."
-# strict-v1's fingerprint, unchanged by seed-v1's arrival (pinned with its history in
-# test_core_policy.py; r6-v1's [validation] verifier settings changed it): the audit records
-# of every deployment on the default preset carry it.
-STRICT_V1_FINGERPRINT = "sha256:727857428c2782ef217f897f4ac2a01c447c878c170568386b08dd756257cbe8"
+# strict-v1's fingerprint before seed-v1 existed (also pinned in test_core_policy.py): the
+# audit records of every deployment on the default preset carry it.
+STRICT_V1_FINGERPRINT = "sha256:9c25fa0106871570e57fe566a882cc1e5ff2762b88d2de7465109f8b1c2b18c5"
 
 
 def _flat(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in data.items():
-        if isinstance(value, dict):
+        if isinstance(value, dict) and key != "support_weights":
             out.update(_flat(value, f"{prefix}{key}."))
         else:
             out[f"{prefix}{key}"] = value

@@ -80,7 +80,7 @@ def test_the_audit_keeps_the_raw_answer_and_the_shown_anchors(
         records = {r.request_id: r for r in sink.records()}
     for n, question in enumerate(QUESTIONS):
         record = records[f"q{n}"]
-        assert record.schema_version == 6 and record.hash_ok()
+        assert record.schema_version == 5 and record.hash_ok()
         assert record.display_anchors is not None
         assert list(record.display_anchors) == record.validated_citations
         # The raw model text keeps the prompt's anchors; the mapping gives what was shown.

@@ -3,7 +3,6 @@ model server: at most one more call, its own prompt hash, both calls audited, on
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -20,8 +19,7 @@ GOOD = (
     "The impeller bolts were tightened to 45 Nm in a cross pattern with a calibrated torque "
     "wrench. [C0]"
 )
-# Sentence 2 is cited but not supported (UNSUPPORTED_CLAIM from the tiny verifier of
-# `regen_policy`: it shares at most "valve" with the evidence); sentence 3 carries no marker.
+# Sentence 2 is cited but not supported (LOW_SUPPORT); sentence 3 carries no marker.
 HALLUCINATED = GOOD + " The relief valve never needs inspection. [C0] Mars has two moons."
 UNCITED = "The impeller bolts were tightened to 45 Nm. Mars has two moons."
 PRESET = Path(__file__).resolve().parents[2] / "src/citebound/presets/strict-v1.toml"
@@ -34,18 +32,11 @@ def server() -> Iterator[ScriptedLLMServer]:
 
 
 @pytest.fixture
-def regen_policy(tmp_path: Path, tiny_nli: Path) -> str:
-    """strict-v1 with the shipped switch turned on (and short backoffs for the fault tests),
-    judged by the tiny verifier (tests/conftest.py) at 0.9: GOOD shares torque, impeller,
-    bolts and Nm with its evidence (P >= 0.96), the invented sentence at most one word."""
+def regen_policy(tmp_path: Path) -> str:
+    """strict-v1 with the shipped switch turned on (and short backoffs for the fault tests)."""
     text = PRESET.read_text("utf-8")
     assert "regenerate_on_failure = false" in text  # shipped off
     text = text.replace("regenerate_on_failure = false", "regenerate_on_failure = true")
-    assert "verifier_threshold = 0.5\n" in text
-    text = text.replace(
-        "verifier_threshold = 0.5\n",
-        f"verifier_threshold = 0.9\nnli_model_path = {json.dumps(str(tiny_nli))}\n",
-    )
     text = text.replace("backoff_base_s = 0.5", "backoff_base_s = 0.01")
     path = tmp_path / "regen.toml"
     path.write_text(text, "utf-8")
@@ -108,7 +99,7 @@ def test_a_hallucinated_answer_is_regenerated_and_both_calls_are_audited(
     assert sent2.startswith(sent1) and sent2 != sent1
     added = sent2[len(sent1) :]
     assert added.startswith("\n" + HEADER + "\n")
-    assert "- sentence 2: UNSUPPORTED_CLAIM\n- sentence 3: UNCITED_FACTUAL_STATEMENT\n" in added
+    assert "- sentence 2: LOW_SUPPORT\n- sentence 3: UNCITED_FACTUAL_STATEMENT\n" in added
     assert "Mars" not in added and "relief valve" not in added
     assert first.messages()[0] == second.messages()[0]  # same system message
 
@@ -117,7 +108,7 @@ def test_a_hallucinated_answer_is_regenerated_and_both_calls_are_audited(
     calls = record.model_calls or []
     assert [(c.stage, c.template_id) for c in calls] == [
         ("answer", "qa_v1"),
-        ("regenerate", "regenerate_v2"),
+        ("regenerate", "regenerate_v1"),
     ]
     assert [c.prompt_sha256 for c in calls] == [sha256_hex(sent1), sha256_hex(sent2)]
     assert [c.raw_output for c in calls] == [HALLUCINATED, GOOD]
@@ -126,7 +117,7 @@ def test_a_hallucinated_answer_is_regenerated_and_both_calls_are_audited(
         ("PASSED", None),
     ]
     assert [(f.index, f.reason_code) for f in calls[0].failed_sentences] == [
-        (1, "UNSUPPORTED_CLAIM"),
+        (1, "LOW_SUPPORT"),
         (2, "UNCITED_FACTUAL_STATEMENT"),
     ]
     assert [(c.attempts, c.provider, c.model_name) for c in calls] == [(1, "openai", "m")] * 2

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "audit"))
-from chain_tamper import before_v6, records, rehashed
+from chain_tamper import records, rehashed
 
 from citebound.audit.postgres import PostgresAuditSink, _pg_row
 
@@ -110,7 +110,7 @@ def test_an_existing_database_is_chained_from_its_first_record(pg_url: str) -> N
         lock_key="citebound-audit-migrations",
         migrations=AUDIT_MIGRATIONS[:10],
     )
-    old = [before_v6(r) for r in records(3)]
+    old = records(3)
     with psycopg.connect(pg_url, autocommit=True) as conn:
         for r in old:
             conn.execute(
@@ -120,7 +120,7 @@ def test_an_existing_database_is_chained_from_its_first_record(pg_url: str) -> N
             )
         conn.execute("SELECT setval(pg_get_serial_sequence('audit_records', 'seq'), 3)")
     with PostgresAuditSink(pg_url) as sink:
-        assert sink.schema_version() == 12
+        assert sink.schema_version() == 11
         report = sink.verify_chain()
         assert report.ok and report.count == 3, report.problems
         sink.append(records(4)[3])

@@ -23,7 +23,6 @@ import pytest
 
 from citebound.api import hash_key
 from citebound.audit.postgres import PostgresAuditSink
-from citebound.models import VERIFIER_DIR_ENV
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 CORPUS = SRC / "citebound" / "sample_corpus"
@@ -42,12 +41,7 @@ AUTH = {"Authorization": f"Bearer {KEY}"}
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
-    # No CITEBOUND_ setting of the caller's but the verifier (tests/conftest.py's stand-in).
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("CITEBOUND_") or k == VERIFIER_DIR_ENV
-    }
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CITEBOUND_")}
     env["PYTHONPATH"] = str(SRC)
     # one admin key, so the audit endpoint may be read (it is admin-only)
     entry = {"name": "ops", "sha256": hash_key(KEY), "role": "admin", "collections": ["*"]}

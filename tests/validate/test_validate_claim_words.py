@@ -4,13 +4,11 @@ Words that change a claim (quantifiers, time and amount prepositions, verbs that
 fact, modals), antonyms the source lines name, negations merged into the wrong clause,
 derivational collisions and initialisms the evidence does not define. Each `fail` item passed
 under r5-v4; each `pass` item is the correct reply over the same evidence and must keep
-passing. Since r6-v1 they are what the verifier model must meet (the `verdict` fixture: rows
-only a model can decide skip when no model is installed).
+passing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -402,15 +400,11 @@ def _validate(evidence: str, question: str, answer: str, heading: tuple[str, ...
     [pytest.param(*c[1:], id=f"{c[0]}-{c[-1]}") for c in CASES],
 )
 def test_claim_word_verdict(
-    evidence: str,
-    question: str,
-    answer: str,
-    heading: tuple[str, ...],
-    expect: str,
-    verdict: Callable[[Callable[[], Any], str], tuple[str, str]],
+    evidence: str, question: str, answer: str, heading: tuple[str, ...], expect: str
 ) -> None:
-    got, message = verdict(lambda: _validate(evidence, question, answer, heading), expect)
-    assert got == expect, (answer, message)
+    result = _validate(evidence, question, answer, heading)
+    verdict = "pass" if result.validation_status == "PASSED" else "fail"
+    assert verdict == expect, (answer, result.message)
 
 
 def test_every_wrong_reply_has_a_control() -> None:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from citebound.policy import Policy, load_policy
+from citebound.policy import load_policy
 from citebound.validate import EvidenceView, validate_view
 from citebound.validate.failures import failed_sentences
 
@@ -14,9 +12,9 @@ POLICY = load_policy("strict-v1")
 VIEW = EvidenceView.single("C0", "Torque the impeller bolts to 45 Nm in a cross pattern.")
 
 
-def _located(text: str, policy: Policy = POLICY) -> list[tuple[int | None, str]]:
-    result = validate_view(VIEW, text, policy)
-    return [(f.index, f.reason_code) for f in failed_sentences(VIEW, text, result, policy)]
+def _located(text: str) -> list[tuple[int | None, str]]:
+    result = validate_view(VIEW, text, POLICY)
+    return [(f.index, f.reason_code) for f in failed_sentences(VIEW, text, result, POLICY)]
 
 
 def test_a_passing_answer_names_nothing() -> None:
@@ -32,7 +30,7 @@ def test_a_passing_answer_names_nothing() -> None:
         ),
         (
             "Mars has two moons [C0]. Torque the impeller bolts to 45 Nm [C0].",
-            [(0, "UNSUPPORTED_CLAIM")],  # the tiny verifier: no word shared, P = 1/3
+            [(0, "LOW_SUPPORT")],
         ),
         (
             "Torque the impeller bolts to 45 Nm [C0]. Torque them to 45 Nm [C3].",
@@ -45,18 +43,15 @@ def test_a_passing_answer_names_nothing() -> None:
         ),
         (
             "Torque the impeller bolts to 95 Nm in a cross pattern [C0].",
-            # a hard check; the tiny verifier scores it 0.98 (torque, impeller, bolts, nm)
-            [(0, "UNSUPPORTED_NEW_FACT")],
+            # the number the evidence lacks also lowers the fitted support score
+            [(0, "UNSUPPORTED_NEW_FACT"), (0, "LOW_SUPPORT")],
         ),
     ],
 )
 def test_sentences_are_named_by_index_and_code(
-    text: str, expected: list[tuple[int | None, str]], tiny_nli: Path
+    text: str, expected: list[tuple[int | None, str]]
 ) -> None:
-    policy = POLICY.evolve(
-        validation=POLICY.validation.model_copy(update={"nli_model_path": str(tiny_nli)})
-    )
-    assert _located(text, policy) == expected
+    assert _located(text) == expected
 
 
 def test_whole_answer_rules_have_no_index() -> None:

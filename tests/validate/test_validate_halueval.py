@@ -3,10 +3,6 @@
 Measured on the HOLDOUT half (odd items) of HaluEval dev, which no knob was fitted on; the
 bounds sit a margin below the figures of benchmarks/bench_grounding.py (docs/validation.md),
 so they catch a broken check, not noise.
-
-Since r6-v1 the verifier model decides support: the catch and pass bounds (the word rules'
-figures) are requirements of the model, run on it (`shipped_verifier`) and skipped without one;
-the stand-in supports every sentence, so only the extractive answers' test runs on it.
 """
 
 from __future__ import annotations
@@ -33,7 +29,6 @@ STRICT = load_policy("strict-v1")
 
 
 @pytest.mark.data
-@pytest.mark.usefixtures("shipped_verifier")
 def test_default_preset_on_halueval_holdout(shared_dataset: Callable[[str], Path]) -> None:
     folder = shared_dataset("halueval-dev")
     qa = holdout_half(load_split(folder, "qa", limit=600))

@@ -1,4 +1,4 @@
-"""A verifier model the user brings: loaded from a real export layout, scored, decides.
+"""The optional ONNX entailment model: loaded from a real export layout, scored, mixed in.
 
 The model is the tiny classifier the test builds (testing/tiny_cross_encoder.py): logits
 (overlap, 0, 0), so P(entailment) = e^overlap / (e^overlap + 2) can be worked out by hand.
@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from citebound.errors import ConfigError
-from citebound.policy import Policy, load_policy
+from citebound.policy import load_policy
 from citebound.testing.bundles import make_answer_bundle
 from citebound.testing.tiny_cross_encoder import write_tiny_cross_encoder, write_tiny_nli
 from citebound.validate import validate_text
-from citebound.validate.nli import OnnxNLIModel
+from citebound.validate.analysis import support_params
+from citebound.validate.nli import OnnxNLIModel, load_nli
+from citebound.validate.support import rule_score, sentence_support
 
 pytest.importorskip("onnx")
 
@@ -60,58 +63,42 @@ def test_missing_model_is_a_config_error(tmp_path: Path) -> None:
         OnnxNLIModel(tmp_path / "absent")
 
 
-def test_batched_scores_equal_one_by_one(tmp_path: Path) -> None:
-    model = OnnxNLIModel(write_tiny_nli(tmp_path / "nli"))
-    pairs = [("torque the pump", "pump torque"), ("the seal", "the valve leak"),
-             ("bolt bolt 40 nm", "bolt 40")] * 7  # fmt: skip
-    batched = model.entailment_probabilities(pairs)
-    assert batched == pytest.approx([model.entailment_probability(p, h) for p, h in pairs])
-    assert model.entailment_probabilities([]) == []
-
-
-def _with(policy_name: str, **update: object) -> Policy:
-    base = load_policy(policy_name)
-    return base.evolve(validation=base.validation.model_copy(update=update))
-
-
-def test_a_model_the_user_brings_replaces_the_shipped_verifier(tmp_path: Path) -> None:
+def test_score_joins_the_decision(tmp_path: Path) -> None:
     path = write_tiny_nli(tmp_path / "nli")
-    policy = _with("strict-v1", nli_model_path=str(path), verifier_threshold=0.85)
+    nli = load_nli(str(path)).entailment_probability
+    params = replace(support_params(load_policy("strict-v1")), nli_weight=0.5)
+    evidence = "Torque the pump bolts to 40 nm."
+    plain = sentence_support("The pump bolts take 40 nm of torque.", evidence, params)
+    mixed = sentence_support("The pump bolts take 40 nm of torque.", evidence, params, nli=nli)
+    # The lexical rule scores the sentence (all but "take" covered); the premise is the best
+    # window, the evidence sentence: overlap torque+pump+bolts+40+nm = 5.
+    assert plain.features is not None and plain.features.missing_words == 1
+    assert plain.score == pytest.approx(rule_score(plain.features, params.weights), abs=1e-6)
+    assert mixed.score == pytest.approx(0.5 * plain.score + 0.5 * _p(5), abs=1e-6)
+
+
+def test_policy_path_reaches_the_validator(tmp_path: Path) -> None:
+    path = write_tiny_nli(tmp_path / "nli")
+    strict = load_policy("strict-v1")
+    vp = strict.validation.model_copy(
+        update={
+            "nli_model_path": str(path),
+            "nli_weight": 1.0,
+            "support_window": 1,
+            "min_sentence_support": 0.85,
+        }
+    )
+    policy = strict.evolve(validation=vp)
     bundle = make_answer_bundle(["Torque the pump bolts to 40 Nm. Inspect the seal."])
-    # The evidence fits the window whole: overlap pump+bolts+40+nm+torque = 5, P = e^5/(e^5+2).
-    ok = validate_text(bundle, "The pump bolts take 40 Nm of torque [C0].", policy)
-    assert ok.validation_status == "PASSED", ok.message
-    assert ok.grounding_metrics.min_support == pytest.approx(_p(5), abs=1e-6)
-    # Shares only "seal": P = e^1/(e^1+2) < 0.85 -> UNSUPPORTED_CLAIM, score and window kept.
-    r = validate_text(bundle, "Inspect the seal for cracks [C0].", policy)
-    assert r.failure_reason == "UNSUPPORTED_CLAIM", r.message
-    (u,) = r.grounding_metrics.unsupported_sentences
-    assert u.score == pytest.approx(_p(1), abs=1e-6)
-    assert u.best_evidence_span == "Torque the pump bolts to 40 Nm. Inspect the seal."
-    assert "verifier score" in u.reason
-    assert r.grounding_metrics.verifier is not None
-    assert r.grounding_metrics.verifier.startswith("onnx-nli:nli@sha256:")
-    low = validate_text(
-        bundle, "Inspect the seal for cracks [C0].", _with(
-            "strict-v1", nli_model_path=str(path), verifier_threshold=0.85,
-            low_support_action="low_confidence",
-        ),
-    )  # fmt: skip
-    assert low.validation_status == "PASSED" and low.grounding_metrics.low_confidence
-
-
-def test_a_missing_model_fails_closed(tmp_path: Path) -> None:
-    broken = _with("strict-v1", nli_model_path=str(tmp_path / "x"))
-    bundle = make_answer_bundle(["Inspect the seal."])
+    # Lexically complete (passes without the model), but the tiny model's premise, the best
+    # one-sentence window "Inspect the seal.", shares only "seal": P = e^1/(e^1+2) < 0.85 -> LOW_SUPPORT.
+    text = "Inspect the seal and the bolts [C0]."
+    assert validate_text(bundle, text, strict).validation_status == "PASSED"
+    r = validate_text(bundle, text, policy)
+    assert r.failure_reason == "LOW_SUPPORT", r.message
+    assert r.grounding_metrics.min_support == pytest.approx(_p(1), abs=1e-6)
+    broken = strict.evolve(
+        validation=strict.validation.model_copy(update={"nli_model_path": str(tmp_path / "x")})
+    )
     failed = validate_text(bundle, "Inspect the seal [C0].", broken)
     assert failed.failure_reason == "INTERNAL_ERROR"  # fails closed, never passes unchecked
-
-
-def test_verifier_none_leaves_the_hard_checks(tmp_path: Path) -> None:
-    policy = _with("strict-v1", verifier="none")
-    bundle = make_answer_bundle(["Inspect the seal."])
-    r = validate_text(bundle, "The seal is made of graphite [C0].", policy)
-    assert r.validation_status == "PASSED" and r.grounding_metrics.verifier is None
-    assert validate_text(bundle, "Inspect 4 seals [C0].", policy).failure_reason == (
-        "UNSUPPORTED_NEW_FACT"
-    )

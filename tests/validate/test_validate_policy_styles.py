@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from validate_samples import EVIDENCE, VALID
 
@@ -68,27 +66,20 @@ def test_strict_fails_the_same_new_id(strict: Policy) -> None:
     assert r.grounding_metrics.suspicious_new_ids == ["30"]
 
 
-def _tiny(policy: Policy, tiny_nli: Path) -> Policy:
-    """`policy` with the tiny verifier (tests/conftest.py): no shared word scores 1/3."""
-    vp = policy.validation.model_copy(update={"nli_model_path": str(tiny_nli)})
-    return policy.model_copy(update={"validation": vp})
-
-
-def test_hybridrag_low_support_is_low_confidence(hybrid: Policy, tiny_nli: Path) -> None:
+def test_hybridrag_low_support_is_low_confidence(hybrid: Policy) -> None:
     b = make_answer_bundle(EVIDENCE, style=CitationStyle.S)
-    r = validate_text(
-        b, "Engines are marvellous machines built by people [S1].", _tiny(hybrid, tiny_nli)
-    )
+    r = validate_text(b, "Engines are marvellous machines built by people [S1].", hybrid)
     assert r.validation_status == "PASSED"
     m = r.grounding_metrics
-    assert m.low_confidence is True and m.min_support == pytest.approx(1 / 3, abs=1e-6)
+    assert m.low_confidence is True and m.min_support is not None and m.min_support < 0.25
 
 
-def test_low_support_fails_when_policy_says_fail(strict: Policy, tiny_nli: Path) -> None:
-    policy = _tiny(strict, tiny_nli)
+def test_low_support_fails_when_policy_says_fail(strict: Policy) -> None:
+    vp = strict.validation.model_copy(update={"min_sentence_support": 0.5})
+    policy = strict.model_copy(update={"validation": vp})
     b = make_answer_bundle(EVIDENCE)
     r = validate_text(b, "Engines are marvellous machines built by people [C0].", policy)
-    assert r.failure_reason == ReasonCode.UNSUPPORTED_CLAIM
+    assert r.failure_reason == ReasonCode.LOW_SUPPORT
     assert validate_text(b, VALID, policy).validation_status == "PASSED"
 
 

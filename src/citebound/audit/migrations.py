@@ -142,5 +142,4 @@ MIGRATIONS: tuple[tuple[int, str, tuple[Step, ...]], ...] = (
             _NO_UPDATE,
         ),
     ),
-    (10, "verifier", ("ALTER TABLE audit_records ADD COLUMN verifier TEXT",)),
 )

@@ -63,7 +63,6 @@ ESCAPED_COLUMNS: tuple[str, ...] = (
     "model_calls",
     "conversation",
     "display_anchors",
-    "verifier",
 )
 # Identity, ordering, enum and digest columns: compared by SQL as written, never escaped.
 UNESCAPED_TEXT: tuple[str, ...] = (

@@ -50,13 +50,7 @@ _SQL_TYPES = {
     "json": "TEXT",
 }
 # Columns added by a later migration (as in SQLite): not in the CREATE TABLE of migration 1.
-_LATER = {
-    "reranker": 4,
-    "model_calls": 6,
-    "conversation": 7,
-    "display_anchors": 8,
-    "verifier": 12,
-}
+_LATER = {"reranker": 4, "model_calls": 6, "conversation": 7, "display_anchors": 8}
 _V1 = [c for c in COLUMNS if c.name not in _LATER]
 _TABLE = (
     "CREATE TABLE audit_records (\n    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,\n"
@@ -216,7 +210,6 @@ END $$""",
             "ALTER TABLE audit_records ENABLE TRIGGER audit_records_append_only",
         ),
     ),
-    (12, "verifier", ("ALTER TABLE audit_records ADD COLUMN verifier TEXT",)),
 ]
 
 # The row travels as ONE json parameter, typed by the table's own row type: with one

@@ -176,7 +176,6 @@ def build_audit_record(
         min_support=metrics.min_support if metrics else None,
         low_confidence=metrics.low_confidence if metrics else False,
         unsupported_sentences=list(metrics.unsupported_sentences) if metrics else None,
-        verifier=metrics.verifier if metrics else None,
         model_calls=(
             list(model_calls) if model_calls is not None else _answer_calls(prompt, llm, validation)
         ),

@@ -1,9 +1,5 @@
 """Replay: re-run the current validator on a stored raw answer and report verdict changes.
 
-The current validator includes the current verifier model: a record judged by another model
-(`stored_verifier` against `new_result.grounding_metrics.verifier`) is re-judged by this one,
-and a changed verdict is reported like any other.
-
 Replay needs the evidence texts the model saw. The record always keeps each chunk's id and the
 sha256 of its sanitized text; the texts themselves come from, in order:
 
@@ -54,7 +50,6 @@ def _report(record: AuditRecord, policy: Policy, **kw: object) -> ReplayReport:
             "stored_validation_status": record.validation_status,
             "stored_failure_reason": record.failure_reason,
             "stored_validator_version": record.validator_version,
-            "stored_verifier": record.verifier,
             "policy_fingerprint_matches": policy.fingerprint == record.policy_fingerprint,
             **kw,
         }

@@ -356,12 +356,9 @@ def replay_command(
     if report.verdict_changed:
         new = report.new_result
         assert new is not None
-        judged = ""
-        if record.verifier != new.grounding_metrics.verifier:
-            judged = f" (verifier {record.verifier} -> {new.grounding_metrics.verifier})"
         click.echo(
             f"citebound: verdict changed: {record.validation_status} {record.failure_reason} -> "
-            f"{new.validation_status.value} {new.failure_reason}{judged}",
+            f"{new.validation_status.value} {new.failure_reason}",
             err=True,
         )
         sys.exit(EXIT_VERDICT_CHANGED)

@@ -15,10 +15,6 @@ its citations in first-citation order (`respond/renumber.py`), while `raw_model_
 `validated_answer_text`, `validated_citations`, `anchor_map` and `evidence` keep the prompt's
 anchors, so replay re-validates the exact bytes the model returned.
 
-Schema v6 names the verifier model that scored the cited sentences (`verifier`,
-`name@sha256:<hex>`); each rejected sentence keeps its score and the window the model read in
-`unsupported_sentences`.
-
 `record_hash` is `content_hash` (sha256 over canonical JSON) of the record without the hash.
 """
 
@@ -39,7 +35,7 @@ from citebound.contracts.enums import (
 )
 from citebound.contracts.execution import ModelCallRecord, UnsupportedSentence, ValidationResult
 
-AUDIT_SCHEMA_VERSION = 6
+AUDIT_SCHEMA_VERSION = 5
 
 # Fields added after schema version 1, with the version that added them. A record of an older
 # version must leave them unset and hashes without them, so every hash written before a field
@@ -50,7 +46,6 @@ ADDED_IN_VERSION: dict[str, int] = {
     "model_calls": 4,
     "conversation": 4,
     "display_anchors": 5,
-    "verifier": 6,
 }
 
 
@@ -154,11 +149,6 @@ class AuditRecord(Contract):
         "first-citation order (C2 -> C0 when the answer cites C2 first); the public answer "
         "and citations carry the shown ones (schema v5+; None when no answer was shown).",
     )
-    verifier: str | None = Field(
-        default=None,
-        description="The verifier model that scored the cited sentences, `name@sha256:<hex>` "
-        "(schema v6+; None when no model scored any).",
-    )
     policy_version: str = Field(description="Policy version.")
     policy_fingerprint: str = Field(description="`Policy.fingerprint` (sha256 of the policy).")
     validator_version: str | None = Field(default=None, description="R5 validator version.")
@@ -233,9 +223,6 @@ class ReplayReport(Contract):
     stored_validation_status: ValidationStatus | None = Field(description="Verdict on record.")
     stored_failure_reason: str | None = Field(description="Reason on record.")
     stored_validator_version: str | None = Field(description="Validator that decided then.")
-    stored_verifier: str | None = Field(
-        default=None, description="Verifier model that scored the sentences then (schema v6+)."
-    )
     policy_fingerprint_matches: bool = Field(description="Replay policy == recorded policy.")
     new_result: ValidationResult | None = Field(default=None, description="Fresh result.")
     verdict_changed: bool = Field(default=False, description="Status or reason differs.")

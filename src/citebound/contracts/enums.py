@@ -158,8 +158,6 @@ class ReasonCode(StrEnum):
     INJECTION_ECHO = "INJECTION_ECHO"
     UNSUPPORTED_NEW_FACT = "UNSUPPORTED_NEW_FACT"
     LOW_SUPPORT = "LOW_SUPPORT"
-    # The verifier model scored a cited sentence below the policy threshold.
-    UNSUPPORTED_CLAIM = "UNSUPPORTED_CLAIM"
     EMPTY_ANSWER = "EMPTY_ANSWER"
     GENERATION_FAILED = "GENERATION_FAILED"
     # Pipeline

@@ -36,12 +36,10 @@ class UnsupportedSentence(Contract):
     """A cited sentence the support check rejected (audit only, never in the public response)."""
 
     index: int = Field(ge=0, description="0-based index among the answer's factual sentences.")
-    score: float = Field(description="Verifier score in [0, 1] (validate/verifier.py).")
+    score: float = Field(description="Support score in [0, 1] (validate/support.py).")
     coverage: float = Field(description="Share of its content words found in cited evidence.")
-    reason: str = Field(description="Why: the verifier's score against its threshold.")
-    best_evidence_span: str = Field(
-        description="The window of the cited evidence the verifier read (validate/premise.py)."
-    )
+    reason: str = Field(description="Why: low coverage, missing names, polarity flip.")
+    best_evidence_span: str = Field(description="The cited evidence sentence closest to it.")
 
 
 class GroundingMetrics(Contract):
@@ -69,10 +67,6 @@ class GroundingMetrics(Contract):
     )
     unsupported_sentences: list[UnsupportedSentence] = Field(
         default_factory=list, description="Cited sentences below the support floor (audit)."
-    )
-    verifier: str | None = Field(
-        default=None,
-        description="The model that scored the sentences, `name@sha256:<hex>` (None: no model).",
     )
 
 

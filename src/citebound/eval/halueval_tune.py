@@ -8,18 +8,17 @@ answerable; the other half's as out of corpus. `--swap` exchanges the halves, a 
 the same 2,000 items. Nothing here reads SQuAD, so the gate can be fitted on it without
 touching the held-out articles 3-4 / 7-8.
 
-Halves: the even-numbered items (0-based file order) are the FIT half the word rules' weight fit
-used (`benchmarks/fit_support.py`, gone with them in r6-v1), the odd ones the other. An
-out-of-corpus question may still be answered by an indexed passage: HotpotQA reuses popular
-entities ("Which author is known for her "Anne of Green Gables" books: ...?" is asked in one
-half, the novel's paragraph is indexed from the other). Checked on the open-gate capture: 26 of
-the 996 odd-half questions were answered with their right answer, most of them truly from an
-indexed passage (MedStar, Operation Paperclip, Ezhou, ...), the rest by a generic word
-("director", "rock"). `in_corpus_answer` flags such a question mechanically: an indexed passage
-holds its right answer (3+ characters, not yes / no) and at least `DUP_SHARE` of its key terms
-(59 of the odd half's questions, 62 of the even half's; 21 of the 26 above, the 5 it misses are
-generic ones). A flagged question is left out (kind "dup"): never counted as answerable or as
-out of corpus.
+Halves: the even-numbered items (0-based file order) are the FIT half
+`benchmarks/fit_support.py` uses, the odd ones the other. An out-of-corpus question may still be
+answered by an indexed passage: HotpotQA reuses popular entities ("Which author is known for her
+"Anne of Green Gables" books: ...?" is asked in one half, the novel's paragraph is indexed from
+the other). Checked on the open-gate capture: 26 of the 996 odd-half questions were answered
+with their right answer, most of them truly from an indexed passage (MedStar, Operation
+Paperclip, Ezhou, ...), the rest by a generic word ("director", "rock"). `in_corpus_answer`
+flags such a question mechanically: an indexed passage holds its right answer (3+ characters,
+not yes / no) and at least `DUP_SHARE` of its key terms (59 of the odd half's questions, 62 of
+the even half's; 21 of the 26 above, the 5 it misses are generic ones). A flagged question is
+left out (kind "dup"): never counted as answerable or as out of corpus.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """One bounded regeneration (seed 003 §6), run by the `validated` stage.
 
 When `[validation] regenerate_on_failure` is on and R5 rejects the model's answer, the pipeline
-makes at most ONE more model call: the first prompt followed by the frozen `regenerate_v2`
+makes at most ONE more model call: the first prompt followed by the frozen `regenerate_v1`
 section naming the rejected sentences by number and reason code (prompt/regenerate.py). The
 regenerated answer is validated like the first, by the same validator, against the same
 evidence; it never edits or merges the two answers.

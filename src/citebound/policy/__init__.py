@@ -25,7 +25,7 @@ from citebound.policy.sections import (
     RetrievalPolicy,
     SuperPromptPolicy,
 )
-from citebound.policy.validation import ValidationPolicy
+from citebound.policy.validation import SupportWeights, ValidationPolicy
 from citebound.presets import DEFAULT_PRESET, PRESET_SUMMARIES, PRESETS
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
     "RefusalPolicy",
     "RetrievalPolicy",
     "SuperPromptPolicy",
+    "SupportWeights",
     "TokenizerName",
     "ValidationPolicy",
     "load_policy",

@@ -1,5 +1,5 @@
 """The regeneration prompt (seed 003 §6 "regenerate with stricter instructions"): the request's
-own prompt, byte for byte, followed by the frozen `regenerate_v2` section.
+own prompt, byte for byte, followed by the frozen `regenerate_v1` section.
 
 The section names the rejected sentences by number and reason code only (validate/failures.py):
 no answer text, no scores, no evidence spans, nothing the validator withholds from a caller, so
@@ -10,7 +10,7 @@ separate, recorded call.
 
     >>> t = load_regenerate_template()
     >>> t.template_id, sorted(t.variables)
-    ('regenerate_v2', ['allowed_markers', 'failed_sentences', 'refusal'])
+    ('regenerate_v1', ['allowed_markers', 'failed_sentences', 'refusal'])
 """
 
 from __future__ import annotations
@@ -29,14 +29,14 @@ from citebound.prompt.anchors import citation_format
 from citebound.prompt.template import _PLACEHOLDER, MESSAGE_SEPARATOR, PromptTemplate
 from citebound.text.tokens import get_tokenizer
 
-TEMPLATE_ID = "regenerate_v2"
+TEMPLATE_ID = "regenerate_v1"
 HEADER = "=== REGENERATION INSTRUCTIONS ==="
 VARIABLES = frozenset({"failed_sentences", "allowed_markers", "refusal"})
 
 
 @lru_cache(maxsize=1)
 def load_regenerate_template() -> PromptTemplate:
-    """The frozen `regenerate_v2` section (its sha256 is pinned by a test)."""
+    """The frozen `regenerate_v1` section (its sha256 is pinned by a test)."""
     raw = resources.files("citebound.prompt").joinpath("templates", f"{TEMPLATE_ID}.txt")
     data = raw.read_bytes()
     text = data.decode("utf-8")

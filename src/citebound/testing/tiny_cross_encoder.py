@@ -213,39 +213,3 @@ def write_tiny_nli(
     config = {"model_type": "bert", "id2label": {str(i): name for i, name in enumerate(labels)}}
     (Path(path) / "config.json").write_text(json.dumps(config), "utf-8")
     return Path(path)
-
-
-def write_stand_in_verifier(path: Path, score: float = 0.99999) -> Path:
-    """A verifier export in the shipped layout that gives every pair the same P(supported).
-
-    The test suite's stand-in for the built-in verifier, which is trained (`make models`)
-    and not committed: with it the hard checks, the batching, the audit's model id and the
-    thresholds are tested on every machine, and no test's verdict depends on a trained model.
-    Logits `(0, logit(score))` over (`ungrounded`, `supported`), whatever the input.
-    """
-    from onnx import TensorProto, helper, numpy_helper
-
-    z = float(np.log(score / (1.0 - score)))
-    inits = [
-        numpy_helper.from_array(np.array([1], np.int64), "axis1"),
-        numpy_helper.from_array(np.array(0.0, np.float32), "zero"),
-        numpy_helper.from_array(np.array([[0.0, z]], np.float32), "bias"),
-    ]
-    node = helper.make_node
-    nodes = [
-        node("Cast", ["attention_mask"], ["mask"], to=TensorProto.FLOAT),
-        node("ReduceSum", ["mask", "axis1"], ["length"], keepdims=1),  # (B, 1)
-        node("Mul", ["length", "zero"], ["zeros"]),
-        node("Add", ["zeros", "bias"], ["logits"]),  # (B, 2)
-    ]
-    names = ("input_ids", "attention_mask", "token_type_ids")
-    inputs = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "seq"]) for n in names]
-    output = helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 2])
-    graph = helper.make_graph(nodes, "stand_in_verifier", inputs, [output], inits)
-    path = Path(path)
-    _save(graph, path / "model.onnx")
-    write_tokenizer(path / "tokenizer.json", (*STOPWORDS, *CONTENT_WORDS))
-    config = {"model_type": "bert", "id2label": {"0": "ungrounded", "1": "supported"},
-              "max_length": 192}  # fmt: skip
-    (path / "config.json").write_text(json.dumps(config), "utf-8")
-    return path

@@ -11,12 +11,12 @@ Definitions (documented in docs/validation.md):
 - **attribution_coverage** = cited factual sentences ÷ factual sentences. Uncited sentences fail
   (UNCITED_FACTUAL_STATEMENT) when coverage < `policy.validation.min_attribution_coverage`
   (1.0 in strict-v1: any uncited sentence fails). Tolerated ones set `low_confidence`.
-- **support** of a cited factual sentence = 1 when it quotes the text of the anchors it cites
-  word for word (`quote.is_quotation`: supported by construction, no model call), else the
-  verifier model's P(supported) of (window of that text, sentence) (validate/verifier.py). Below
-  `policy.validation.verifier_threshold` the sentence is UNSUPPORTED_CLAIM; its index, score,
-  window and the model go to `unsupported` (audit only). A sentence citing only anchors that do
-  not exist scores 0 (LOW_SUPPORT).
+- **support** of a cited factual sentence = `support.sentence_support` against the text of the
+  anchors it cites: a fitted logistic rule over coverage, best-window coverage, missing words,
+  names and numbers (1 for a quotation, 0 on a negation or antonym flip). Below
+  `policy.validation.min_sentence_support` the sentence is
+  unsupported (LOW_SUPPORT, or `low_confidence` with `low_support_action = "low_confidence"`);
+  its index, score, reason and best evidence span go to `unsupported` (audit only).
 - **suspicious_new_ids**: identifiers of a cited sentence found neither in its cited evidence
   nor in the user question.
 """
@@ -34,8 +34,8 @@ from citebound.text.injection import injection_cue
 from citebound.text.sentences import split_sentences
 from citebound.validate import checks
 from citebound.validate.markers import marker_pattern, scan_markers, strip_markers
-from citebound.validate.quote import is_quotation
-from citebound.validate.verifier import judge, verifier_for
+from citebound.validate.nli import load_nli
+from citebound.validate.support import SupportFeatures, SupportParams, sentence_support
 from citebound.validate.view import EvidenceView
 
 _ALNUM = re.compile(r"[^\W_]")
@@ -61,7 +61,6 @@ class Analysis:
     unsupported: list[UnsupportedSentence] = field(default_factory=list)
     low_confidence: bool = False
     problems: dict[ReasonCode, str] = field(default_factory=dict)
-    verifier: str | None = None  # "name@sha256:..." of the model that judged the sentences
     # (factual sentence index, code) of every sentence-level rule a sentence broke, whether or
     # not the policy fails it (validate/failures.py keeps the ones that failed).
     sentence_codes: list[tuple[int, ReasonCode]] = field(default_factory=list)
@@ -82,6 +81,53 @@ def is_factual(sentence_without_markers: str) -> bool:
         return False
     is_label = body.endswith(":") and len(body.split()) <= 6
     return not (is_label and not any(ch.isdigit() for ch in body))
+
+
+def _why(f: SupportFeatures | None, coverage: float) -> str:
+    if f is None:
+        return f"{coverage:.0%} of its content words in the cited evidence"
+    if f.polarity_flip:
+        return f.polarity_flip
+    parts = [
+        f"{f.coverage:.0%} of its content words in the cited evidence, "
+        f"{f.window_coverage:.0%} in the best passage"
+    ]
+    if f.missing_names:
+        parts.append(f"names/number words absent: {list(f.missing_names)[:5]}")
+    if f.names_outside_window:
+        parts.append(f"names/numbers from another passage: {list(f.names_outside_window)[:5]}")
+    if f.missing_numbers:
+        parts.append(f"numbers/codes absent: {list(f.missing_numbers)[:5]}")
+    if f.missing_tokens:
+        parts.append(f"{f.missing_tokens} word(s) in neither the evidence nor the question")
+    if f.slot_swaps or f.word_swaps:
+        # The sentence's words only: the evidence token stays in the audit's best span.
+        swapped = [s.split(">")[0] for s in f.slot_swaps + f.word_swaps]
+        parts.append(f"word(s) in place of another in the evidence: {swapped[:5]}")
+    if f.echo and f.scattered:
+        parts.append(
+            f"restates the question ({f.echo:.0%}) relating {f.scattered} word(s) the evidence "
+            "has only in other sentences"
+        )
+    if f.echo and f.absent_tokens:
+        parts.append(
+            f"restates the question ({f.echo:.0%}) with {f.absent_tokens} word(s) the "
+            "evidence lacks"
+        )
+    return "; ".join(parts)
+
+
+def support_params(policy: Policy) -> SupportParams:
+    """The support rule's knobs from `policy.validation`."""
+    vp = policy.validation
+    return SupportParams(
+        min_sentence_support=vp.min_sentence_support,
+        negation_span_cover=vp.negation_span_cover,
+        weights=vp.support_weights,
+        window=vp.support_window,
+        prefix=vp.support_prefix,
+        nli_weight=vp.nli_weight,
+    )
 
 
 def _unique(items: list[str]) -> list[str]:
@@ -107,33 +153,8 @@ def _factual_sentences(
 
 def cited_sentences(view: EvidenceView, text: str) -> list[tuple[str, str]]:
     """(body, cited evidence text) of every factual sentence citing a valid anchor: what the
-    verifier scores (and training/verifier/fit.py fits its threshold on)."""
+    support check scores (used to fit its weights, benchmarks/fit_support.py)."""
     return [(body, ev) for _, body, _, cited, ev in _factual_sentences(view, text) if cited]
-
-
-def _verify(a: Analysis, pending: list[tuple[int, int, str, str]], policy: Policy) -> None:
-    """Score every cited sentence with the verifier in one batched call; those below the
-    threshold become UNSUPPORTED_CLAIM with their score and window (audit only)."""
-    model = verifier_for(policy)
-    if model is None or not pending:
-        return
-    a.verifier = f"{model.name}@sha256:{model.sha256}"
-    threshold = policy.validation.verifier_threshold
-    verdicts = judge(model, [(body, cited_text) for _, _, body, cited_text in pending])
-    for (slot, index, body, cited_text), verdict in zip(pending, verdicts, strict=True):
-        a.support[slot] = verdict.score
-        if verdict.score + _EPS < threshold:
-            a.sentence_codes.append((index, ReasonCode.UNSUPPORTED_CLAIM))
-            a.unsupported.append(
-                UnsupportedSentence(
-                    index=index,
-                    score=verdict.score,
-                    coverage=checks.lexical_support(body, cited_text),
-                    reason=f"verifier score {verdict.score:.3f} < {threshold:.3f}",
-                    best_evidence_span=verdict.window,
-                )
-            )
-    a.unsupported.sort(key=lambda u: u.index)
 
 
 def analyse(view: EvidenceView, text: str, policy: Policy, refusals: tuple[str, ...]) -> Analysis:
@@ -184,8 +205,8 @@ def analyse(view: EvidenceView, text: str, policy: Policy, refusals: tuple[str, 
         )
 
     vp = policy.validation
-    # (position in a.support, factual sentence index, sentence, cited text)
-    pending: list[tuple[int, int, str, str]] = []
+    params = support_params(policy)
+    nli = load_nli(vp.nli_model_path).entailment_probability if vp.nli_model_path else None
     for sentence, body, labels, cited, cited_text in _factual_sentences(view, text):
         a.factual += 1
         if checks.mentions_evidence_word(body, cited_text):
@@ -214,14 +235,25 @@ def analyse(view: EvidenceView, text: str, policy: Policy, refusals: tuple[str, 
         if new_ids:
             a.sentence_codes.append((index, ReasonCode.UNSUPPORTED_NEW_FACT))
         a.suspicious.extend(i for i in new_ids if i not in a.suspicious)
-        if not cited:  # cites only anchors that do not exist: nothing supports it
+        if not cited:
             a.support.append(0.0)
-            a.sentence_codes.append((index, ReasonCode.LOW_SUPPORT))
+            if vp.min_sentence_support > _EPS:
+                a.sentence_codes.append((index, ReasonCode.LOW_SUPPORT))
             continue
-        a.support.append(1.0)
-        if not is_quotation(body, cited_text):  # a quotation is supported by construction
-            pending.append((len(a.support) - 1, index, body, cited_text))
-    _verify(a, pending, policy)
+        s = sentence_support(body, cited_text, params, view.question, nli, new_ids, context)
+        a.support.append(s.score)
+        if not s.supported(vp.min_sentence_support):
+            a.sentence_codes.append((index, ReasonCode.LOW_SUPPORT))
+            a.unsupported.append(
+                UnsupportedSentence(
+                    index=a.factual - 1,
+                    score=s.score,
+                    coverage=s.coverage,
+                    reason=_why(s.features, s.coverage),
+                    best_evidence_span=s.best_span,
+                )
+            )
+
     if a.factual == 0:
         a.flag(ReasonCode.EMPTY_ANSWER, "the answer has no sentence with words or numbers")
     if a.uncited:
@@ -238,16 +270,18 @@ def analyse(view: EvidenceView, text: str, policy: Policy, refusals: tuple[str, 
             ReasonCode.UNSUPPORTED_NEW_FACT,
             f"numbers/dates/codes not in the cited evidence: {a.suspicious}",
         )
-    if a.unsupported and vp.low_support_action == "low_confidence":
-        a.low_confidence = True
-    elif a.unsupported:
-        weak = ", ".join(f"#{u.index + 1} ({u.reason})" for u in a.unsupported[:5])
-        a.flag(
-            ReasonCode.UNSUPPORTED_CLAIM,
-            f"sentence(s) {weak} not supported by the evidence they cite",
-        )
-    if any(code is ReasonCode.LOW_SUPPORT for _, code in a.sentence_codes):
-        a.flag(ReasonCode.LOW_SUPPORT, "a sentence cites only anchors that are not in the evidence")
+    if a.support and min(a.support) + _EPS < vp.min_sentence_support:
+        if vp.low_support_action == "fail":
+            weak = ", ".join(
+                f"#{u.index + 1} ({u.score:.2f}: {u.reason})" for u in a.unsupported[:5]
+            )
+            a.flag(
+                ReasonCode.LOW_SUPPORT,
+                f"sentence(s) {weak or '?'} not supported by the evidence they cite "
+                f"(support < {vp.min_sentence_support:.2f})",
+            )
+        else:
+            a.low_confidence = True
 
     evidence_chars = view.evidence_chars
     a.length_flag = len(text) > vp.length_ratio_limit * evidence_chars

@@ -1,8 +1,7 @@
 """R5 post-generation validation: pass or fail the model's answer, never rewrite it.
 
-The validator is a firewall (seed 001 R5). It calls no generative model: it reads the answer
-and the evidence it was allowed to cite (the verifier model scores each cited sentence,
-validate/verifier.py), and returns a `ValidationResult`:
+The validator is a firewall (seed 001 R5). It calls no model, reads the answer and the evidence
+it was allowed to cite, and returns a `ValidationResult`:
 
 - PASSED + generation_status OK: a cited answer; `validated_answer_text` is the raw text.
 - PASSED + generation_status NO_EVIDENCE: the exact refusal string of the policy.
@@ -35,9 +34,7 @@ from citebound.policy import Policy
 from citebound.validate.analysis import Analysis, analyse
 from citebound.validate.view import EvidenceView
 
-# r6-v1: a trained verifier model decides support (validate/verifier.py); the word rules of
-# r5-v6 are gone.
-VALIDATOR_VERSION = "r6-v1"
+VALIDATOR_VERSION = "r5-v6"
 
 # failure_reason is the first code of this list that was found.
 PRIORITY: tuple[ReasonCode, ...] = (
@@ -54,15 +51,13 @@ PRIORITY: tuple[ReasonCode, ...] = (
     ReasonCode.INJECTION_ECHO,
     ReasonCode.UNCITED_FACTUAL_STATEMENT,
     ReasonCode.UNSUPPORTED_NEW_FACT,
-    ReasonCode.UNSUPPORTED_CLAIM,
     ReasonCode.LOW_SUPPORT,
 )
 
 
 def _confidence(a: Analysis, policy: Policy) -> Literal["high", "medium", "low"]:
-    """Weakest sentence decides: tolerated (uncited or below the verifier's threshold with
-    low_confidence) low, verifier score at or above `high_confidence_support` high, otherwise
-    medium."""
+    """Weakest sentence decides: below the floor (tolerated) low, at or above
+    `high_confidence_support` high, otherwise medium."""
     if a.low_confidence:
         return "low"
     weakest = min(a.support) if a.support else 0.0
@@ -93,7 +88,6 @@ def _metrics(a: Analysis | None, *, refusal: bool = False) -> GroundingMetrics:
         sentence_support=list(a.support),
         low_confidence=a.low_confidence,
         unsupported_sentences=list(a.unsupported),
-        verifier=a.verifier,
     )
 
 

@@ -31,7 +31,7 @@ from citebound.policy import AnswererPolicy
 from citebound.policy.answerer import AnswerKind
 from citebound.text.terms import STOPWORDS, terms
 from citebound.validate.checks import MAGNITUDE_WORDS, MULTIPLIER_WORDS, number_words
-from citebound.validate.quote import UNITS
+from citebound.validate.swap import UNITS
 
 from .candidates import Candidate
 

@@ -41,7 +41,7 @@ from functools import lru_cache
 
 from citebound.text.terms import terms
 from citebound.validate.checks import MAGNITUDE_WORDS, MULTIPLIER_WORDS, number_words
-from citebound.validate.quote import UNITS
+from citebound.validate.swap import UNITS
 
 from .answer_type import AnswerType, carries, expected
 from .candidates import Candidate

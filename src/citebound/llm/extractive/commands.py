@@ -27,7 +27,8 @@ from citebound.policy import AnswererPolicy
 from citebound.text import split_sentences
 from citebound.text.markup import question_type, render_units
 from citebound.text.terms import terms
-from citebound.validate.quote import is_quotation, plain_numbers
+from citebound.validate.evidence import plain_numbers
+from citebound.validate.support import is_quotation
 
 from .candidates import Candidate, eligible, forbidden_text, marker_like, paragraphs
 
@@ -87,7 +88,7 @@ def code_blocks(
     filters as for sentences apply (length, anchors, evidence ids, markers), and the block
     must come back whole from the validator's splitter ("fprime-gds -d . -n" would be cut at
     " . ": never quoted, rather than failing the answer) and read as a quotation of its
-    evidence (`validate.quote.is_quotation`: a block whose lines a blank line splits in two
+    evidence (`validate.support.is_quotation`: a block whose lines a blank line splits in two
     evidence sentences would be quoted across that sentence end).
     """
     if policy.max_code_lines <= 0:
