@@ -137,3 +137,14 @@ def _feats(base: Path) -> dict[str, object]:
     from training.finetune import Encoder
 
     return dict(Encoder(base / "tokenizer.json", 32)(_pairs()[:2]))
+
+
+def test_length_cue_reads_the_label_off_the_claims_length() -> None:
+    from training.verifier.build import length_cue
+
+    long_true = [Pair("p", "a b c d e f", 1, "cued", "k"), Pair("p", "a b c d e", 1, "cued", "k")]
+    short_false = [Pair("p", "a b", 0, "cued", "k"), Pair("p", "a b c", 0, "cued", "k")]
+    even = [Pair("p", "a b c", 1, "even", "k"), Pair("p", "x y z", 0, "even", "k")]
+    one_label = [Pair("p", "a", 1, "single", "k")]
+    got = length_cue([*long_true, *short_false, *even, *one_label])
+    assert got == {"cued": 1.0, "even": 0.5}

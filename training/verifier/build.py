@@ -34,6 +34,23 @@ def _dedupe(pairs: Iterable[Pair]) -> list[Pair]:
     return [p for k, p in seen.items() if k not in clash]
 
 
+def length_cue(pairs: list[Pair]) -> dict[str, float]:
+    """ROC AUC of the claim's word count alone as a "supported" score, per source.
+
+    About 0.5 means the label cannot be read off the claim's length. The written pairs of
+    2026-12 score about 0.69 on dev (supported claims 3-4 words longer), a cue a model learns
+    instead of paraphrase (benchmarks/results/verifier_training_2026-12-07.md). Sources with
+    one label only are left out. Ties count half (Mann-Whitney)."""
+    out: dict[str, float] = {}
+    for source in sorted({p.source for p in pairs}):
+        pos = [len(p.claim.split()) for p in pairs if p.source == source and p.label == 1]
+        neg = [len(p.claim.split()) for p in pairs if p.source == source and p.label == 0]
+        if pos and neg:
+            wins = sum((a > b) + 0.5 * (a == b) for a in pos for b in neg)
+            out[source] = round(wins / (len(pos) * len(neg)), 3)
+    return out
+
+
 def build(out: Path, *, limit: int | None = None, written: Path | None = None) -> dict[str, object]:
     data = shared_data()
     count = sources.token_counter(base_model_dir() / "tokenizer.json")
@@ -58,7 +75,8 @@ def build(out: Path, *, limit: int | None = None, written: Path | None = None) -
         write_jsonl(out / f"{name}.jsonl", pairs)
         by = Counter(f"{p.source}/{p.kind}/{p.label}" for p in pairs)
         counts[name] = {"pairs": len(pairs), "supported": sum(p.label for p in pairs),
-                        "by_source_kind_label": dict(sorted(by.items()))}  # fmt: skip
+                        "by_source_kind_label": dict(sorted(by.items())),
+                        "claim_length_auc": length_cue(pairs)}  # fmt: skip
     (out / "counts.json").write_text(json.dumps(counts, indent=1, sort_keys=True) + "\n")
     return counts
 
@@ -73,6 +91,11 @@ def main() -> None:
     for name, c in counts.items():
         assert isinstance(c, dict)
         print(f"{name}: {c['pairs']} pairs, {c['supported']} supported")
+        cues = c["claim_length_auc"]
+        assert isinstance(cues, dict)
+        for source, auc in cues.items():
+            if abs(auc - 0.5) > 0.1:
+                print(f"  warning: {source}: claim length alone scores AUC {auc} (a length cue)")
 
 
 if __name__ == "__main__":
