@@ -28,7 +28,8 @@ Options: --soft-names also fits the weight of a missing name (a hard fail in str
 --diagnose prints each feature's AUC alone and the CV without the QA constraint; --cost the CPU
 time (time.process_time) of the dense features for a five-sentence summary answer. One
 process, no parallel jobs; about two minutes of CPU for the fit half once vectors are cached.
-Results (the numbers quoted) are in docs/validation.md, "Dense similarity was measured".
+Results (the numbers quoted) are in benchmarks/results/validation_rounds.md, "Dense similarity
+was measured and left out"; the rule is docs/validation.md "Dense similarity is not used".
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Study: a fitted linear lead ranker for the extractive answerer (not shipped; docs/answers.md
-"A fitted lead ranker (study, not shipped)").
+"""Study: a fitted linear lead ranker for the extractive answerer (not shipped;
+benchmarks/results/answers_measured.md "A fitted lead ranker (study, not shipped)").
 
     PYTHONPATH=src python benchmarks/ranker_study.py capture [--work DIR]
     PYTHONPATH=src python benchmarks/ranker_study.py study [--work DIR] [--semantic] [--held-out]

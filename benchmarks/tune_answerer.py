@@ -24,8 +24,8 @@ per answer and the answerer's CPU time per question. `--split` defaults to tune 
 `simulate` and `misses`: held-out is printed only when asked for (look at it once, at the end).
 
 `refusals` lists each refused answerable question of a shipped-preset capture with the rule
-that refused it and the measurements behind it (docs/answers.md "The gate: framing words"),
-then the count per rule.
+that refused it and the measurements behind it (docs/gate.md "Words that frame the question
+count only when held"), then the count per rule.
 
 `capture --swap` runs the tune articles with their roles swapped (5-6 indexed and answerable,
 1-2 out of corpus): a second tune set that never touches 3-4 / 7-8 (strict-v1's coverage gate
@@ -36,8 +36,8 @@ an open-gate capture, and counts the gate's refusals the answerer would have ans
 
 `capture --halueval` (with or without `--swap`) is a refusal tune set that is not SQuAD:
 HaluEval QA dev, one half's knowledge passages indexed, that half's questions answerable, the
-other half's out of corpus (`_halueval_tune.py`; docs/answers.md "A tune set that is not
-SQuAD"). Its capture holds tune questions only.
+other half's out of corpus (`_halueval_tune.py`; benchmarks/results/gate_tuning.md "A tune
+set that is not SQuAD"). Its capture holds tune questions only.
 """
 
 from __future__ import annotations

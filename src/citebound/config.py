@@ -17,7 +17,7 @@ Example file::
     api_key_env = "OPENAI_API_KEY"
     api = "chat"                    # chat | responses (openai only)
 
-    [limits]                        # seed 002 N-constants; override the policy's retrieval values
+    [limits]                        # N0-N4 (docs/design.md); override the policy's retrieval values
     n0_query_pieces = 5
     n1_retr_max_candidates = 200
     n2_rerank_top_k = 50
@@ -98,7 +98,7 @@ class ProviderConfig(Contract):
 
 
 class Limits(Contract):
-    """Seed 002 §4 N-constants (soft caps)."""
+    """N-constants N0-N4 (soft caps; docs/design.md glossary)."""
 
     n0_query_pieces: int = Field(default=5, ge=1, description="Query pieces (N0).")
     n1_retr_max_candidates: int = Field(default=200, ge=1, description="Retrieval candidates (N1).")

@@ -166,7 +166,7 @@ def assemble_prompt(
     rt: Runtime,
     who: Caller,
 ) -> AssembledPrompt:
-    """Seed 004: packs (yours, or retrieved from your collection) -> system + user prompt with
+    """Packs (yours, or retrieved from your collection) -> system + user prompt with
     citation markers. No model call; JSON in camelCase."""
     from citebound.packs import assemble_prompt as assemble
     from citebound.packs import retrieve_packs

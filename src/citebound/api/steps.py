@@ -1,4 +1,4 @@
-"""`POST /v1/steps`: step mode over HTTP (seed 002 §6), one stage per call.
+"""`POST /v1/steps`: step mode over HTTP (docs/api.md), one stage per call.
 
 Start with `{"question": ...}` (state `raw`, nothing run yet), then post back `state` and
 `state_token` to run the next stage (`stage`, when given, must be that one), or

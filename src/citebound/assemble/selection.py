@@ -1,4 +1,4 @@
-"""Policy-driven chunk selection (seed 000 R2.2, seed 001 "Chunk Selection Rules").
+"""Policy-driven chunk selection (R2; docs/design.md#how-assembly-decides).
 
 A pure function of (rows, filters, policy). Rows are visited in `rank_strict` order (rank asc,
 then chunk_id asc); each row is kept or dropped with exactly one reason code, the first that
@@ -90,7 +90,7 @@ def _parse_date(value: str | None) -> date | None:
 def filter_reason(
     row: RetrievalRow, filters: FiltersApplied | None
 ) -> tuple[ReasonCode, str] | None:
-    """Seed 001 null semantics: under a filter, a null value never passes silently."""
+    """Under a filter, a null value never passes silently."""
     if filters is None:
         return None
     if filters.equipment_id is not None:

@@ -1,4 +1,4 @@
-"""Fail-fast validation of a retrieval bundle: V1-V5 of seed 001, R2.0A of seed 000.
+"""Fail-fast validation of a retrieval bundle: checks V1-V5 (docs/design.md).
 
 Returns reason-coded issues instead of raising, so a bad bundle becomes `assembly_status =
 FAILED` with a message a person can act on, never a traceback.

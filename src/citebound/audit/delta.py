@@ -1,4 +1,4 @@
-"""Delta Lake audit sink (seed 001 "Persisting Validation Results"), via the `deltalake` package.
+"""Delta Lake audit sink (docs/audit.md), via the `deltalake` package.
 
 Append mode only, schema enforced (the table is created with the arrow schema of `COLUMNS` and
 `delta.appendOnly=true`, so deletes and updates are refused by the table itself), one record

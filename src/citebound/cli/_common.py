@@ -49,7 +49,7 @@ def fail(message: str, code: int = EXIT_FAILED) -> NoReturn:
 
 
 def filter_options(fn: F) -> F:
-    """The metadata filter options shared by `ask` and `retrieve` (seed 001 null semantics:
+    """The metadata filter options shared by `ask` and `retrieve` (a missing value never passes:
     a document without the field never matches)."""
     for option in reversed(
         [

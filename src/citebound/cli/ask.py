@@ -213,7 +213,7 @@ def ask_cmd(
     """Answer QUESTION from the indexed documents: cited and validated, or refused.
 
     Filters keep only evidence whose metadata matches; a document without the field never
-    matches (seed 001 null semantics). Dates are inclusive ISO dates (YYYY-MM-DD).
+    matches. Dates are inclusive ISO dates (YYYY-MM-DD).
 
     Exit codes: 0 answered, 3 refused (NO_EVIDENCE), 2 failed.
     """

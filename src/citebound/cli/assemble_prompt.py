@@ -1,4 +1,4 @@
-"""`citebound assemble-prompt QUESTION`: seed 004 prompt assembly from packs.
+"""`citebound assemble-prompt QUESTION`: prompt assembly from packs (docs/assemble_prompt.md).
 
 Packs come from `--packs FILE.json` (a JSON list of packs, camelCase as `retrieve_packs`
 writes them; `-` reads stdin) or are retrieved from the store for QUESTION. Prints the
@@ -92,7 +92,7 @@ def assemble_prompt_cmd(
     packs_only: bool,
     user_only: bool,
 ) -> None:
-    """Assemble a prompt with citation markers for QUESTION (seed 004)."""
+    """Assemble a prompt with citation markers for QUESTION."""
     from citebound.errors import CiteboundError
     from citebound.packs import assemble_prompt, retrieve_packs
 

@@ -247,7 +247,7 @@ class StepRequest(Contract):
 
 
 class StepButton(Contract):
-    """One of seed 002's 8 manual-mode buttons and the registry stages it runs, in order."""
+    """One of the 8 manual-mode buttons (docs/api.md) and the registry stages it runs, in order."""
 
     name: str = Field(description="Seed 002 name, e.g. A4_Condenser.")
     stages: list[str] = Field(description="Registry stages this button runs (stage_order names).")
@@ -298,7 +298,7 @@ class DocumentView(Contract):
 
 
 class FeedbackRequest(Contract):
-    """`POST /v1/feedback` (seed 003 Phase 4)."""
+    """`POST /v1/feedback`: a person's verdict on an answer."""
 
     request_id: str = Field(
         pattern=RECORDED_REQUEST_ID_PATTERN,
@@ -356,10 +356,10 @@ MAX_PACKS = 500  # bounded before work: one request cannot ask for an unbounded 
 
 
 class AssemblePromptRequest(Contract):
-    """`POST /v1/assemble-prompt` (seed 004): your packs, or packs retrieved from a collection.
+    """`POST /v1/assemble-prompt`: your packs, or packs retrieved from a collection.
 
-    JSON uses the seed's camelCase (`headroomTokens`, `citationStyle`, `perHitNeighbors`);
-    snake_case is accepted too.
+    JSON uses camelCase (`headroomTokens`, `citationStyle`, `perHitNeighbors`);
+    snake_case is accepted too (docs/assemble_prompt.md).
     """
 
     question: str = Field(

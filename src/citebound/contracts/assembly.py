@@ -1,4 +1,4 @@
-"""Answer assembly (R2) and prompt build (R3) output contracts (seed 000 R2.0B, seed 001)."""
+"""Answer assembly (R2) and prompt build (R3) output contracts."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ class DropRecord(Contract):
 
 
 class SelectedEvidence(Contract):
-    """One chunk admitted to the prompt, with its anchor (seed 000 R2.0B)."""
+    """One chunk admitted to the prompt, with its anchor."""
 
     chunk_id: str = Field(description="Chunk id.")
     knowledge_id: str = Field(description="Knowledge id.")
@@ -79,7 +79,7 @@ class SelectedEvidence(Contract):
 
 
 class AssemblyMetrics(Contract):
-    """Counts and flags recorded by selection (seed 000 R2.2)."""
+    """Counts and flags recorded by selection (R2)."""
 
     retrieved_k: JsonInt = Field(description="Rows in the bundle.")
     selected_k: JsonInt = Field(description="Rows selected.")
@@ -102,7 +102,7 @@ class AssemblyMetrics(Contract):
 
 
 class AnswerBundle(Contract):
-    """Output of assembly (seed 000 R2.0B); input of prompt build and validation."""
+    """Output of assembly (R2); input of prompt build and validation."""
 
     request_id: str = Field(description="Request id.")
     assembly_status: AssemblyStatus = Field(description="OK, NO_EVIDENCE or FAILED.")
@@ -143,7 +143,7 @@ class ChatMessage(Contract):
 
 
 class PromptTokenCounts(Contract):
-    """Token allocation split (seed 000 PB3/PB4)."""
+    """Token allocation split between evidence and the rest of the prompt."""
 
     system_tokens: JsonInt = Field(description="System instruction block.")
     safety_tokens: JsonInt = Field(description="Safety and grounding block.")
@@ -159,7 +159,7 @@ class PromptTokenCounts(Contract):
 
 
 class PromptBuildResult(Contract):
-    """Output of the prompt builder (seed 000 R2.6)."""
+    """Output of the prompt builder (R3)."""
 
     request_id: str = Field(description="Request id.")
     build_status: BuildStatus = Field(description="OK, NO_EVIDENCE or FAILED.")

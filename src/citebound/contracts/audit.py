@@ -1,8 +1,8 @@
 """Audit contracts: one append-only record per request, feedback, and replay reports.
 
-`AuditRecord` holds every column of seed 001's validation table plus what explains and replays
-a request: prompt hash, policy fingerprint, anchor -> chunk map, retrieval scores of the
-selected evidence, attempts, latency, token usage and the question (seed 003 query_log).
+`AuditRecord` holds every column of the validation table (docs/audit.md) plus what explains and
+replays a request: prompt hash, policy fingerprint, anchor -> chunk map, retrieval scores of the
+selected evidence, attempts, latency, token usage and the question.
 Prompt text and evidence text are stored only when the operator opts in.
 
 Schema v4 lists every model call in `model_calls`. With a regeneration (`[validation]
@@ -194,7 +194,7 @@ class AuditRecord(Contract):
 
 
 class FeedbackRecord(Contract):
-    """A person's verdict on an answer (seed 003 Phase 4), append-only."""
+    """A person's verdict on an answer, append-only."""
 
     request_id: str = Field(min_length=1, description="Request the feedback is about.")
     verdict: Literal["correct", "incorrect"] = Field(description="correct or incorrect.")

@@ -43,8 +43,9 @@ class PublicStatus(StrEnum):
     FAILED = "FAILED"
 
 
-# Seed 004 uses `numeric` for superscript markers ([¹]); the style this project called `numeric`
-# ([1]) was renamed `decimal` so the two meanings cannot be confused (docs/assemble_prompt.md).
+# The packs' original API uses `numeric` for superscript markers ([¹]); the style this project
+# called `numeric` ([1]) was renamed `decimal` so the two meanings cannot be confused
+# (docs/assemble_prompt.md).
 RENAMED_CITATION_STYLES = {
     "numeric": "citation style 'numeric' was renamed 'decimal' (markers [1], [2], ...); "
     "seed 004's 'numeric' means superscript markers [¹], which is style 'superscript' here. "
@@ -95,7 +96,7 @@ class PromptStyle(StrEnum):
 class ReasonCode(StrEnum):
     """Every reason code citebound emits. One registry for dispatch and messages."""
 
-    # R2 fail-fast validation groups (seed 001 V1-V5)
+    # R2 fail-fast validation groups (V1-V5, docs/design.md)
     V1_SCHEMA = "V1_SCHEMA"
     V2_RANK_INTEGRITY = "V2_RANK_INTEGRITY"
     V3_SIMILARITY_INTEGRITY = "V3_SIMILARITY_INTEGRITY"
@@ -105,7 +106,7 @@ class ReasonCode(StrEnum):
     RETRIEVAL_FAILED = "RETRIEVAL_FAILED"
     RETRIEVAL_NO_EVIDENCE = "RETRIEVAL_NO_EVIDENCE"
     MISSING_TRACE = "MISSING_TRACE"
-    # R2 selection drops (seed 000 R2.2)
+    # R2 selection drops: one reason per dropped row
     DROP_DUP = "DROP_DUP"
     DROP_BUDGET = "DROP_BUDGET"
     DROP_PER_KNOWLEDGE_CAP = "DROP_PER_KNOWLEDGE_CAP"
@@ -126,7 +127,7 @@ class ReasonCode(StrEnum):
     QUESTION_TOO_LONG = "QUESTION_TOO_LONG"
     QUESTION_STRUCTURE_CONFLICT = "QUESTION_STRUCTURE_CONFLICT"
     ASSEMBLY_NOT_OK = "ASSEMBLY_NOT_OK"
-    # Retrieval gate (seed 003 §2)
+    # Retrieval gate (docs/gate.md)
     GATE_BELOW_MIN_SCORE = "GATE_BELOW_MIN_SCORE"
     GATE_TOO_FEW_CHUNKS = "GATE_TOO_FEW_CHUNKS"
     GATE_LOW_COVERAGE = "GATE_LOW_COVERAGE"
@@ -147,7 +148,7 @@ class ReasonCode(StrEnum):
     # A batch call journaled before it was sent whose answer never came back (the job died
     # mid-call); the resumed run records it instead of asking the model again.
     LLM_INTERRUPTED = "LLM_INTERRUPTED"
-    # R5 validation (seed 001)
+    # R5 validation (docs/validation.md)
     INVALID_CITATION_REFERENCE = "INVALID_CITATION_REFERENCE"
     MALFORMED_CITATION = "MALFORMED_CITATION"
     UNCITED_FACTUAL_STATEMENT = "UNCITED_FACTUAL_STATEMENT"

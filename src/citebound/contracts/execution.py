@@ -11,7 +11,7 @@ from citebound.contracts.enums import GenerationStatus, ValidationStatus
 
 
 class LLMExecutionResult(Contract):
-    """What happened when the frozen prompt was sent (seed 000 R3, seed 001 R4)."""
+    """What happened when the frozen prompt was sent (R4)."""
 
     request_id: str = Field(description="Request id.")
     provider: str = Field(description="Provider name: openai, ollama, extractive.")
@@ -43,7 +43,7 @@ class UnsupportedSentence(Contract):
 
 
 class GroundingMetrics(Contract):
-    """R5 grounding metrics (seed 001) plus attribution coverage and support (seed 003 §6)."""
+    """R5 grounding metrics plus attribution coverage and support (docs/validation.md)."""
 
     citation_count: int = Field(description="Citation markers found (with repeats).")
     uncited_sentence_count: int = Field(description="Factual sentences without a citation.")
@@ -71,7 +71,7 @@ class GroundingMetrics(Contract):
 
 
 class ValidationResult(Contract):
-    """Frozen R5 output schema (seed 001)."""
+    """Frozen R5 output schema."""
 
     request_id: str = Field(description="Request id.")
     generation_status: GenerationStatus = Field(description="OK, FAILED or NO_EVIDENCE.")

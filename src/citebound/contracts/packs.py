@@ -1,6 +1,6 @@
-"""Seed 004 contracts: retrieval packs and the assembled prompt.
+"""Pack contracts (docs/assemble_prompt.md): retrieval packs and the assembled prompt.
 
-Python names are snake_case; JSON uses the seed's camelCase through aliases
+Python names are snake_case; JSON uses camelCase through aliases
 (`model_dump(by_alias=True)`, and every API response). Both spellings are accepted as input.
 """
 
@@ -36,7 +36,7 @@ class PackSpan(Contract):
 
 
 class RetrievalPack(Contract):
-    """A retrieved hit with its neighbours from the same document (seed 004 `RetrievalPack`)."""
+    """A retrieved hit with its neighbours from the same document (a `RetrievalPack`)."""
 
     id: str = Field(min_length=1, description="Pack id (the chunk id of the hit).")
     doc_id: str = Field(alias="docId", min_length=1, description="Document (knowledge) id.")
@@ -57,7 +57,7 @@ class RetrievalPack(Contract):
     @field_validator("heading_path", mode="before")
     @classmethod
     def _no_path(cls, value: object) -> object:
-        return [] if value is None else value  # seed 004: a missing heading path is allowed
+        return [] if value is None else value  # a missing heading path is allowed
 
 
 class PromptMessages(Contract):
@@ -80,7 +80,7 @@ class PackCitation(Contract):
 
 
 class AssembledPrompt(Contract):
-    """Seed 004 `AssembledPrompt`: exact keys `prompt`, `citations`, `tokensEstimated`."""
+    """`AssembledPrompt`: exact keys `prompt`, `citations`, `tokensEstimated`."""
 
     prompt: PromptMessages = Field(description="System and user messages.")
     citations: list[PackCitation] = Field(description="One per context block, in prompt order.")

@@ -38,7 +38,7 @@ class TokenUsage(Contract):
 
 
 class PublicResponse(Contract):
-    """Stable API payload (seed 001 R6)."""
+    """Stable API payload (R6)."""
 
     request_id: str = Field(description="Request id.")
     status: PublicStatus = Field(description="OK, NO_EVIDENCE or FAILED.")

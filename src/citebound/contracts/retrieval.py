@@ -1,4 +1,4 @@
-"""Retrieval bundle: the input contract of answer assembly (seed 000 R2.0A, seed 001 R2 input)."""
+"""Retrieval bundle: the input contract of answer assembly (R2 input)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def page_label(source_path: str | None, page: int, page_end: int | None = None) 
 
 
 class SourceRef(Contract):
-    """Where a chunk comes from; what citations show (seed 003 §4 and §9)."""
+    """Where a chunk comes from; what citations show (docs/validation.md#public-response)."""
 
     document: str = Field(description="Document name shown to people, e.g. the file name or title.")
     source_path: str | None = Field(
@@ -81,7 +81,7 @@ class DateRange(Contract):
 
 
 class FiltersApplied(Contract):
-    """Filters retrieval applied (seed 001); assembly re-checks rows against them."""
+    """Filters retrieval applied; assembly re-checks rows against them."""
 
     equipment_id: str | None = Field(default=None, description="Only rows of this equipment.")
     knowledge_type: str | None = Field(default=None, description="Only rows of this type.")
@@ -163,7 +163,7 @@ class GateMeasures(Contract):
 
 
 class GateTrace(Contract):
-    """The retrieval gate's decision and the numbers behind it (seed 003 §2)."""
+    """The retrieval gate's decision and the numbers behind it (docs/gate.md)."""
 
     passed: JsonBool = Field(description="True when the evidence is sufficient to call an LLM.")
     reason_code: str | None = Field(default=None, description="Why the gate refused, if it did.")
@@ -232,7 +232,7 @@ class GateTrace(Contract):
 
 
 class RetrievalRow(Contract):
-    """One ranked retrieval result. `similarity` also accepts the seed 000 name."""
+    """One ranked retrieval result. `similarity` also accepts the older name `similarity_score`."""
 
     chunk_id: str = Field(description="Stable id of the chunk (content hash).")
     knowledge_id: str = Field(description="Id of the document (knowledge item) the chunk is from.")
@@ -251,7 +251,7 @@ class RetrievalRow(Contract):
 
 
 class RetrievalBundle(Contract):
-    """What retrieval hands to assembly (seed 001 R2 input schema)."""
+    """What retrieval hands to assembly (the R2 input schema)."""
 
     request_id: str = Field(min_length=1, description="Request id, propagated to every record.")
     user_question: str = Field(description="The raw user question.")

@@ -8,7 +8,7 @@ refusal; `choice.pick_lead` then takes the best sentence of the best-ranked evid
 `rank_tolerance` of the best score. The study asks whether a fitted linear scorer over the
 signals that score is built from (`FEATURES`, recomputed here with the answerer's own helpers,
 so `src/` is untouched) picks a better lead among the sentences that may lead. It does not
-(docs/answers.md "A fitted lead ranker (study, not shipped)").
+(benchmarks/results/answers_measured.md "A fitted lead ranker (study, not shipped)").
 
 Deterministic: pure functions of the bundle and the policy; the weighted sum runs in
 `FEATURES` order over Python floats; ties are broken by the lexical score, then evidence order

@@ -53,7 +53,7 @@ def fuse(dense: FloatArray, lexical: FloatArray, lexical_weight: float, mode: Mo
 # policy threshold means the same operating point for every model (DESIGN: "scores are
 # calibrated to [0,1] per embedding model"). For MiniLM int8 + tanh-BM25 at lexical_weight 0.4,
 # the gate operating point tuned on SQuAD 2.0 dev (raw 0.41: best mean of out-of-corpus refusal
-# and in-corpus evidence hit, docs/evaluation.md) is mapped to seed 001's frozen 0.76.
+# and in-corpus evidence hit, docs/evaluation.md) is mapped to the frozen gate value 0.76.
 CALIBRATION_KNOTS: dict[str, tuple[tuple[float, float], ...]] = {
     "all-MiniLM-L6-v2-onnx-int8": ((0.0, 0.0), (0.41, 0.76), (1.0, 1.0)),
 }

@@ -1,6 +1,6 @@
 """R4 execution wrapper: send the frozen prompt unchanged and record exactly what happened.
 
-Seed 000 R3 / seed 001 R4 rules, and how they are kept:
+R4 rules (docs/llm.md), and how they are kept:
 
 * exact prompt bytes: the system and user messages of the `PromptBuildResult` are checked
   against `prompt_text` and `prompt_sha256` before any call, then frozen into one

@@ -1,4 +1,4 @@
-"""`ollama` provider: Ollama's native `/api/chat` (seed 003 offline mode, e.g. `llama3`).
+"""`ollama` provider: Ollama's native `/api/chat` (a local model, no network, e.g. `llama3`).
 
 Sends `stream: false` and the policy's parameters as `options.temperature` and
 `options.num_predict`. Ollama reports no response id; `done_reason` becomes `finish_reason`.

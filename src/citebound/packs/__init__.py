@@ -1,4 +1,4 @@
-"""Seed 004: retrieval packs (`retrieve_packs`) and prompt assembly (`assemble_prompt`).
+"""Retrieval packs (`retrieve_packs`) and prompt assembly (`assemble_prompt`).
 
 See docs/assemble_prompt.md for the exact prompt format, the budget reading and the citation
 styles.

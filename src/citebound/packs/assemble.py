@@ -1,4 +1,4 @@
-"""`assemble_prompt` (seed 004): retrieval packs -> system + user prompt with citation markers.
+"""`assemble_prompt`: retrieval packs -> system + user prompt with citation markers.
 
 The user message is the question, then one context block per kept pack, then the marker line:
 
@@ -18,11 +18,11 @@ The user message is the question, then one context block per kept pack, then the
     You may reference [¹]…[²].
 
 With no pack (none given, or none fits the budget) the user message is the question alone and
-there are no citations. Budget (seed 004 "Budget Strategy", docs/assemble_prompt.md): packs are
+there are no citations. Budget (docs/assemble_prompt.md): packs are
 added in order while everything they add to the user message is at most `headroom_tokens`
 estimated tokens; the first pack that would exceed it stops the loop, so the dropped packs are
 always the lowest-ranked ones. A lower headroom drops more packs; 100000 is effectively no
-budget. Tokens are estimated as characters (seed 004's estimator) unless another tokenizer is
+budget. Tokens are estimated as characters (one token each) unless another tokenizer is
 named.
 """
 
@@ -46,7 +46,7 @@ from citebound.contracts.packs import (
 from citebound.errors import ContractError
 from citebound.prompt.anchors import CitationFormat, citation_format
 
-# Seed 004 citation styles -> the project's marker formats ([¹] and [^1]).
+# Pack citation styles -> the project's marker formats ([¹] and [^1]).
 PACK_CITATION_FORMATS: dict[str, CitationStyle] = {
     "numeric": CitationStyle.SUPERSCRIPT,
     "footnote": CitationStyle.FOOTNOTE,
@@ -54,16 +54,16 @@ PACK_CITATION_FORMATS: dict[str, CitationStyle] = {
 PACK_STYLES = ("qa", "summarize")
 TEMPLATE_VERSION = "v1"
 REFERENCE_LINE = "You may reference {markers}."
-RANGE_SEPARATOR = "…"  # seed 004: "You may reference [¹]…[³]."
+RANGE_SEPARATOR = "…"  # the range form: "You may reference [¹]…[³]."
 BLOCK_SEPARATOR = "\n\n"
 SPAN_SEPARATOR = "\n\n"
 PATH_SEPARATOR = " > "
-DEFAULT_HEADROOM_TOKENS = 300  # seed 004 default
+DEFAULT_HEADROOM_TOKENS = 300  # tokens kept free for the answer
 CHARS = "chars"
 
 
 def char_estimate(text: str) -> int:
-    """Seed 004's token estimator: one token per character (code point)."""
+    """The packs' token estimator: one token per character (code point)."""
     return len(text)
 
 
@@ -152,7 +152,7 @@ def assemble_prompt(
     *,
     estimator: str | Callable[[str], int] = CHARS,
 ) -> AssembledPrompt:
-    """Turn retrieval packs into a system + user prompt with citation markers (seed 004).
+    """Turn retrieval packs into a system + user prompt with citation markers.
 
     Args:
         question: The user's question or instruction (non-empty).
@@ -161,7 +161,7 @@ def assemble_prompt(
             lower drops more packs, 100000 is effectively no budget.
         style: `qa` or `summarize` (system instructions).
         citation_style: `numeric` -> `[¹]`, `[²]`; `footnote` -> `[^1]`, `[^2]`.
-        estimator: `chars` (default, seed 004) or a tokenizer name (`cl100k_base`, ...) or
+        estimator: `chars` (default) or a tokenizer name (`cl100k_base`, ...) or
             a function from text to token count.
 
     Raises:

@@ -1,4 +1,4 @@
-"""`retrieve_packs` (seed 004 `reader.retrieve`): ranked hits grouped into packs.
+"""`retrieve_packs` (docs/assemble_prompt.md): ranked hits grouped into packs.
 
 A pack is one retrieved hit plus, when neighbours are asked for, up to `per_hit_neighbors`
 chunks before and after it in the same document, as extra spans of the same pack in document
@@ -6,7 +6,7 @@ order. A chunk appears in at most one pack: a neighbour that is itself a hit, or
 earlier (higher-ranked) pack already holds, is left out.
 
 Packs come straight from retrieval, with its ranking and filters. The retrieval gate is not
-applied here (seed 004 has none): `citebound ask` and the pipeline refuse below the gate,
+applied here (packs have none): `citebound ask` and the pipeline refuse below the gate,
 `retrieve_packs` hands back what was found and its scores.
 """
 
@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from citebound.retrieve.retriever import Retriever
     from citebound.store.base import Store
 
-# Seed 004 rank names -> the retrieval policy's index use. `tfidf` (the seed's JavaScript
-# examples) is the lexical ranking here, which is BM25.
+# Pack rank names -> the retrieval policy's index use. `tfidf` (the name in the original
+# JavaScript examples) is the lexical ranking here, which is BM25.
 RANK_MODES = {"hybrid": "hybrid", "bm25": "lexical", "tfidf": "lexical", "dense": "dense"}
 EXPAND_KINDS = (None, "neighbors")
 # expand="neighbors" without a count adds one chunk on each side of a hit.
@@ -69,7 +69,7 @@ def retrieve_packs(
     filters: FiltersApplied | None = None,
     policy: Policy | None = None,
 ) -> list[RetrievalPack]:
-    """Retrieve `limit` hits for `query` as packs (seed 004), best first.
+    """Retrieve `limit` hits for `query` as packs, best first.
 
     Args:
         query: The search text.

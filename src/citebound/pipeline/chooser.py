@@ -7,7 +7,7 @@ sha256, transient retries of the same bytes, no model switch) and returns its
 `ModelCallRecord`, which the stage appends to `RequestState.model_calls` (the audit record's
 `model_calls`). A provider that cannot answer (the extractive answerer, an HTTP error, bad
 JSON) blocks the request with a clear StageError, carrying the call's record, rather than
-letting a half-configured stage continue (seed 002 §7.4).
+letting a half-configured stage continue.
 """
 
 from __future__ import annotations

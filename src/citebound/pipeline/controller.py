@@ -1,5 +1,5 @@
 """The controller: runs the registered stages in order (auto mode) or one at a time (step mode),
-and checks the state invariants of seed 002 §6 after every stage.
+and checks the state invariants (docs/superprompt.md) after every stage.
 
     >>> pipe = Pipeline(PipelineContext(load_config()))          # doctest: +SKIP
     >>> state = pipe.run("What torque for the HP-220 impeller bolts?")  # doctest: +SKIP

@@ -1,4 +1,4 @@
-"""A0 preprocessing (seed 002 §5.1): structured prompt -> canonical body, deterministically.
+"""A0 preprocessing (docs/superprompt.md): structured prompt -> canonical body, deterministically.
 
 Header mapping ladder, first match wins:
 normalize -> exact -> alias -> tiny typo -> bilingual (EN/DE) -> templates -> keyword -> unknown.
@@ -17,7 +17,7 @@ from typing import Any
 
 from citebound.pipeline.state import MappingDecision, PromptBody
 
-# The mapping data lives in `prompt_schema.json` (seed 002 §5.1: canonical keys, MUST keys,
+# The mapping data lives in `prompt_schema.json` (canonical keys, MUST keys,
 # defaults, aliases, bilingual map, templates, keywords, typo tolerance, modes); changing the
 # ladder's vocabulary is a data change, not a code change.
 SCHEMA: dict[str, Any] = json.loads(
@@ -28,7 +28,7 @@ ALIASES: dict[str, str] = SCHEMA["aliases"]
 BILINGUAL: dict[str, str] = SCHEMA["bilingual"]
 TEMPLATES: dict[str, str] = SCHEMA["templates"]
 KEYWORDS: dict[str, str] = SCHEMA["keywords"]
-# Defaults for MUST keys other than task (seed 002: fill defaults for the other MUST keys).
+# Defaults for MUST keys other than task (a missing MUST key gets its default).
 DEFAULTS: dict[str, str] = SCHEMA["defaults"]
 _TYPO = SCHEMA["typo_tolerance"]
 
@@ -132,7 +132,7 @@ def compose_prompt_ready(body: PromptBody) -> str:
 
 
 def retrieval_query(body: PromptBody) -> str:
-    """Seed 002 §5.3: the normalized query built from task, context and purpose."""
+    """The normalized query for retrieval, built from task, context and purpose."""
     return " ".join(
         " ".join(p.split()) for p in (body.task, body.context, body.purpose) if p.strip()
     )

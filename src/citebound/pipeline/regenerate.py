@@ -1,4 +1,4 @@
-"""One bounded regeneration (seed 003 §6), run by the `validated` stage.
+"""One bounded regeneration (docs/validation.md), run by the `validated` stage.
 
 When `[validation] regenerate_on_failure` is on and R5 rejects the model's answer, the pipeline
 makes at most ONE more model call: the first prompt followed by the frozen `regenerate_v1`

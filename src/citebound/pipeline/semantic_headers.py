@@ -1,4 +1,4 @@
-"""A0's optional LLM fallback for header mapping (seed 002 §5.1 "Optional LLM fallback").
+"""A0's optional LLM fallback for header mapping (off by default; docs/superprompt.md).
 
 Only headers the deterministic ladder left unknown are sent, as a closed choice over the
 canonical keys. A mapping is accepted only when the key is canonical and the reply's

@@ -1,10 +1,10 @@
-"""A2 prompt shaper (seed 002 §5.2): closed-enum classification of the request.
+"""A2 prompt shaper (docs/superprompt.md): closed-enum classification of the request.
 
 Deterministic by default: user-given values that name an allowed enum are used, the rest take
 defaults, and the decision is recorded. When `stages.llm_shape` is on, the configured provider
-is asked for a JSON object; values outside the enums are clamped to defaults (seed 002), and a
+is asked for a JSON object; values outside the enums are clamped to defaults, and a
 provider that cannot classify (the extractive answerer, an error, bad JSON) blocks the request
-with a clear error instead of producing a half-configured shape (seed 002 §7.4).
+with a clear error instead of producing a half-configured shape.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`RequestState`: seed 002's SuperPrompt, one immutable carrier through every stage.
+"""`RequestState`: the SuperPrompt (docs/superprompt.md), one immutable carrier through every stage.
 
 Stages never mutate a state: each returns a new one (`evolve`). Chunk rows in
 `base_context_chunks` are immutable and unique by chunk_id; stages only write views (ordered id
@@ -44,8 +44,8 @@ STAGE_ORDER: tuple[str, ...] = (
     "packaged",
 )
 
-# Seed 002 §2.1: the vocabulary of `RequestState.stage` / `history_of_stages`. Registry stages
-# the seed does not name map to None: assembly (part of A4's budgeted selection) and the
+# The vocabulary of `RequestState.stage` / `history_of_stages` (docs/superprompt.md). Registry
+# stages outside it map to None: assembly (part of A4's budgeted selection) and the
 # stages the Prompt_Builder button runs (build, execute, validate, record, package; "the
 # Prompt_Builder does not introduce a new stage", so `stage` stays `a5`). Every registry stage,
 # named or not, is appended to `steps_done`, which drives the controller's order.
@@ -64,7 +64,7 @@ SEED_STAGE: dict[str, str | None] = {
     "recorded": None,
     "packaged": None,
 }
-# Seed 002 §2.1's 8 manual-mode buttons, in order, with the registry stages each one runs.
+# The 8 manual-mode buttons, in order, with the registry stages each one runs.
 SEED_BUTTONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("A0_PreProcessing", ("preprocessed",)),
     ("A2_PromptShaper", ("a2",)),
@@ -83,7 +83,7 @@ DISPLAY_ANCHORS = "display_anchors"
 
 
 class PromptBody(Contract):
-    """Canonical fields of the user's prompt (seed 002 §5.1)."""
+    """Canonical fields of the user's prompt (A0's canonical keys)."""
 
     task: str = Field(description="What is asked (MUST).")
     context: str = Field(default="", description="Background given by the user.")

@@ -6,7 +6,7 @@ fallback. An LLM stage call is one exact-bytes call through the execution layer
 `RequestState.model_calls` (the audit record's `model_calls`, with the reply) and, without the
 reply text, to `extras["llm_stage_calls"]`. A provider that cannot
 answer (the extractive answerer, an HTTP failure, a reply that is not the JSON asked for)
-blocks the request with a StageError that says which switch to turn off (seed 002 §7.4).
+blocks the request with a StageError that says which switch to turn off.
 
 A4's output must pass the grounding check (`prompt.condense.condensed_is_grounded`) against
 the selected attachments, else the extractive S_CTX replaces it and `extras["a4"]` says why.
@@ -244,7 +244,7 @@ def blocks_of(prompt_text: str) -> dict[str, str]:
 def build(
     state: RequestState, ctx: PipelineContext, done: Callable[..., RequestState]
 ) -> RequestState:
-    """Prompt_Builder for superprompt-v1: the stage stays `a5` (seed 002 §5.8)."""
+    """Prompt_Builder for superprompt-v1: the stage stays `a5` (docs/superprompt.md)."""
     from citebound.pipeline.state import StageRecord
     from citebound.prompt import build_prompt
 

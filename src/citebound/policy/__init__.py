@@ -1,7 +1,7 @@
 """Policy: every value that changes an answer, versioned, fingerprinted, shipped as presets.
 
 Presets are TOML files in `citebound/presets/` (`PRESET_SUMMARIES` says what each is;
-`DEFAULT_PRESET`, strict-v1, has fitted values, `seed-v1` the seeds' literal ones). Load one by
+`DEFAULT_PRESET`, strict-v1, has fitted values, `seed-v1` the frozen ones, literally). Load one by
 name or a file path::
 
     >>> from citebound.policy import load_policy

@@ -30,7 +30,7 @@ TokenizerName = Literal["cl100k_base", "o200k_base", "llama3", "qwen3", "chars"]
 
 
 class Policy(Contract):
-    """Frozen selection, prompt, execution and validation values (seed 000 snapshot first)."""
+    """Frozen selection, prompt, execution and validation values (R2_POLICY_V1's snapshot first)."""
 
     name: str = Field(description="Preset name.")
     policy_version: str = Field(min_length=1, description="Version recorded in every trace.")

@@ -25,7 +25,7 @@ class RefusalPolicy(Contract):
 
 
 class GatePolicy(Contract):
-    """Retrieval gate (seed 003 §2): no LLM call unless evidence is sufficient.
+    """Retrieval gate (docs/gate.md): no LLM call unless evidence is sufficient.
 
     Besides the top similarity, the gate may look at the *coverage* of the best row: the share
     of the question's key terms it holds (`citebound.text.terms.coverage`). A question whose
@@ -161,7 +161,7 @@ class GatePolicy(Contract):
 
 
 class RetrievalPolicy(Contract):
-    """N-constants and retrieval knobs (seed 002 §4, §5.3; seed 004)."""
+    """N-constants and retrieval knobs (docs/retrieval.md)."""
 
     n0_query_pieces: int = Field(default=5, ge=1, description="Max query pieces (N0).")
     n1_retr_max_candidates: int = Field(default=200, ge=1, description="Candidates kept (N1).")
@@ -189,7 +189,7 @@ class RetrievalPolicy(Contract):
 
 
 class LLMPolicy(Contract):
-    """Execution parameters frozen by policy (seed 001 R4)."""
+    """Execution parameters frozen by policy (R4: temperature, retries, timeouts)."""
 
     temperature: float = Field(default=0.0, ge=0, le=2, description="Sampling temperature.")
     max_output_tokens: int = Field(default=800, ge=1, description="Output-token cap.")
@@ -200,7 +200,7 @@ class LLMPolicy(Contract):
 
 
 class ConversationPolicy(Contract):
-    """Follow-up questions (seed 002 `recentConversation`; docs/conversations.md).
+    """Follow-up questions (the last N4 turn pairs; docs/conversations.md).
 
     The last N4 turn pairs (`superprompt.n4_recent_conv_max_pairs`) go into a separate, fenced,
     never-citable block of the `qa_conversation_v1` template; a deterministic rewrite carries
@@ -251,7 +251,7 @@ class ConversationPolicy(Contract):
 
 
 class SuperPromptPolicy(Contract):
-    """Knobs of the `superprompt-v1` prompt contract (seed 002 §4-§5.8)."""
+    """Knobs of the `superprompt-v1` prompt contract (docs/superprompt.md)."""
 
     s_ctx_max_items: int = Field(
         default=12,

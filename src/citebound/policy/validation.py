@@ -75,7 +75,7 @@ class SupportWeights(Contract):
 
 
 class ValidationPolicy(Contract):
-    """Post-generation validation knobs (seed 001 R5, seed 003 §6-7, seed 000 P2.2)."""
+    """Post-generation validation knobs: R5 checks, support, regeneration (docs/validation.md)."""
 
     new_facts: Literal["fail", "flag"] = Field(
         default="fail", description="UNSUPPORTED_NEW_FACT fails (fail) or is only recorded (flag)."

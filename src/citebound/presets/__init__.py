@@ -9,7 +9,7 @@ __all__ = ["DEFAULT_PRESET", "PRESETS", "PRESET_SUMMARIES"]
 
 # The one registry of shipped presets: what each is (`citebound config show`, errors, docs).
 # Order matters where a bundle or record is matched to a preset by `policy_version` alone
-# (strict-v1 and seed-v1 both carry seed 000's R2_POLICY_V1): the default comes first.
+# (strict-v1 and seed-v1 both carry R2_POLICY_V1): the default comes first.
 PRESET_SUMMARIES: dict[str, str] = {
     "strict-v1": "The default, because its fitted gate refuses fewer answerable questions "
     "than seed-v1's while refusing at least 98% of out-of-corpus ones (SQuAD 2.0 dev tune "
@@ -26,6 +26,6 @@ PRESET_SUMMARIES: dict[str, str] = {
 }
 PRESETS: tuple[str, ...] = tuple(PRESET_SUMMARIES)
 # The preset used when none is named (Config.policy, load_policy(), the CLI): fitted values,
-# chosen because they refuse fewer answerable questions than the seeds' gate while refusing
+# chosen because they refuse fewer answerable questions than the frozen 0.76 gate while refusing
 # at least 98% of out-of-corpus ones on the tune data (presets/strict-v1.toml [gate]).
 DEFAULT_PRESET = "strict-v1"

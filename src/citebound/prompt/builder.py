@@ -1,4 +1,4 @@
-"""Prompt builder (seed 000 R2.6 / seed 001 R3): frozen template + evidence -> exact bytes.
+"""Prompt builder (R3): frozen template + evidence -> exact bytes.
 
 `build_prompt` never invents structure: it fills the five frozen sections, enforces the token
 budgets (PB3/PB4: drop the lowest-ranked chunk, rebuild, repeat) and returns the prompt text,
@@ -249,8 +249,8 @@ def build_prompt(
     `superprompt-v1` (prompt/superprompt.py), whose extra inputs (body, shape, S_CTX, format,
     history) come from the pipeline; without them the bundle's question is the task.
 
-    Returns NO_EVIDENCE with an empty prompt when the bundle is NO_EVIDENCE (seed 000 R2.7
-    test 4), FAILED when the bundle failed or the prompt cannot fit, OK otherwise.
+    Returns NO_EVIDENCE with an empty prompt when the bundle is NO_EVIDENCE (no
+    evidence, no prompt), FAILED when the bundle failed or the prompt cannot fit, OK otherwise.
 
     With earlier turns (`conversation`, already cut to the last N4 pairs) and a prompt style
     that has a conversation variant, the prompt uses the frozen `qa_conversation_v1`

@@ -1,4 +1,4 @@
-"""S_CTX_MD (seed 002 §5.6): a condensed, non-citable view of the selected attachments.
+"""S_CTX_MD (docs/superprompt.md): a condensed, non-citable view of the selected attachments.
 
 Three lists: **Facts**, **Constraints**, **Open issues**. The deterministic (extractive) form
 copies sentences verbatim from the attachments, so it can never add a fact: the first sentence

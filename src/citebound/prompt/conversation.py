@@ -1,5 +1,5 @@
-"""The fenced Recent conversation block of the `qa_conversation_v1` template (seed 002
-`recentConversation`): earlier turn pairs as context, never as evidence."""
+"""The fenced Recent conversation block of the `qa_conversation_v1` template: earlier turn pairs
+(docs/conversations.md) as context, never as evidence."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Evidence block rendering (seed 000 P3.1 / R2.5), exact bytes.
+"""Evidence block rendering (R3), exact bytes.
 
 Each entry is::
 

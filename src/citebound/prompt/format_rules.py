@@ -1,4 +1,4 @@
-"""A5 format rules (seed 002 §5.7) for `superprompt-v1`: a requested format -> output rules.
+"""A5 format rules (docs/superprompt.md) for `superprompt-v1`: a requested format -> output rules.
 
 Deterministic: the requested format (the `Format:` header, or words such as "as a bullet list"
 in the task) is matched against a closed table of formats the validator can check. A format it

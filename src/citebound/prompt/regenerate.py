@@ -1,5 +1,5 @@
-"""The regeneration prompt (seed 003 §6 "regenerate with stricter instructions"): the request's
-own prompt, byte for byte, followed by the frozen `regenerate_v1` section.
+"""The regeneration prompt (one retry with stricter instructions, docs/validation.md): the
+request's own prompt, byte for byte, followed by the frozen `regenerate_v1` section.
 
 The section names the rejected sentences by number and reason code only (validate/failures.py):
 no answer text, no scores, no evidence spans, nothing the validator withholds from a caller, so

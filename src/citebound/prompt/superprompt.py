@@ -1,4 +1,4 @@
-"""Prompt contract `superprompt-v1` (seed 002 §5.8): System_MD, Prompt_MD, S_CTX_MD,
+"""Prompt contract `superprompt-v1` (docs/superprompt.md): System_MD, Prompt_MD, S_CTX_MD,
 Attachments_MD and the optional Recent Conversation block, in that order, exact bytes.
 
 - System_MD: role, audience, tone and depth (A2 shape), grounding rules, the refusal line and

@@ -16,7 +16,8 @@ from citebound.contracts.base import sha256_hex
 from citebound.contracts.enums import PromptStyle
 from citebound.errors import ContractError
 
-# The frozen section headers of Prompt Contract V1, in their required order (seed 000 P1).
+# The frozen section headers of Prompt Contract V1, in their required order
+# (none may be added, dropped or moved).
 SECTION_HEADERS: tuple[str, ...] = (
     "=== SYSTEM INSTRUCTIONS ===",
     "=== SAFETY AND GROUNDING RULES ===",
@@ -31,7 +32,7 @@ VARIABLES = frozenset(
     {"refusal", "marker_example", "evidence_block", "question", "allowed_markers"}
 )
 # The conversation contract (`qa_conversation_v1`): V1's sections plus a fenced, never-citable
-# RECENT CONVERSATION section between the evidence and the question (seed 002 §5.8 order).
+# RECENT CONVERSATION section between the evidence and the question (the superprompt-v1 order).
 CONVERSATION_HEADER = "=== RECENT CONVERSATION ==="
 CONVERSATION_SECTION_HEADERS: tuple[str, ...] = (
     *SECTION_HEADERS[:3],

@@ -1,4 +1,4 @@
-"""Rerank stage: reorder the first N2 retrieval candidates (seed 002 §5.4).
+"""Rerank stage: reorder the first N2 retrieval candidates (docs/retrieval.md).
 
 `load_reranker(path)` builds the configured one (`[rerank] model_path`): an ONNX cross-encoder
 (onnxruntime, no torch), a sentence-transformers one, or the passthrough default.

@@ -1,4 +1,4 @@
-"""Reranker protocol (seed 002 §5.4), the passthrough default, and `load_reranker(path)`.
+"""Reranker protocol (docs/retrieval.md), the passthrough default, and `load_reranker(path)`.
 
 A reranker reorders the first N2 retrieval candidates; it never adds or drops one, and it never
 changes their calibrated `similarity` (the gate and assembly thresholds keep their meaning).

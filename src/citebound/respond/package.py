@@ -1,6 +1,8 @@
-"""R6 response packaging: internal results in, the stable `PublicResponse` out (seed 001 R6).
+"""R6 response packaging: internal results in, the stable `PublicResponse` out.
 
-Rules, exactly as seed 001 states them:
+The public response: docs/validation.md#public-response.
+
+Rules:
 
 - FAILED: validation_status is not PASSED -> status FAILED, answer "", citations [], token
   usage from the LLM result, latency.
@@ -49,7 +51,7 @@ from citebound.validate.view import EvidenceView
 
 
 def public_citation(evidence: SelectedEvidence, anchor: str | None = None) -> PublicCitation:
-    """The public view of one selected chunk (seed 001 fields + seed 003 §4 location), under
+    """The public view of one selected chunk (its anchor, source and location), under
     the label shown to the reader (`anchor`, default the prompt's)."""
     source = evidence.source
     return PublicCitation(
@@ -117,7 +119,7 @@ def package_answer(
         llm: the execution result (token usage; latency when `latency_ms` is None).
         validation: the R5 result; only PASSED answers reach the public.
         policy: the policy `validation` was made with (the renumbered text is validated again).
-        latency_ms: end-to-end latency to report; defaults to the LLM latency (seed 001).
+        latency_ms: end-to-end latency to report; defaults to the LLM latency.
         view: `EvidenceView.from_bundle(bundle)` when the caller has it already (the one the
             answer was validated against); built here otherwise. A view of anything else
             packages as FAILED (INTERNAL_ERROR, `validate.validator.view_mismatch`).

@@ -1,4 +1,4 @@
-"""Text rendering of a PublicResponse for people, in the seed 003 §4 shape::
+"""Text rendering of a PublicResponse for people, in this shape::
 
     Answer:
     Torque the bolts to 40 Nm [C0].
@@ -6,7 +6,7 @@
     Sources:
     - [C0] manual.pdf, Pump > Maintenance, p. 4 (docs/manual.pdf)
 
-Low confidence answers (seed 003 §7B) use the header
+Low confidence answers (docs/validation.md) use the header
 `Answer (LOW CONFIDENCE — limited source coverage):`. An OK answer's confidence level (from
 the support score of its weakest sentence) follows the answer as `Confidence: high`. Scores
 appear as `(score: 0.83)` only when asked for *and* the AnswerBundle is given: the JSON

@@ -1,4 +1,4 @@
-"""LogAvgExp: the per-chunk aggregate of its similarities over the query pieces (seed 002 §5.3).
+"""LogAvgExp: the per-chunk aggregate of its similarities over the query pieces (docs/retrieval.md).
 
     LAE_τ(s_1..s_n) = m + (1/τ) · ln( (1/n) · Σ_i exp(τ · (s_i - m)) ),   m = max_i s_i
 

@@ -1,4 +1,4 @@
-"""Metadata filters with seed 001 null semantics, applied before scoring.
+"""Metadata filters where a missing value never passes, applied before scoring.
 
 A filter on a field only passes rows that *have* that field equal to (or, for dates, inside) the
 requested value: a row with a null equipment_id never passes an equipment_id filter, and a row

@@ -1,4 +1,4 @@
-"""The retrieval gate (seed 003 §2): refuse before any LLM call when evidence is insufficient.
+"""The retrieval gate (docs/gate.md): refuse before any LLM call when evidence is insufficient.
 
 Refuse (NO_EVIDENCE) when the top similarity is below `min_score` (GATE_BELOW_MIN_SCORE; also
 when there are no rows), else when fewer than `min_chunks` rows reach `min_score`

@@ -1,4 +1,4 @@
-"""Query decomposition into at most N0 pieces (seed 002 §5.3).
+"""Query decomposition into at most N0 pieces (docs/retrieval.md).
 
 The question is split into sentences (`citebound.text.split_sentences`). With at most N0
 sentences, each sentence is a piece; with more, consecutive sentences are grouped into N0 pieces

@@ -349,13 +349,13 @@ class Retriever:
     def expand_neighbors(
         self, rows: list[RetrievalRow], collection: str, flt: RowFilter, n: int
     ) -> list[RetrievalRow]:
-        """Public form of the seed 004 neighbour expansion, for the staged pipeline."""
+        """Public form of the packs' neighbour expansion, for the staged pipeline."""
         return self._expand(rows, flt, n, self.load(collection).chunk_ids)
 
     def _expand(
         self, rows: list[RetrievalRow], flt: RowFilter, n: int, chunk_ids: list[str]
     ) -> list[RetrievalRow]:
-        """Seed 004 per-hit neighbours: after each hit, its ±n same-document chunks in document
+        """Per-hit neighbours of the packs: after each hit, its ±n same-document chunks in document
         order, with the hit's similarity; chunks already present (or later hits) are skipped."""
         if n <= 0 or not rows:
             return rows

@@ -1,6 +1,6 @@
 """Detect instructions aimed at a language model inside document text (prompt injection).
 
-Evidence is data (seed 000 P3.2): it is never rewritten, and it stays inside the evidence
+Evidence is data, never instructions: it is never rewritten, and it stays inside the evidence
 section. But an answer must not *repeat* an instruction addressed to a model as if it were a
 fact. This detector marks such lines; the extractive answerer skips every sentence of a marked
 line, and the validator rejects answers that echo one (INJECTION_ECHO).

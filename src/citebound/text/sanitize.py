@@ -1,4 +1,4 @@
-"""`safe_normalize_v1`: the only transformation evidence text may undergo (seed 000 R2.3).
+"""`safe_normalize_v1`: the only transformation evidence text may undergo (R2).
 
 It removes what can corrupt a prompt without changing what the text says:
 null bytes, control characters, invisible bidi/zero-width characters, and whitespace noise.
@@ -74,7 +74,7 @@ _ANY_WS = re.compile(r"\s+")
 
 
 def normalize_question(text: str) -> str:
-    """Whitespace-only normalization of the user question (seed 000 PB2).
+    """Whitespace-only normalization of the user question: nothing else is changed.
 
     Control characters are removed too (they are not content); nothing else changes.
     """

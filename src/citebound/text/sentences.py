@@ -1,4 +1,4 @@
-"""Deterministic sentence splitting (seed 001 R5 sentence grounding rule).
+"""Deterministic sentence splitting (the R5 rule: every answer sentence must be grounded).
 
 The validator requires a citation in every factual sentence, so the splitter is a security
 boundary: a sentence it fails to cut off hides from that rule ("The pump never needs

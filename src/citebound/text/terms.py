@@ -5,7 +5,7 @@ suffix stripper (plural, -ed/-ing, final e: "classified" ~ "classifying"), so th
 answerer and the support check see the same words.
 
 `coverage` is the share of a question's content terms that a text holds: the retrieval gate's
-second signal next to the calibrated similarity (docs/answers.md "The gate"). `names` are the
+second signal next to the calibrated similarity (docs/gate.md). `names` are the
 key terms the question writes as a name or a number ("Maastricht", "CJEU", "V8", "1974"): the
 gate's found pass needs each of them in a ranked row, and every key term of a question whose
 case cannot mark a name (`unmarked`). `weighted_rarity` weighs each key term by its idf in the
@@ -107,7 +107,8 @@ def terms(text: str) -> frozenset[str]:
 
 
 # Words that frame what a question asks rather than say what it is about: the evidence that
-# answers it rarely repeats them (docs/answers.md "The gate: framing words"). Measured on the
+# answers it rarely repeats them (docs/gate.md "Words that frame the question count only when
+# held"). Measured on the
 # answerable SQuAD 2.0 dev tune questions (articles 1-2 and 5-6): absent from every row holding
 # the gold answer in 20 of 27 questions saying "type", 13 of 14 "name", 14 of 19 "year", 14 of
 # 23 "country", 8 of 9 "entity", 15 of 15 "commonly"/"typically". Chosen as

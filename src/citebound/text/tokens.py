@@ -1,4 +1,5 @@
-"""Token counting behind one protocol: exact offline BPE (quicktok) or seed 004's estimator.
+"""Token counting behind one protocol: exact offline BPE (quicktok) or the packs' estimator
+(one token per character, docs/assemble_prompt.md).
 
 cl100k_base (the default policies' tokenizer) starts on an exact Python counter and moves to
 quicktok after `PY_COUNT_BUDGET_CHARS` (`HybridCl100k`): same counts, no 0.3-0.5 s table load
@@ -118,7 +119,7 @@ def _python_cl100k() -> Callable[[str], int] | None:
 
 
 class CharTokenizer:
-    """Seed 004's estimator: tokens ≈ character count (conservative for English)."""
+    """The packs' estimator: tokens ≈ character count (conservative for English)."""
 
     name = "chars"
 

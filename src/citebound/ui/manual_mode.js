@@ -1,4 +1,4 @@
-// Seed 002 manual mode: the 8 buttons (A0_PreProcessing … Prompt_Builder) in the seed's order,
+// Manual mode: the 8 buttons (A0_PreProcessing … Prompt_Builder) in stage order,
 // each running the registry stages grouped under it (StepResponse.buttons), and showing what
 // changed in the SuperPrompt. Kept in its own file: it wraps app.js's renderStageButtons and
 // renderStageView and uses its helpers (el, $, ui, advance), so the rest of the page is untouched.
@@ -9,7 +9,7 @@ const manual = {
   running: false,
 };
 
-// RequestState fields that make up the SuperPrompt (seed 002 §3) and what A-stages decide.
+// RequestState fields that make up the SuperPrompt (docs/superprompt.md) and what A-stages decide.
 const SUPERPROMPT_FIELDS = [
   "stage",
   "body",

@@ -285,7 +285,7 @@ def analyse(view: EvidenceView, text: str, policy: Policy, refusals: tuple[str, 
 
     evidence_chars = view.evidence_chars
     a.length_flag = len(text) > vp.length_ratio_limit * evidence_chars
-    # Citation consistency (seed 001): unique, first-use order, every listed anchor used.
+    # Citation consistency (R5): unique, first-use order, every listed anchor used.
     if len(set(a.citations)) != len(a.citations) or any(f"[{c}]" not in text for c in a.citations):
         a.flag(ReasonCode.CITATION_MISMATCH, "validated citations are not unique or not used")
     return a

@@ -30,7 +30,7 @@ _REFUSAL_CUES = (
     "i do not know",
 )
 
-# Meta commentary about the system, its inputs or its reasoning (seed 000 P5).
+# Meta commentary about the system, its inputs or its reasoning is not allowed in an answer.
 _META_PHRASES = (
     "as an ai",
     "as a language model",
@@ -132,7 +132,7 @@ def mentions_evidence_word(sentence: str, cited_text: str) -> bool:
     return bool(_EVIDENCE_WORD.search(sentence)) and not _EVIDENCE_WORD.search(cited_text)
 
 
-# --- identifiers (seed 000 P2.2: no new entities, dates or numeric values) -------------------
+# --- identifiers (an answer adds no entities, dates or numeric values) -------------------
 
 _TOKEN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._/:,-]*[A-Za-z0-9])?")
 THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
@@ -295,7 +295,7 @@ def _present_whole(identifier: str, text: str) -> bool:
     return False
 
 
-# --- lexical support (seed 003 §6 "simple heuristic") -----------------------------------------
+# --- lexical support (a word-overlap heuristic) -----------------------------------------------
 
 _STOPWORD_TEXT = """
 a about above after again against all also am an and any are as at be because been before

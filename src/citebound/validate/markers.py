@@ -2,7 +2,7 @@
 
 A marker is `[` + anchor label + `]` where the label is `SelectedEvidence.citation_anchor`
 (`C0`, `S1`, `1`, `¹`). Anything that *looks* like a citation but is not the exact marker of the
-bundle's style is MALFORMED_CITATION (seed 000 P4.2: malformed anchors, casing mismatch,
+bundle's style is MALFORMED_CITATION (malformed anchors, casing mismatch,
 brackets missing). What counts as "looks like a citation":
 
 - a bracketed anchor-like token whose exact text is not a marker of this style: `[c0]`,
@@ -26,7 +26,7 @@ from citebound.prompt.anchors import (
     citation_format,
 )
 
-# Exact anchor labels per style (seed 000 P4.2 for C; DESIGN.md for the others).
+# Exact anchor labels per style (`C0`, `C1`, ... for C; docs/design.md for the others).
 
 _DIGIT = rf"[0-9{SUPERSCRIPT_DIGITS}]"
 # Whitespace runs are bounded ({0,3}) and each optional part starts with a non-space, so the

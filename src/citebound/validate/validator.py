@@ -1,6 +1,6 @@
 """R5 post-generation validation: pass or fail the model's answer, never rewrite it.
 
-The validator is a firewall (seed 001 R5). It calls no model, reads the answer and the evidence
+The validator is a firewall (R5). It calls no model, reads the answer and the evidence
 it was allowed to cite, and returns a `ValidationResult`:
 
 - PASSED + generation_status OK: a cited answer; `validated_answer_text` is the raw text.
@@ -170,7 +170,7 @@ def _validate(
         )
     if view.assembly_status is AssemblyStatus.NO_EVIDENCE:
         if not stripped and generation_status is GenerationStatus.NO_EVIDENCE:
-            # The LLM was skipped (seed 000: refusal string is the only allowed response).
+            # The LLM was skipped (then the refusal string is the only allowed response).
             text = policy.refusal.no_evidence_text
             return _passed(
                 view, text, GenerationStatus.NO_EVIDENCE, _metrics(None, refusal=True), []
@@ -224,7 +224,7 @@ def validate_answer(
     *,
     view: EvidenceView | None = None,
 ) -> ValidationResult:
-    """Validate the model output of `llm` against the evidence of `bundle` (seed 001 R5).
+    """Validate the model output of `llm` against the evidence of `bundle` (R5).
 
     Args:
         bundle: the AnswerBundle the prompt was built from (allowed anchors, evidence text).

@@ -4,7 +4,7 @@
 one thing of it: who *designed* it, a person. A sentence about the fan that names neither a
 designer nor the act of designing ("The fan is driven by a 30 kW motor ...") shares the item's
 words and still does not answer: quoting it answers a question nobody asked, the promise's
-largest gap left (docs/answers.md "Attributes no document states").
+largest gap left (docs/answers.md#questions-the-answerer-refuses).
 
 `scope` reads from the question's shape:
 

@@ -17,7 +17,8 @@ shared beginning of `names._NAME_PREFIX` letters, or two neighbouring letters sw
 word, not any: "King Shepherd" is not stated by "The Shiloh Shepherd", nor "La Plaza Mall" by
 "Shangri-La Plaza"; a surname alone does not stand for a person either, since the evidence
 that answers about one names them in full at least once. Measured on the HaluEval QA tune
-set and SQuAD (docs/answers.md "Out-of-corpus answers on HaluEval").
+set and SQuAD (docs/answers.md#questions-the-answerer-refuses; the measurements:
+benchmarks/results/gate_tuning.md).
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ def assembled(state: RequestState, ctx: PipelineContext) -> RequestState:
 
 
 def a4_condense(state: RequestState, ctx: PipelineContext) -> RequestState:
-    """Extractive: evidence is never paraphrased (seed 000 P3.3). Assembly already budgeted it,
+    """Extractive: evidence is never paraphrased or summarized. Assembly already budgeted it,
     so A4 enforces N3 by dropping whole chunks from the end (lowest rank) and exposes the
     evidence block as S_CTX_MD."""
     from citebound.prompt.builder import prefix_bundle
