@@ -148,3 +148,15 @@ def test_length_cue_reads_the_label_off_the_claims_length() -> None:
     one_label = [Pair("p", "a", 1, "single", "k")]
     got = length_cue([*long_true, *short_false, *even, *one_label])
     assert got == {"cued": 1.0, "even": 0.5}
+
+
+def test_balance_length_leaves_no_length_cue() -> None:
+    from training.verifier.build import balance_length, length_cue
+
+    pairs = [Pair("p", "w " * n, 1, "s", "k") for n in (3, 4, 4, 6, 6, 6)]
+    pairs += [Pair("p", "w " * n, 0, "s", "k") for n in (2, 4, 6, 6)]
+    kept = balance_length(pairs, seed=1)
+    by = sorted((len(p.claim.split()), p.label) for p in kept)
+    assert by == [(4, 0), (4, 1), (6, 0), (6, 0), (6, 1), (6, 1)]
+    assert length_cue(kept) == {"s": 0.5}
+    assert balance_length(pairs, seed=1) == kept  # seeded

@@ -51,7 +51,23 @@ def length_cue(pairs: list[Pair]) -> dict[str, float]:
     return out
 
 
-def build(out: Path, *, limit: int | None = None, written: Path | None = None) -> dict[str, object]:
+def balance_length(pairs: list[Pair], seed: int = SEED) -> list[Pair]:
+    """Per source, keep as many supported as unsupported claims of each word count (a seeded
+    choice within the count), so that no source's label can be read off the claim's length."""
+    groups: dict[tuple[str, int, int], list[Pair]] = {}
+    for p in pairs:
+        groups.setdefault((p.source, len(p.claim.split()), p.label), []).append(p)
+    rng = random.Random(seed)
+    keep: list[Pair] = []
+    for (source, n, label), group in sorted(groups.items(), key=lambda kv: kv[0]):
+        other = len(groups.get((source, n, 1 - label), []))
+        keep.extend(rng.sample(group, min(len(group), other)))
+    return keep
+
+
+def build(
+    out: Path, *, limit: int | None = None, written: Path | None = None, balance: bool = False
+) -> dict[str, object]:
     data = shared_data()
     count = sources.token_counter(base_model_dir() / "tokenizer.json")
     splits: dict[str, list[Pair]] = {"train": [], "dev": [], "fit": []}
@@ -71,6 +87,8 @@ def build(out: Path, *, limit: int | None = None, written: Path | None = None) -
     counts: dict[str, object] = {}
     for name, pairs in splits.items():
         pairs = _dedupe(pairs)
+        if balance and name != "fit":  # the threshold is fitted on the data as it comes
+            pairs = balance_length(pairs)
         random.Random(SEED).shuffle(pairs)
         write_jsonl(out / f"{name}.jsonl", pairs)
         by = Counter(f"{p.source}/{p.kind}/{p.label}" for p in pairs)
@@ -86,8 +104,10 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=REPO / "build" / "verifier")
     ap.add_argument("--limit", type=int, default=None, help="pairs per source (smoke runs)")
     ap.add_argument("--written", type=Path, default=None)
+    ap.add_argument("--balance-length", action="store_true",
+                    help="train/dev: equal supported and unsupported claims per source and word count")  # fmt: skip
     args = ap.parse_args()
-    counts = build(args.out, limit=args.limit, written=args.written)
+    counts = build(args.out, limit=args.limit, written=args.written, balance=args.balance_length)
     for name, c in counts.items():
         assert isinstance(c, dict)
         print(f"{name}: {c['pairs']} pairs, {c['supported']} supported")
