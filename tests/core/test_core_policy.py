@@ -12,8 +12,9 @@ from citebound.policy import PRESETS, Policy, load_policy
 REFUSAL_000 = "NO_EVIDENCE: The provided evidence does not contain sufficient information to answer this question."
 
 
-def test_strict_v1_carries_the_seed_000_snapshot() -> None:
-    p = load_policy("strict-v1")
+@pytest.mark.parametrize("name", ["strict-v1", "seed-v1"])
+def test_preset_carries_the_seed_000_snapshot(name: str) -> None:
+    p = load_policy(name)
     assert (p.max_chunks, p.max_chunks_per_knowledge_id, p.max_evidence_tokens) == (6, 2, 2200)
     assert (p.reserved_output_tokens, p.max_total_prompt_tokens) == (800, 3500)
     assert (p.max_chunk_token_ratio, p.overlap_ratio_threshold) == (0.35, 0.80)

@@ -34,17 +34,8 @@ def _differences(a: Policy, b: Policy) -> set[str]:
 
 def test_seed_v1_carries_the_seeds_frozen_values_literally() -> None:
     p = load_policy("seed-v1")
-    # Seed 000 R2.2 "Selection Policy Snapshot Used".
-    assert (p.max_chunks, p.max_chunks_per_knowledge_id, p.max_evidence_tokens) == (6, 2, 2200)
-    assert (p.reserved_output_tokens, p.max_total_prompt_tokens) == (800, 3500)
-    assert (p.max_chunk_token_ratio, p.overlap_ratio_threshold) == (0.35, 0.80)
-    assert (p.ordering_mode, p.sanitization_mode, p.strict_no_evidence) == (
-        "rank_strict",
-        "safe_normalize_v1",
-        True,
-    )
-    assert p.policy_version == "R2_POLICY_V1"
-    # Seed 001: 0.76, and nothing passes below it.
+    # Seed 000's selection snapshot, refusal string and temperature: test_core_policy.py
+    # (test_preset_carries_the_seed_000_snapshot). Seed 001: 0.76, and nothing passes below it.
     assert p.min_top_similarity == p.gate.min_score == 0.76
     assert p.gate.lowest_score(p.gate.min_score) == 0.76
     assert (p.gate.covered_min_score, p.gate.found_min_score, p.gate.rare_min_score) == (
