@@ -9,6 +9,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -59,3 +61,22 @@ def read_jsonl(path: Path) -> Iterator[Pair]:
         for line in f:
             if line.strip():
                 yield Pair(**json.loads(line))
+
+
+def roc_auc(scores: list[float], labels: list[int]) -> float:
+    """Mann-Whitney AUC with average ranks for ties."""
+    order = np.argsort(scores, kind="mergesort")
+    s = np.asarray(scores)[order]
+    ranks = np.empty(len(s))
+    i = 0
+    while i < len(s):
+        j = i
+        while j + 1 < len(s) and s[j + 1] == s[i]:
+            j += 1
+        ranks[i : j + 1] = (i + j) / 2 + 1
+        i = j + 1
+    y = np.asarray(labels)[order]
+    pos, neg = int(y.sum()), int(len(y) - y.sum())
+    if not pos or not neg:
+        return float("nan")
+    return float((ranks[y == 1].sum() - pos * (pos + 1) / 2) / (pos * neg))

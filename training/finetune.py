@@ -24,26 +24,7 @@ import torch
 from tokenizers import Tokenizer
 
 from training import frozen, heads
-from training.common import Pair, base_model_dir, read_jsonl
-
-
-def roc_auc(scores: list[float], labels: list[int]) -> float:
-    """Mann-Whitney AUC with average ranks for ties."""
-    order = np.argsort(scores, kind="mergesort")
-    s = np.asarray(scores)[order]
-    ranks = np.empty(len(s))
-    i = 0
-    while i < len(s):
-        j = i
-        while j + 1 < len(s) and s[j + 1] == s[i]:
-            j += 1
-        ranks[i : j + 1] = (i + j) / 2 + 1
-        i = j + 1
-    y = np.asarray(labels)[order]
-    pos, neg = int(y.sum()), int(len(y) - y.sum())
-    if not pos or not neg:
-        return float("nan")
-    return float((ranks[y == 1].sum() - pos * (pos + 1) / 2) / (pos * neg))
+from training.common import Pair, base_model_dir, read_jsonl, roc_auc
 
 
 def balanced(

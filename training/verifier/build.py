@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from training.common import REPO, Pair, base_model_dir, shared_data, write_jsonl
+from training.common import REPO, Pair, base_model_dir, roc_auc, shared_data, write_jsonl
 from training.verifier import sources, synth
 
 SEED = 20261202
@@ -43,11 +43,10 @@ def length_cue(pairs: list[Pair]) -> dict[str, float]:
     one label only are left out. Ties count half (Mann-Whitney)."""
     out: dict[str, float] = {}
     for source in sorted({p.source for p in pairs}):
-        pos = [len(p.claim.split()) for p in pairs if p.source == source and p.label == 1]
-        neg = [len(p.claim.split()) for p in pairs if p.source == source and p.label == 0]
-        if pos and neg:
-            wins = sum((a > b) + 0.5 * (a == b) for a in pos for b in neg)
-            out[source] = round(wins / (len(pos) * len(neg)), 3)
+        rows = [p for p in pairs if p.source == source]
+        if len({p.label for p in rows}) == 2:
+            lengths = [float(len(p.claim.split())) for p in rows]
+            out[source] = round(roc_auc(lengths, [p.label for p in rows]), 3)
     return out
 
 
