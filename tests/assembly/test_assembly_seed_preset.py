@@ -3,7 +3,7 @@ best row holds every key term of the question, which strict-v1's fitted gate let
 
 from __future__ import annotations
 
-from assembly_factories import make_bundle, make_row
+from assembly_factories import covered_gate, make_bundle, make_row
 
 from citebound.assemble import assemble, assemble_and_build
 from citebound.contracts import AssemblyStatus, BuildStatus, GateMeasures, ReasonCode
@@ -29,18 +29,7 @@ def test_seed_v1_refuses_a_covered_bundle_at_055_that_strict_v1_answers() -> Non
 
 
 def test_seed_v1_refuses_it_even_when_the_retrieval_gate_measured_full_coverage() -> None:
-    gate = {
-        "passed": True,
-        "max_similarity": 0.55,
-        "min_score": 0.76,
-        "min_chunks": 1,
-        "chunks_above_min_score": 0,
-        "coverage": 1.0,
-        "key_terms": 3,
-        "key_terms_held": 3,
-        "names_unfound": 0,
-        "rarity_held": 1.0,
-    }
+    gate = covered_gate(0.55, names_unfound=0, rarity_held=1.0)
     row = make_row(0, COVERED, similarity=0.55)
     bundle = make_bundle([row], user_question=QUESTION, gate=gate)
     assert assemble(bundle, STRICT).assembly_status is AssemblyStatus.OK

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from assembly_factories import make_bundle, make_row
+from assembly_factories import covered_gate, make_bundle, make_row
 
 from citebound.assemble import assemble, assemble_and_build, overlap_ratio
 from citebound.contracts import AssemblyStatus, BuildStatus, CitationStyle, PromptStyle, ReasonCode
@@ -226,16 +226,7 @@ def test_top_similarity_gate_lets_a_covered_question_pass_like_the_retrieval_gat
 
 def test_the_retrieval_gates_measured_coverage_is_what_assembly_uses() -> None:
     row = make_row(0, "Pump P0 runs at 40 bar.", similarity=0.6)
-    gate = {
-        "passed": True,
-        "max_similarity": 0.6,
-        "min_score": 0.76,
-        "min_chunks": 1,
-        "chunks_above_min_score": 0,
-        "coverage": 1.0,
-        "key_terms": 3,
-        "key_terms_held": 3,
-    }
+    gate = covered_gate(0.6)
     out = assemble(make_bundle([row], gate=gate), POLICY)
     assert out.assembly_status is AssemblyStatus.OK
     # A trace without the held count (recorded before it existed) is measured again on the
