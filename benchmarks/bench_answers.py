@@ -31,6 +31,7 @@ from pathlib import Path
 
 from _e2e_squad import SPLITS, build
 
+from citebound.contracts.public import PublicResponse
 from citebound.eval.answers import judge, load_questions, summarize_answers
 from citebound.eval.data import dataset_dir
 from citebound.eval.end_to_end import ask, make_pipeline
@@ -40,7 +41,7 @@ from citebound.store.sqlite import SqliteStore
 DATA = Path(__file__).resolve().parent / "data"
 # Every F´ set, in the order they were written (set 1, then dev2 ... dev8).
 QUESTIONS = sorted(DATA.glob("fprime_questions*.jsonl"), key=lambda p: (len(p.stem), p.stem))
-PRESETS = ("strict-v1", "hybridrag", "superprompt-v1")
+PRESETS = ["strict-v1", "hybridrag", "superprompt-v1"]
 COLLECTION = "fprime"
 
 
@@ -50,6 +51,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, default=None, help="also write the results here")
     ap.add_argument("--no-squad", action="store_true", help="skip the SQuAD 2.0 table")
     ap.add_argument(
+        "--answers",
+        type=Path,
+        default=None,
+        help="also write every response (latency left out) here as JSON lines, one per preset "
+        "and question, to show that a change leaves answers and verdicts as they were",
+    )
+    ap.add_argument(
+        "--preset", action="append", default=None, help="only this preset (repeat for several)"
+    )
+    ap.add_argument(
         "--questions",
         type=Path,
         action="append",
@@ -57,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
         help="F´ question file(s) (default: every data/fprime_questions*.jsonl); repeat for several",
     )
     args = ap.parse_args(argv)
+    if args.preset:
+        PRESETS[:] = args.preset
     results: dict[str, object] = {
         f.stem: fprime(args.work, f) for f in (args.questions or QUESTIONS)
     }
@@ -64,7 +77,20 @@ def main(argv: list[str] | None = None) -> int:
         results["squad"] = squad(args.work)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    if args.answers:
+        # Ordered by (preset, set, question id): the file diffs cleanly between two runs.
+        lines = sorted(json.dumps(r, sort_keys=True, ensure_ascii=False) for r in RESPONSES)
+        args.answers.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return 0
+
+
+RESPONSES: list[dict[str, object]] = []
+
+
+def record(preset: str, where: str, qid: str, resp: PublicResponse | None) -> None:
+    """Keep one response for `--answers`, without the timing that differs run to run."""
+    body = resp.model_dump(mode="json", exclude={"latency_ms"}) if resp is not None else None
+    RESPONSES.append({"preset": preset, "set": where, "id": qid, "response": body})
 
 
 def fprime(work: Path, path: Path) -> dict[str, object]:
@@ -88,6 +114,7 @@ def fprime(work: Path, path: Path) -> dict[str, object]:
         judgements = []
         for q in questions:
             resp = pipe.run(q.question, request_id=q.id).response
+            record(preset, path.stem, q.id, resp)
             status = resp.status.value if resp is not None else "FAILED"
             j = judge(q, status, resp.answer if resp is not None else None)
             judgements.append(j)
@@ -125,7 +152,17 @@ def squad(work: Path) -> dict[str, object]:
         shutil.rmtree(audit, ignore_errors=True)  # request ids are the SQuAD ids
         pipe, ctx = make_pipeline(store, audit, "squad", preset=preset)
         outcomes = [
-            (it, ask(pipe, it.question, qid=it.qid, answers=it.answers, in_corpus=it.kind == "in"))
+            (
+                it,
+                ask(
+                    pipe,
+                    it.question,
+                    qid=it.qid,
+                    answers=it.answers,
+                    in_corpus=it.kind == "in",
+                    on_state=lambda st, p=preset: record(p, "squad", st.request_id, st.response),
+                ),
+            )
             for it in items
         ]
         ctx.close()

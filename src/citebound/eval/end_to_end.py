@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from pydantic import Field
@@ -119,8 +119,12 @@ def ask(
     in_corpus: bool,
     group: str = "",
     collection: str | None = None,
+    on_state: Callable[[RequestState], None] | None = None,
 ) -> QuestionOutcome:
     """Run one question through the whole pipeline and summarize it.
+
+    `on_state`, when given, also receives the finished state (a benchmark keeping whole
+    responses).
 
     `qid` becomes the request id, so it must be new to the pipeline's audit database (the
     append-only audit refuses a second record with the same id, and the request ends FAILED).
@@ -131,6 +135,8 @@ def ask(
     t0 = time.perf_counter_ns()
     state = pipe.run(question, **kwargs)
     total_ms = (time.perf_counter_ns() - t0) / 1e6
+    if on_state is not None:
+        on_state(state)
     resp, llm, bundle = state.response, state.llm_result, state.answer_bundle
     status = resp.status.value if resp is not None else "FAILED"
     attempts = llm.attempts if llm is not None else 0
