@@ -40,10 +40,10 @@ PLANT_QUESTION = "What torque should the HP-220 impeller bolts be tightened to?"
 UNANSWERABLE = "What is the boiling point of the diesel fuel used by the backup generator?"
 
 KEYS = {
-    "plant-reader": ("key-plant-reader", "reader", ["plant"]),
+    "demo-reader": ("key-demo-reader", "reader", ["demo"]),
     "secret-reader": ("key-secret-reader", "reader", ["secret"]),
     "admin": ("key-admin", "admin", ["*"]),
-    "plant-admin": ("key-plant-admin", "admin", ["plant"]),
+    "demo-admin": ("key-demo-admin", "admin", ["demo"]),
 }
 
 

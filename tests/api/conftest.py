@@ -1,8 +1,9 @@
-"""API fixtures: one real store (sample corpus in `plant`, a secret document in `secret`), built
+"""API fixtures: one real store (a copy of the session demo store, plus `secret`), built
 once per session; apps with keys; real uvicorn servers on loopback for client tests."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,17 +15,17 @@ from fastapi.testclient import TestClient
 
 from citebound.api import create_app, hash_key
 from citebound.config import Config, load_config
+from citebound.ingest import ingest_paths
+from citebound.store.sqlite import SqliteStore
 
 
 @pytest.fixture(scope="session")
-def api_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real SQLite store with indexes: `plant` (sample corpus + PDF) and `secret`."""
-    from citebound.api.sample import build_sample_store
-    from citebound.ingest import ingest_paths
-    from citebound.store.sqlite import SqliteStore
-
+def api_store(demo_store_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the session's demo store (collection `demo`, sample corpus + PDF) with one
+    more collection, `secret`, that most keys may not read."""
     root = tmp_path_factory.mktemp("api-store")
-    store_dir = build_sample_store(root, collection="plant")
+    store_dir = root / "store"
+    shutil.copytree(demo_store_dir, store_dir, ignore=shutil.ignore_patterns("*-wal", "*-shm"))
     secret = root / "secret-docs"
     secret.mkdir()
     (secret / "zebra_launch_plan.md").write_text(SECRET_DOC, encoding="utf-8")
@@ -40,7 +41,7 @@ def make_config(api_store: Path, tmp_path: Path) -> Callable[..., Config]:
     def _make(*, keys: bool = False, **overrides: Any) -> Config:
         values: dict[str, Any] = {
             "store": str(api_store),
-            "collection": "plant",
+            "collection": "demo",
             "provider.name": "extractive",
             "audit.sqlite_path": str(tmp_path / "audit.sqlite"),
         }

@@ -15,7 +15,7 @@ from citebound.api import KeyRing, check_bind, hash_key, new_key
 from citebound.config import ApiKey
 from citebound.errors import AccessDenied, ConfigError
 
-A = auth("plant-reader")
+A = auth("demo-reader")
 
 
 def _clean(r: httpx.Response, *ids: str) -> None:
@@ -85,8 +85,8 @@ def test_reader_of_a_never_sees_b(keyed_client: TestClient) -> None:
         _clean(r, *ids)
     assert allowed[0].json()["status"] == "NO_EVIDENCE"
     assert all(row["knowledge_id"] != kid for row in allowed[1].json()["results"])
-    assert allowed[5].json()["collections"] == ["plant"]
-    assert [m["id"] for m in allowed[6].json()["data"]] == ["citebound:plant"]
+    assert allowed[5].json()["collections"] == ["demo"]
+    assert [m["id"] for m in allowed[6].json()["data"]] == ["citebound:demo"]
 
     forbidden = [
         c.post("/v1/answer", json={"question": SECRET_QUESTION, "collection": "secret"}, headers=A),
@@ -136,7 +136,7 @@ def test_reader_of_a_never_sees_b(keyed_client: TestClient) -> None:
             json={"request_id": theirs["request_id"], "verdict": "incorrect"},
             headers=A,
         ),
-        c.get(f"/v1/audit/{theirs['request_id']}", headers=auth("plant-admin")),
+        c.get(f"/v1/audit/{theirs['request_id']}", headers=auth("demo-admin")),
     ]
     for r in hidden:
         assert r.status_code == 404, r.text
@@ -179,7 +179,7 @@ def test_document_views_reject_path_traversal(client: TestClient, path: str) -> 
 
 
 def test_keys_are_hashed_and_compared_in_constant_time() -> None:
-    key, entry = new_key("ops", role="admin", collections=["plant"])
+    key, entry = new_key("ops", role="admin", collections=["demo"])
     assert entry.sha256 == hash_key(key) and key not in entry.model_dump_json()
     ring = KeyRing([entry, ApiKey(name="other", sha256=hash_key("k2"), collections=["*"])])
     assert ring.authenticate(key).name == "ops" and ring.authenticate(key).is_admin
@@ -209,7 +209,7 @@ def test_no_keys_means_loopback_only() -> None:
 def test_keys_from_env_as_json() -> None:
     from citebound.config import load_config
 
-    _, entry = new_key("ci", role="reader", collections=["plant"])
+    _, entry = new_key("ci", role="reader", collections=["demo"])
     cfg = load_config(env={"CITEBOUND_API_KEYS": json.dumps([entry.model_dump()])})
     assert cfg.api.keys == [entry]
     with pytest.raises(ConfigError, match="CITEBOUND_API_KEYS"):

@@ -34,7 +34,7 @@ def test_every_route_shows_anchors_in_citation_order(client: TestClient) -> None
     body = client.post("/v1/answer", json={"question": QUESTION, "request_id": "a1"}).json()
     anchors = [c["anchor"] for c in body["citations"]]
     assert body["status"] == "OK" and numbering_problem(body["answer"], anchors, "C") is None
-    record = _record(client, "plant:a1")
+    record = _record(client, "demo:a1")
     assert record.validated_citations != anchors, "no longer cites out of order: new QUESTION"
     chunks = _shown_chunks(record)
     assert list(chunks) == anchors
@@ -51,7 +51,7 @@ def test_every_route_shows_anchors_in_citation_order(client: TestClient) -> None
     chat = client.post(
         "/v1/chat/completions",
         json={
-            "model": "citebound:plant",
+            "model": "citebound:demo",
             "messages": [{"role": "user", "content": QUESTION}],
             "citebound": {"view": True},
         },
@@ -69,7 +69,7 @@ def test_every_route_shows_anchors_in_citation_order(client: TestClient) -> None
         url = urlparse(note["url_citation"]["url"])
         assert parse_qs(url.query)["chunk_id"] == [chunks[cited[1:-1]]]
 
-    resp = client.post("/v1/responses", json={"model": "citebound:plant", "input": QUESTION})
+    resp = client.post("/v1/responses", json={"model": "citebound:demo", "input": QUESTION})
     part = resp.json()["output"][0]["content"][0]
     assert part["text"] == body["answer"]
     assert len(part["annotations"]) == part["text"].count("[C")

@@ -86,12 +86,12 @@ def test_collection_access_is_enforced(keyed_client: TestClient) -> None:
     denied = keyed_client.post(
         "/v1/assemble-prompt",
         json={"question": "launch code", "collection": "secret"},
-        headers=auth("plant-reader"),
+        headers=auth("demo-reader"),
     )
     assert denied.status_code == 403, denied.text
     assert not any(m in denied.text for m in SECRET_MARKERS)
     ok = keyed_client.post(
-        "/v1/assemble-prompt", json={"question": PLANT_QUESTION}, headers=auth("plant-reader")
+        "/v1/assemble-prompt", json={"question": PLANT_QUESTION}, headers=auth("demo-reader")
     )
     assert ok.status_code == 200, ok.text
     anonymous = keyed_client.post("/v1/assemble-prompt", json={"question": PLANT_QUESTION})
@@ -113,7 +113,7 @@ def test_cli_retrieves_packs_from_a_store(api_store: object) -> None:
         "--store",
         str(api_store),
         "--collection",
-        "plant",
+        "demo",
         "--limit",
         "2",
         "--per-hit-neighbors",

@@ -47,7 +47,7 @@ def server(api_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         env={},
         overrides={
             "store": str(api_store),
-            "collection": "plant",
+            "collection": "demo",
             "provider.name": "extractive",
             "audit.sqlite_path": str(audit),
         },
@@ -72,7 +72,7 @@ def page(browser: object, server: LiveServer) -> Iterator[object]:
     pg.on("pageerror", lambda e: errors.append(str(e)))
     pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     pg.goto(server.url + "/")
-    pg.wait_for_selector("#collection option[value='plant']", state="attached")
+    pg.wait_for_selector("#collection option[value='demo']", state="attached")
     yield pg
     context.close()
     assert not errors, f"browser errors: {errors}"
@@ -233,9 +233,9 @@ def test_page_asks_for_a_key_when_the_server_needs_one(
         env={},
         overrides={
             "store": str(api_store),
-            "collection": "plant",
+            "collection": "demo",
             "audit.sqlite_path": str(tmp_path / "audit.sqlite"),
-            "api.keys": [{"name": "ui", "sha256": hash_key("ui-key"), "collections": ["plant"]}],
+            "api.keys": [{"name": "ui", "sha256": hash_key("ui-key"), "collections": ["demo"]}],
         },
     )
     with LiveServer(config) as srv:
@@ -247,7 +247,7 @@ def test_page_asks_for_a_key_when_the_server_needs_one(
         assert "needs an API key" in pg.inner_text("#error")
         pg.fill("#api-key", "ui-key")
         pg.click("#key-form button")
-        pg.wait_for_selector("#collection option[value='plant']", state="attached")
+        pg.wait_for_selector("#collection option[value='demo']", state="attached")
         assert pg.locator("#collection option").count() == 1  # only the key's collection
         ask(pg, PLANT_QUESTION)
         assert pg.inner_text("#status-badge") == "Answered"
@@ -348,7 +348,7 @@ def test_phone_layout_has_no_sideways_scroll(browser: object, server: LiveServer
     context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)  # type: ignore[attr-defined]
     pg = context.new_page()
     pg.goto(server.url + "/")
-    pg.wait_for_selector("#collection option[value='plant']", state="attached")
+    pg.wait_for_selector("#collection option[value='demo']", state="attached")
     width = "() => document.documentElement.scrollWidth"
     assert pg.evaluate(width) <= 390
     ask(pg, OIL)

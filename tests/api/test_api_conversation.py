@@ -36,18 +36,18 @@ def test_two_turn_conversation_with_citations(live_server: Callable[..., Any]) -
     with live_server() as srv:
         client = _client(srv.url)
         first = client.chat.completions.create(
-            model="citebound:plant", messages=[{"role": "user", "content": OIL}]
+            model="citebound:demo", messages=[{"role": "user", "content": OIL}]
         )
         a1 = first.choices[0].message.content or ""
         assert "ISO VG 220" in a1
         # The follow-up alone does not make sense, so it is refused ...
         alone = client.chat.completions.create(
-            model="citebound:plant", messages=[{"role": "user", "content": HOLD}]
+            model="citebound:demo", messages=[{"role": "user", "content": HOLD}]
         )
         assert alone.choices[0].message.refusal in _refusals(srv)
         # ... and answered, with citations, after the first turn.
         r = client.chat.completions.create(
-            model="citebound:plant",
+            model="citebound:demo",
             messages=[
                 {"role": "user", "content": OIL},
                 {"role": "assistant", "content": a1},
@@ -100,7 +100,7 @@ def test_unknown_model_is_not_found_and_lists_the_models(
             client.chat.completions.create(
                 model="gpt-4o", messages=[{"role": "user", "content": PLANT_QUESTION}]
             )
-        assert "citebound:plant" in str(err.value) and "gpt-4o" in str(err.value)
+        assert "citebound:demo" in str(err.value) and "gpt-4o" in str(err.value)
         with pytest.raises(openai.NotFoundError):
             client.responses.create(model="citebound:nope", input=PLANT_QUESTION)
         # Validation errors reach the SDK with their message (OpenAI's error body).
@@ -149,7 +149,7 @@ def test_chat_streaming_carries_refusal_and_annotations(live_server: Callable[..
         client = _client(srv.url)
         chunks = list(
             client.chat.completions.create(
-                model="citebound:plant",
+                model="citebound:demo",
                 messages=[
                     {"role": "user", "content": OIL},
                     {"role": "assistant", "content": "ISO VG 220 mineral gear oil."},
@@ -179,13 +179,13 @@ def test_chat_streaming_carries_refusal_and_annotations(live_server: Callable[..
 def test_responses_api(live_server: Callable[..., Any]) -> None:
     with live_server() as srv:
         client = _client(srv.url)
-        r = client.responses.create(model="citebound:plant", input=PLANT_QUESTION)
+        r = client.responses.create(model="citebound:demo", input=PLANT_QUESTION)
         assert r.status == "completed" and "45 Nm" in r.output_text
         part = r.output[0].content[0]
         assert part.type == "output_text" and part.annotations
         assert r.usage is not None and r.usage.total_tokens > 0
         follow = client.responses.create(
-            model="citebound:plant",
+            model="citebound:demo",
             input=[
                 {"role": "user", "content": OIL},
                 {"role": "assistant", "content": "ISO VG 220 mineral gear oil."},
@@ -206,7 +206,7 @@ def test_responses_api_streaming(live_server: Callable[..., Any]) -> None:
     with live_server() as srv:
         events = list(
             _client(srv.url).responses.create(
-                model="citebound:plant", input=PLANT_QUESTION, stream=True
+                model="citebound:demo", input=PLANT_QUESTION, stream=True
             )
         )
         kinds = [e.type for e in events]

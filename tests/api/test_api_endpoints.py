@@ -60,7 +60,7 @@ def test_retrieve_assemble_validate_chain(client: TestClient) -> None:
     assert r.status_code == 200, r.text
     bundle = r.json()
     assert bundle["retrieval_status"] == "SUCCESS" and bundle["results"]
-    assert bundle["filters_applied"]["collection"] == "plant"
+    assert bundle["filters_applied"]["collection"] == "demo"
 
     a = client.post("/v1/assemble", json={"bundle": bundle})
     assert a.status_code == 200, a.text
@@ -99,7 +99,7 @@ def test_document_view_highlights_the_cited_span(client: TestClient) -> None:
     assert r.status_code == 200, r.text
     doc = r.json()
     h = doc["highlight"]
-    assert doc["collection"] == "plant" and h["chunk_id"] == chunk_id
+    assert doc["collection"] == "demo" and h["chunk_id"] == chunk_id
     span = doc["text"][h["char_start"] : h["char_end"]]
     chunk = rt.ctx.store.get_chunks([chunk_id])[0]
     assert span == chunk.text or chunk.text.split()[0] in span
@@ -110,21 +110,21 @@ def test_document_view_highlights_the_cited_span(client: TestClient) -> None:
 
 def test_feedback_is_appended_and_admin_reads_audit(keyed_client: TestClient) -> None:
     body = keyed_client.post(
-        "/v1/answer", json={"question": PLANT_QUESTION}, headers=auth("plant-reader")
+        "/v1/answer", json={"question": PLANT_QUESTION}, headers=auth("demo-reader")
     ).json()
     rid = body["request_id"]
     for verdict in ("correct", "incorrect"):
         r = keyed_client.post(
             "/v1/feedback",
             json={"request_id": rid, "verdict": verdict, "comment": f"said {verdict}"},
-            headers=auth("plant-reader"),
+            headers=auth("demo-reader"),
         )
         assert r.status_code == 201, r.text
     unknown = keyed_client.post(
         "/v1/feedback", json={"request_id": "nope", "verdict": "correct"}, headers=auth("admin")
     )
     assert unknown.status_code == 404
-    assert keyed_client.get(f"/v1/audit/{rid}", headers=auth("plant-reader")).status_code == 403
+    assert keyed_client.get(f"/v1/audit/{rid}", headers=auth("demo-reader")).status_code == 403
     a = keyed_client.get(f"/v1/audit/{rid}", headers=auth("admin"))
     assert a.status_code == 200, a.text
     view = a.json()
@@ -139,10 +139,10 @@ def test_healthz_collections_models(client: TestClient) -> None:
     h = client.get("/healthz").json()
     assert h["status"] == "ok" and h["auth_required"] is False
     cols = client.get("/v1/collections").json()
-    assert cols["collections"] == ["plant", "secret"] and cols["default"] == "plant"
+    assert cols["collections"] == ["demo", "secret"] and cols["default"] == "demo"
     assert cols["principal"] == "anonymous"
     models = client.get("/v1/models").json()
-    assert [m["id"] for m in models["data"]] == ["citebound:plant", "citebound:secret"]
+    assert [m["id"] for m in models["data"]] == ["citebound:demo", "citebound:secret"]
 
 
 def test_metrics_count_statuses_refusals_and_stage_latency(client: TestClient) -> None:
@@ -204,8 +204,8 @@ def test_audit_with_non_finite_numbers_is_strict_json_that_verifies(
 
 
 def test_the_readme_curl_example_is_a_valid_request(client: TestClient) -> None:
-    """The README's `curl` body, sent as written (its collection is `demo`, the one of
-    `serve --demo`; this store calls the sample corpus `plant`)."""
+    """The README's `curl` body, sent as written: its collection is `demo`, the one of
+    `serve --demo` and of this suite's store."""
     import json
     import re
 
@@ -215,6 +215,6 @@ def test_the_readme_curl_example_is_a_valid_request(client: TestClient) -> None:
     )
     request = json.loads(body)
     assert request["collection"] == "demo"
-    r = client.post("/v1/answer", json={**request, "collection": "plant"})
+    r = client.post("/v1/answer", json=request)
     assert r.status_code == 200, r.text
     assert r.json()["status"] == "OK" and r.json()["citations"]

@@ -43,7 +43,7 @@ def test_malformed_json_is_400(client: TestClient) -> None:
 
 
 def test_unknown_field_is_422_naming_it(client: TestClient) -> None:
-    r = client.post("/v1/answer", json={"question": "x", "colection": "plant"})
+    r = client.post("/v1/answer", json={"question": "x", "colection": "demo"})
     body = _problem(r, 422)
     assert "colection" in str(body["detail"]) and "unknown field" in str(body["detail"])
     assert body["errors"] == [
@@ -109,7 +109,7 @@ def test_keys_required_when_configured(keyed_client: TestClient) -> None:
     )
     assert "not valid" in str(_problem(bad, 401)["detail"])
     ok = keyed_client.post(
-        "/v1/answer", json={"question": PLANT_QUESTION}, headers={"X-API-Key": "key-plant-reader"}
+        "/v1/answer", json={"question": PLANT_QUESTION}, headers={"X-API-Key": "key-demo-reader"}
     )
     assert ok.status_code == 200
     assert keyed_client.get("/healthz").json()["auth_required"] is True

@@ -49,9 +49,9 @@ def inventing_client(config: Config) -> Iterator[tuple[TestClient, CountingInven
 
 
 def records(c: TestClient, request_id: str) -> int:
-    """Records of the caller's `request_id`, recorded scoped by its collection (`plant`)."""
+    """Records of the caller's `request_id`, recorded scoped by its collection (`demo`)."""
     rt = c.app.state.runtime  # type: ignore[attr-defined]
-    return len(rt.ctx.sinks[0].find(f"plant:{request_id}"))
+    return len(rt.ctx.sinks[0].find(f"demo:{request_id}"))
 
 
 def step(c: TestClient, prev: dict[str, Any], **kw: Any) -> Any:
@@ -177,16 +177,16 @@ def _message(r: Any) -> str:
 
 @pytest.mark.parametrize("path", [CHAT, "/v1/responses"])
 def test_a_model_and_a_collection_that_disagree_are_400(client: TestClient, path: str) -> None:
-    """#34: `model: citebound:secret` with `citebound.collection: plant` was answered from
-    plant and reported as secret."""
+    """#34: `model: citebound:secret` with `citebound.collection: demo` was answered from
+    demo and reported as secret."""
     ask = {"role": "user", "content": "What is the torque?"}
     body: dict[str, Any] = ({"messages": [ask]} if path == CHAT else {"input": [ask]}) | {
         "model": "citebound:secret",
-        "citebound": {"collection": "plant"},
+        "citebound": {"collection": "demo"},
     }
     r = client.post(path, json=body)
     assert r.status_code == 400, r.text
-    assert "names collection 'secret' but citebound.collection is 'plant'" in _message(r)
+    assert "names collection 'secret' but citebound.collection is 'demo'" in _message(r)
     same = client.post(path, json=body | {"citebound": {"collection": "secret"}})
     assert same.status_code == 200, same.text
 
@@ -311,9 +311,9 @@ def test_feedback_on_a_record_without_evidence_is_404_for_scoped_keys(
         build_audit_record(policy=rt.ctx.policy, question="zebra launch?", response=failure)
     )
     body = {"request_id": "m6-early", "verdict": "incorrect"}
-    theirs = c.post("/v1/feedback", json=body, headers=auth("plant-reader"))
+    theirs = c.post("/v1/feedback", json=body, headers=auth("demo-reader"))
     absent = c.post(
-        "/v1/feedback", json={**body, "request_id": "m6-nope"}, headers=auth("plant-reader")
+        "/v1/feedback", json={**body, "request_id": "m6-nope"}, headers=auth("demo-reader")
     )
     assert theirs.status_code == absent.status_code == 404
     assert theirs.json()["detail"].replace("m6-early", "ID") == absent.json()["detail"].replace(
@@ -333,9 +333,9 @@ def test_feedback_on_another_collections_refusal_is_404(keyed_client: TestClient
     rid = r.json()["request_id"]
     assert rid == "secret:m6-secret-refusal"  # scoped by its collection
     body = {"request_id": rid, "verdict": "incorrect"}
-    theirs = c.post("/v1/feedback", json=body, headers=auth("plant-reader"))
+    theirs = c.post("/v1/feedback", json=body, headers=auth("demo-reader"))
     absent = c.post(
-        "/v1/feedback", json={**body, "request_id": "m6-nope"}, headers=auth("plant-reader")
+        "/v1/feedback", json={**body, "request_id": "m6-nope"}, headers=auth("demo-reader")
     )
     assert theirs.status_code == absent.status_code == 404
     assert theirs.json()["detail"].replace(rid, "ID") == absent.json()["detail"].replace(

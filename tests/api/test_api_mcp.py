@@ -34,7 +34,7 @@ def _env(api_store: Path, audit: Path, **extra: str) -> dict[str, str]:
     env.update(
         PYTHONPATH=SRC + os.pathsep + env.get("PYTHONPATH", ""),
         CITEBOUND_STORE=str(api_store),
-        CITEBOUND_COLLECTION="plant",
+        CITEBOUND_COLLECTION="demo",
         CITEBOUND_PROVIDER="extractive",
         CITEBOUND_AUDIT_SQLITE_PATH=str(audit),
         CITEBOUND_CACHE_DIR=os.environ.get("CITEBOUND_CACHE_DIR", "off"),
@@ -58,7 +58,7 @@ async def _tools_answer_refusal_error(client: Any) -> dict[str, Any]:
     bad_date = await client.call_tool(
         "answer", {"question": PLANT_QUESTION, "date_from": "2024-13-45"}
     )
-    typo = await client.call_tool("answer", {"question": PLANT_QUESTION, "collection": "plnat"})
+    typo = await client.call_tool("answer", {"question": PLANT_QUESTION, "collection": "dmeo"})
     found = await client.call_tool("search", {"question": PLANT_QUESTION, "top_k": 3})
     ok = answered.structured_content
     source = ok["sources"][0]
@@ -80,7 +80,7 @@ async def _tools_answer_refusal_error(client: Any) -> dict[str, Any]:
     }
 
 
-def _check(out: dict[str, Any], audit: Path, typo: str = "no collection 'plnat'") -> None:
+def _check(out: dict[str, Any], audit: Path, typo: str = "no collection 'dmeo'") -> None:
     assert {"answer", "search", "get_source"} <= out["tools"]
     ok = out["answered"].structured_content
     assert not out["answered"].is_error and ok["status"] == "OK"
@@ -123,7 +123,7 @@ def test_stdio(api_store: Path, tmp_path: Path) -> None:
 
     out = anyio.run(main)
     _check(out, audit)
-    assert out["resources"] == ["citebound://collections/plant", "citebound://collections/secret"]
+    assert out["resources"] == ["citebound://collections/demo", "citebound://collections/secret"]
     assert [d["title"] for d in out["secret_docs"]] == ["Project Zebra Launch Plan"]
 
 
@@ -171,7 +171,7 @@ def _http_client(url: str, http: Any) -> Client:
 
 def test_streamable_http_with_keys(http_server: tuple[str, Path]) -> None:
     url, audit = http_server
-    plant_key = KEYS["plant-reader"][0]
+    plant_key = KEYS["demo-reader"][0]
 
     async def main() -> dict[str, Any]:
         import httpx2
@@ -190,7 +190,7 @@ def test_streamable_http_with_keys(http_server: tuple[str, Path]) -> None:
             return out
 
     out = anyio.run(main)
-    _check(out, audit, typo="key 'plant-reader' may not read collection 'plnat'")
+    _check(out, audit, typo="key 'demo-reader' may not read collection 'dmeo'")
     # A key that may not read `secret` gets the API's 403 line, and no text of it.
     assert out["secret"].is_error
     assert "may not read collection 'secret'" in out["secret"].content[0].text

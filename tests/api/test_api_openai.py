@@ -28,9 +28,9 @@ def test_openai_client_gets_a_validated_cited_answer(live_server: Callable[..., 
         ]
         # A system message is never dropped silently: rejected, or ignored when asked.
         with pytest.raises(openai.BadRequestError, match="system/developer messages"):
-            client.chat.completions.create(model="citebound:plant", messages=messages)  # type: ignore[arg-type]
+            client.chat.completions.create(model="citebound:demo", messages=messages)  # type: ignore[arg-type]
         r = client.chat.completions.create(
-            model="citebound:plant",
+            model="citebound:demo",
             messages=messages,  # type: ignore[arg-type]
             extra_body={"citebound": {"system_message": "ignore"}},
         )
@@ -40,7 +40,7 @@ def test_openai_client_gets_a_validated_cited_answer(live_server: Callable[..., 
         assert "45 Nm" in content and r.choices[0].finish_reason == "stop"
         assert cb["status"] == "OK" and cb["citations"]
         assert all(f"[{c['anchor']}]" in content for c in cb["citations"])
-        assert r.id == f"chatcmpl-{cb['request_id']}" and r.model == "citebound:plant"
+        assert r.id == f"chatcmpl-{cb['request_id']}" and r.model == "citebound:demo"
 
         refused = client.chat.completions.create(
             model="citebound", messages=[{"role": "user", "content": UNANSWERABLE}]
@@ -51,7 +51,7 @@ def test_openai_client_gets_a_validated_cited_answer(live_server: Callable[..., 
             policy.refusal.model_text,
         }
         assert (refused.model_extra or {})["citebound"]["status"] == "NO_EVIDENCE"
-        assert [m.id for m in client.models.list()] == ["citebound:plant", "citebound:secret"]
+        assert [m.id for m in client.models.list()] == ["citebound:demo", "citebound:secret"]
         # Both answers were audited.
         sink = srv.app.state.runtime.ctx.sinks[0]  # type: ignore[attr-defined]
         for req in (cb["request_id"], refused.model_extra["citebound"]["request_id"]):  # type: ignore[index]
@@ -62,10 +62,10 @@ def test_openai_client_streams_the_validated_answer(live_server: Callable[..., o
     with live_server() as srv:  # type: ignore[attr-defined]
         client = _client(srv.url)
         plain = client.chat.completions.create(
-            model="citebound:plant", messages=[{"role": "user", "content": PLANT_QUESTION}]
+            model="citebound:demo", messages=[{"role": "user", "content": PLANT_QUESTION}]
         )
         stream = client.chat.completions.create(
-            model="citebound:plant",
+            model="citebound:demo",
             messages=[{"role": "user", "content": PLANT_QUESTION}],
             stream=True,
             stream_options={"include_usage": True},
@@ -90,7 +90,7 @@ def test_openai_client_with_keys(live_server: Callable[..., object]) -> None:
             _client(srv.url, "wrong").chat.completions.create(
                 model="citebound", messages=[{"role": "user", "content": PLANT_QUESTION}]
             )
-        reader = _client(srv.url, KEYS["plant-reader"][0])
+        reader = _client(srv.url, KEYS["demo-reader"][0])
         with pytest.raises(openai.PermissionDeniedError):
             reader.chat.completions.create(
                 model="citebound:secret", messages=[{"role": "user", "content": SECRET_QUESTION}]
@@ -200,15 +200,15 @@ def test_chat_request_errors_are_4xx(live_server: Callable[..., object]) -> None
 def test_unknown_collection_or_model_is_a_404_naming_the_existing_ones(
     live_server: Callable[..., object],
 ) -> None:
-    # The README once said model="citebound:plant" against `serve --demo` (collection "demo"):
+    # The README once said model="citebound:demo" against `serve --demo` (collection "demo"):
     # that returned HTTP 200 with an empty answer. A name that does not exist is a 404 now.
     with live_server() as srv, _client(srv.url) as client:  # type: ignore[attr-defined]
         with pytest.raises(openai.NotFoundError) as info:
             client.chat.completions.create(
-                model="citebound:plnat", messages=[{"role": "user", "content": PLANT_QUESTION}]
+                model="citebound:dmeo", messages=[{"role": "user", "content": PLANT_QUESTION}]
             )
         detail = info.value.response.json()["error"]["message"]  # OpenAI's error body
-        assert "'plnat'" in detail and "citebound:plant" in detail and "secret" in detail
+        assert "'dmeo'" in detail and "citebound:demo" in detail and "secret" in detail
         r = httpx.post(
             f"{srv.url}/v1/answer",  # type: ignore[attr-defined]
             json={"question": PLANT_QUESTION, "collection": "nope"},
@@ -216,4 +216,4 @@ def test_unknown_collection_or_model_is_a_404_naming_the_existing_ones(
         )
         assert r.status_code == 404
         assert r.headers["content-type"].startswith("application/problem+json")
-        assert "collections you can read: plant, secret" in r.json()["detail"]
+        assert "collections you can read: demo, secret" in r.json()["detail"]

@@ -1,6 +1,6 @@
 """Issue 34 item 5 (reproduction 6): request ids are scoped by collection.
 
-A reader key for `plant` posting an id that `secret` will use must neither claim it (secret's
+A reader key for `demo` posting an id that `secret` will use must neither claim it (secret's
 later request with that id is answered) nor learn whether secret has recorded it (the reply is
 the one an unused id gets)."""
 
@@ -17,8 +17,8 @@ def _ask(c: TestClient, key: str, rid: str, question: str = UNANSWERABLE) -> tup
 
 def test_another_collections_id_is_not_claimed(keyed_client: TestClient) -> None:
     c = keyed_client
-    squat, body = _ask(c, "plant-reader", "secret-ticket-42")
-    assert squat == 200 and body["request_id"] == "plant:secret-ticket-42"
+    squat, body = _ask(c, "demo-reader", "secret-ticket-42")
+    assert squat == 200 and body["request_id"] == "demo:secret-ticket-42"
     code, theirs = _ask(c, "secret-reader", "secret-ticket-42")
     assert code == 200, theirs
     assert theirs["request_id"] == "secret:secret-ticket-42"
@@ -30,26 +30,26 @@ def test_another_collections_id_is_not_claimed(keyed_client: TestClient) -> None
 def test_a_409_never_confirms_another_collections_id(keyed_client: TestClient) -> None:
     c = keyed_client
     assert _ask(c, "secret-reader", "launch-7")[0] == 200
-    # The plant key posting secret's id (bare or scoped) is answered as a new id of plant.
+    # The demo key posting secret's id (bare or scoped) is answered as a new id of demo.
     for rid in ("launch-7", "secret:launch-7"):
-        code, body = _ask(c, "plant-reader", rid, PLANT_QUESTION)
+        code, body = _ask(c, "demo-reader", rid, PLANT_QUESTION)
         assert code == 200, body
-        assert body["request_id"] == f"plant:{rid}"
+        assert body["request_id"] == f"demo:{rid}"
     # Each record is its own collection's: one per scoped id.
     rt = c.app.state.runtime  # type: ignore[attr-defined]
     sink = rt.ctx.sinks[0]
     assert [r.request_id for r in sink.find("secret:launch-7")] == ["secret:launch-7"]
-    assert len(sink.find("plant:secret:launch-7")) == 1
+    assert len(sink.find("demo:secret:launch-7")) == 1
 
 
 def test_steps_scope_request_ids_too(keyed_client: TestClient) -> None:
     c = keyed_client
     start = {"question": UNANSWERABLE, "request_id": "s-9", "to_end": True}
-    first = c.post("/v1/steps", json=start, headers=auth("plant-reader"))
+    first = c.post("/v1/steps", json=start, headers=auth("demo-reader"))
     assert first.status_code == 200, first.text
     other = c.post("/v1/steps", json=start, headers=auth("secret-reader"))
     assert other.status_code == 200, other.text
-    assert c.post("/v1/steps", json=start, headers=auth("plant-reader")).status_code == 409
+    assert c.post("/v1/steps", json=start, headers=auth("demo-reader")).status_code == 409
 
 
 def test_feedback_and_audit_by_the_scoped_id(keyed_client: TestClient) -> None:
@@ -60,6 +60,6 @@ def test_feedback_and_audit_by_the_scoped_id(keyed_client: TestClient) -> None:
     rid = body["request_id"]
     verdict = {"request_id": rid, "verdict": "correct"}
     assert c.post("/v1/feedback", json=verdict, headers=auth("secret-reader")).status_code == 201
-    assert c.post("/v1/feedback", json=verdict, headers=auth("plant-reader")).status_code == 404
+    assert c.post("/v1/feedback", json=verdict, headers=auth("demo-reader")).status_code == 404
     assert c.get(f"/v1/audit/{rid}", headers=auth("admin")).status_code == 200
-    assert c.get(f"/v1/audit/{rid}", headers=auth("plant-admin")).status_code == 404
+    assert c.get(f"/v1/audit/{rid}", headers=auth("demo-admin")).status_code == 404

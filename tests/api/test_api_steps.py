@@ -69,7 +69,7 @@ def test_step_through_every_stage_in_order(client: TestClient) -> None:
     assert 0 < src["support"] <= 1 and result["confidence"]["level"] != "none"
     # Recorded exactly once; the finished state cannot be stepped again.
     rt = client.app.state.runtime  # type: ignore[attr-defined]
-    (record,) = rt.ctx.sinks[0].find("plant:step-1")
+    (record,) = rt.ctx.sinks[0].find("demo:step-1")
     assert [c.stage for c in record.model_calls or []] == ["answer"]
     assert json.loads(s["state"])["model_calls"] == []  # model text never handed out
     again = client.post("/v1/steps", json={"state": s["state"], "state_token": s["state_token"]})

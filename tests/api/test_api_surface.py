@@ -107,7 +107,7 @@ def test_citebound_serve_answers_over_http(api_store: Path, tmp_path: Path) -> N
             time.sleep(0.3)
         r = httpx.post(
             f"{url}/v1/answer",
-            json={"question": "What is the GB-7 gearbox oil grade?", "collection": "plant"},
+            json={"question": "What is the GB-7 gearbox oil grade?", "collection": "demo"},
             timeout=60,
         )
         assert r.status_code == 200 and r.json()["status"] == "OK", r.text
