@@ -17,7 +17,6 @@ from citebound.pipeline import (
     check_invariants,
     next_stage,
 )
-from citebound.store.sqlite import SqliteStore
 
 TORQUE = "What torque should the HP-220 impeller bolts be tightened to?"
 REFUSAL = "NO_EVIDENCE: The provided evidence does not contain sufficient information to answer this question."
@@ -160,23 +159,23 @@ def test_llm_shape_with_a_provider_that_cannot_classify_blocks_with_a_clear_erro
 
 
 def test_every_request_leaves_exactly_one_audit_record(
-    make_pipeline: Callable[..., Pipeline], demo_store_copy: Path
+    make_pipeline: Callable[..., Pipeline], demo_store_dir: Path
 ) -> None:
-    with SqliteStore(demo_store_copy) as store:  # the missing collection writes to the store
-        pipe = make_pipeline(store=store)
-        pipe.run(TORQUE, request_id="ok-1")
-        pipe.run("Who is the CEO of the company that operates this plant?", request_id="ne-1")
-        pipe.run(TORQUE, request_id="fail-1", collection="no-such-collection")
-        sink = pipe.ctx.sinks[0]
-        statuses = {rid: [r.status for r in sink.find(rid)] for rid in ("ok-1", "ne-1", "fail-1")}
+    # Over the shared demo store: a missing collection's name must write nothing to it.
+    pipe = make_pipeline()
+    pipe.run(TORQUE, request_id="ok-1")
+    pipe.run("Who is the CEO of the company that operates this plant?", request_id="ne-1")
+    pipe.run(TORQUE, request_id="fail-1", collection="no-such-collection")
+    sink = pipe.ctx.sinks[0]
+    statuses = {rid: [r.status for r in sink.find(rid)] for rid in ("ok-1", "ne-1", "fail-1")}
     assert statuses == {"ok-1": ["OK"], "ne-1": ["NO_EVIDENCE"], "fail-1": ["FAILED"]}
 
 
 def test_missing_index_fails_closed_with_an_actionable_message(
-    make_pipeline: Callable[..., Pipeline], demo_store_copy: Path
+    make_pipeline: Callable[..., Pipeline], demo_store_dir: Path
 ) -> None:
-    with SqliteStore(demo_store_copy) as store:  # the missing collection writes to the store
-        state = make_pipeline(store=store).run(TORQUE, collection="no-such-collection")
+    # Over the shared demo store: a missing collection's name must write nothing to it.
+    state = make_pipeline().run(TORQUE, collection="no-such-collection")
     assert state.response is not None and state.response.status.value == "FAILED"
     assert "ingest" in state.extras["error"]["message"]
 

@@ -96,12 +96,12 @@ def test_ask_says_when_the_model_refused_evidence_that_passed_the_gate(
 
 
 def test_ask_failure_exits_2(
-    demo_store_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    demo_store_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     env = {"CITEBOUND_AUDIT_SQLITE_PATH": str(tmp_path / "a.sqlite")}
     result = CliRunner().invoke(
-        main, ["ask", TORQUE, "--store", str(demo_store_copy), "--collection", "nope"], env=env
+        main, ["ask", TORQUE, "--store", str(demo_store_dir), "--collection", "nope"], env=env
     )
     assert result.exit_code == 2
     assert result.stderr.startswith("citebound: FAILED: STORE_UNAVAILABLE: no collection 'nope'")

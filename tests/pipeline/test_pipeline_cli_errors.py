@@ -56,9 +56,9 @@ def test_missing_store_is_not_created(tmp_path: Path, command: str) -> None:
 
 
 def test_misspelled_collection_lists_the_existing_ones(
-    demo_store_copy: Path, tmp_path: Path
+    demo_store_dir: Path, tmp_path: Path
 ) -> None:
-    result = ask(demo_store_copy, tmp_path, QUESTION, collection="demoo")
+    result = ask(demo_store_dir, tmp_path, QUESTION, collection="demoo")
     assert result.exit_code == 2
     line = one_line(result)
     assert "no collection 'demoo'" in line and "(existing: demo)" in line

@@ -264,6 +264,11 @@ class SqliteStore(SqlStoreBase):
             except sqlite3.Error as err:
                 self._conn.execute("ROLLBACK")
                 raise StoreError(f"store read failed: {err}") from err
+            if count == 0 and collection is not None:
+                # A collection with no chunks (a misspelled name, most often) is not cached:
+                # asking about it must not write to the store, and its version costs nothing.
+                self._conn.execute("ROLLBACK")
+                return version
             try:
                 self._conn.execute(
                     "INSERT OR REPLACE INTO index_versions VALUES (?, ?, ?, ?)",
