@@ -1,0 +1,1 @@
+"""The reader: does this sentence state the answer to the question?"""
