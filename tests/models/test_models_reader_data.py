@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from training.common import read_jsonl
-from training.reader import build, sources
+from training.common import Pair, read_jsonl
+from training.reader import build, evaluate, sources
 
 SENTENCES = ["The pump runs at 40 rpm.", "It was built in 1990.", "Oil is changed yearly."]
 
@@ -118,3 +118,18 @@ def test_build_is_deterministic_and_counts_what_it_wrote(tmp_path: Path) -> None
     counts = first["train"]
     assert isinstance(counts, dict)
     assert counts["pairs"] == len(train) and counts["positive"] == sum(p.label for p in train)
+
+
+def test_evaluate_ranks_the_best_positive_and_breaks_ties_against_it() -> None:
+    assert evaluate.ranks([0.9, 0.5, 0.1], [0, 1, 0]) == 2
+    assert evaluate.ranks([0.5, 0.5, 0.1], [0, 1, 0]) == 2  # a tie is not a win
+    assert evaluate.ranks([0.2, 0.9, 0.9], [1, 1, 0]) == 2
+    pairs = [
+        Pair("a", "q1", 1, "s", "gold"),
+        Pair("b", "q1", 0, "s", "other"),
+        Pair("c", "q2", 0, "s", "other"),  # q2 has no positive: left out
+    ]
+    by = evaluate.groups(pairs)
+    assert list(by) == [("s", "q1")]
+    got = evaluate.evaluate(by, lambda cands: [1.0 if p.premise == "b" else 0.0 for p in cands])
+    assert got["s"] == {"questions": 1, "p_at_1": 0.0, "mrr": 0.5} and got["all"] == got["s"]

@@ -41,14 +41,14 @@ def passage(heading_path: list[str], sentence: str) -> str:
     return f"{head}: {sentence.strip()}" if head else sentence.strip()
 
 
-def _words(text: str) -> set[str]:
+def words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if len(w) > 3}
 
 
 def _best(question: str, sentences: list[str], k: int) -> list[str]:
     """The k sentences sharing most words with the question; ties keep document order."""
-    q = _words(question)
-    ranked = sorted(enumerate(sentences), key=lambda t: (-len(q & _words(t[1])), t[0]))
+    q = words(question)
+    ranked = sorted(enumerate(sentences), key=lambda t: (-len(q & words(t[1])), t[0]))
     return [s for _, s in ranked[:k]]
 
 
