@@ -225,11 +225,11 @@ def _computed(data: Any) -> Any:
 def _unembedded(store: Any, collection: str, model: str) -> dict[str, str]:
     """chunk_id -> index text of the chunks with no vector in the local index files or, for a
     shared store (PostgreSQL), in the database."""
-    from citebound.index.build import _cached_vectors, _shared_vectors, index_dir, index_text
+    from citebound.index.build import cached_vectors, index_dir, index_text, shared_vectors
 
     chunks = sorted(store.iter_chunks(collection), key=lambda c: c.chunk_id)
-    have = set(_cached_vectors(index_dir(store.root, collection), model))
-    shared = _shared_vectors(store)
+    have = set(cached_vectors(index_dir(store.root, collection), model))
+    shared = shared_vectors(store)
     if shared is not None:
         have |= set(shared.get_vectors(model, [c.chunk_id for c in chunks]))
     return {c.chunk_id: index_text(c) for c in chunks if c.chunk_id not in have}
