@@ -27,11 +27,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from citebound.contracts.audit import AuditRecord
 from citebound.contracts.enums import (
     GenerationStatus,
     PublicStatus,
     ReasonCode,
 )
+from citebound.contracts.execution import ModelCallRecord
+from citebound.contracts.public import PublicResponse, TokenUsage
 from citebound.errors import ProviderError
 
 if TYPE_CHECKING:
@@ -85,6 +88,8 @@ class CallJournal:
         return self.inner.complete(request)
 
     def _journal(self, request_id: str, prompts: dict[str, int]) -> None:
+        # Lazy: the citebound.audit package costs ~250 ms to import (its sinks), on every Spark
+        # worker that imports this module.
         from citebound.audit import utc_now
 
         assert self.staging is not None
@@ -125,9 +130,6 @@ def interrupted_row(
 ) -> tuple[PublicResponse, AuditRecord]:
     """The FAILED response and audit record of a journaled call whose answer was lost."""
     from citebound.audit import utc_now
-    from citebound.contracts.audit import AuditRecord
-    from citebound.contracts.execution import ModelCallRecord
-    from citebound.contracts.public import PublicResponse, TokenUsage
 
     provider = str(intent.get("provider") or "")
     model = str(intent.get("model_name") or "")
