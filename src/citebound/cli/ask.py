@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from citebound.cli import _embedder_process
 from citebound.cli._common import (
     EXIT_FAILED,
     EXIT_NO_EVIDENCE,
@@ -27,15 +28,14 @@ from citebound.cli._common import (
     store_option,
     store_override,
 )
-from citebound.cli._exit import pause_gc, release_at_exit, resume_gc
+from citebound.cli._exit import owns_process, pause_gc, release_at_exit, resume_gc
+from citebound.cli._warm import prewarm_embedder, prewarm_tokenizer
 from citebound.errors import CiteboundError, ConfigError
+from citebound.presets import DEFAULT_PRESET, PRESET_SUMMARIES
+from citebound.text.sanitize import storage_problem
 
 if TYPE_CHECKING:
     from citebound.config import Config
-
-# The config, the contracts and the pipeline (pydantic, numpy: ~0.2 s of imports) are imported
-# inside the commands, after `ask` has started loading its query embedder (in a helper process,
-# cli/_embedder_process.py, or on a thread, cli/_warm.py).
 
 # Questions of a --questions batch embedded ahead at once (bounds the memo to ~0.4 MB).
 PREFETCH_CHUNK = 256
@@ -44,6 +44,10 @@ EXIT_BY_STATUS = {"OK": EXIT_OK, "NO_EVIDENCE": EXIT_NO_EVIDENCE, "FAILED": EXIT
 
 
 def config_from_options(config_file: str | None, **overrides: Any) -> Config:
+    # Lazy: the config, the contracts and the pipeline (pydantic, numpy) cost ~170-260 ms each
+    # of a cold `citebound ask` (python -X importtime); they are imported inside the commands,
+    # after `ask` has started loading its query embedder (in a helper process,
+    # cli/_embedder_process.py, or on a thread, cli/_warm.py), and `ask --help` never pays them.
     from citebound.config import load_config
 
     try:
@@ -111,8 +115,6 @@ def _print_steps(state: Any) -> None:
 
 
 def _read_questions(path: Path) -> list[tuple[str | None, str]]:
-    from citebound.text.sanitize import storage_problem
-
     out: list[tuple[str | None, str]] = []
     first_line: dict[str, int] = {}
     try:
@@ -217,11 +219,8 @@ def ask_cmd(
 
     Exit codes: 0 answered, 3 refused (NO_EVIDENCE), 2 failed.
     """
-    from citebound.cli._warm import prewarm_tokenizer
-
     if (question is None) == (questions_file is None):
         fail("give either a QUESTION or --questions FILE.jsonl")
-    from citebound.text.sanitize import storage_problem
 
     why = storage_problem(question) if question is not None else None
     if why is not None:
@@ -344,10 +343,6 @@ def start_query_embedder() -> None:
     """Start loading the default query embedder: a helper process, else a thread."""
     import atexit
 
-    from citebound.cli import _embedder_process
-    from citebound.cli._exit import owns_process
-    from citebound.cli._warm import prewarm_embedder
-
     helper = _embedder_process.start() if owns_process() else None
     if helper is not None:
         from citebound.index.embedder import use_query_embedder
@@ -368,7 +363,6 @@ def config_group() -> None:
 def config_show(config_file: str | None) -> None:
     """Print the effective config (file + CITEBOUND_* env), its fingerprint, the policy's, and
     what each shipped preset is (which is the default, and why)."""
-    from citebound.presets import DEFAULT_PRESET, PRESET_SUMMARIES
     from citebound.store.pg_connect import redact
 
     config = config_from_options(config_file)
