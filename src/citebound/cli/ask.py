@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from citebound.cli import _embedder_process
 from citebound.cli._common import (
     EXIT_FAILED,
     EXIT_NO_EVIDENCE,
@@ -32,7 +31,6 @@ from citebound.cli._exit import owns_process, pause_gc, release_at_exit, resume_
 from citebound.cli._warm import prewarm_embedder, prewarm_tokenizer
 from citebound.errors import CiteboundError, ConfigError
 from citebound.presets import DEFAULT_PRESET, PRESET_SUMMARIES
-from citebound.text.sanitize import storage_problem
 
 if TYPE_CHECKING:
     from citebound.config import Config
@@ -47,7 +45,9 @@ def config_from_options(config_file: str | None, **overrides: Any) -> Config:
     # Lazy: the config, the contracts and the pipeline (pydantic, numpy) cost ~170-260 ms each
     # of a cold `citebound ask` (python -X importtime); they are imported inside the commands,
     # after `ask` has started loading its query embedder (in a helper process,
-    # cli/_embedder_process.py, or on a thread, cli/_warm.py), and `ask --help` never pays them.
+    # cli/_embedder_process.py, or on a thread, cli/_warm.py). The question screen
+    # (citebound.text, ~6 ms) and the helper process (~4 ms) are lazy too: `ask --help` and the
+    # commands that import this module pay none of them.
     from citebound.config import load_config
 
     try:
@@ -115,6 +115,8 @@ def _print_steps(state: Any) -> None:
 
 
 def _read_questions(path: Path) -> list[tuple[str | None, str]]:
+    from citebound.text.sanitize import storage_problem
+
     out: list[tuple[str | None, str]] = []
     first_line: dict[str, int] = {}
     try:
@@ -221,6 +223,7 @@ def ask_cmd(
     """
     if (question is None) == (questions_file is None):
         fail("give either a QUESTION or --questions FILE.jsonl")
+    from citebound.text.sanitize import storage_problem
 
     why = storage_problem(question) if question is not None else None
     if why is not None:
@@ -342,6 +345,8 @@ def _only_collection(ctx: Any, configured: str) -> str | None:
 def start_query_embedder() -> None:
     """Start loading the default query embedder: a helper process, else a thread."""
     import atexit
+
+    from citebound.cli import _embedder_process
 
     helper = _embedder_process.start() if owns_process() else None
     if helper is not None:
