@@ -122,9 +122,10 @@ def test_relative_imports_resolve_to_their_folder() -> None:
     assert got == [("store", "base"), ("index", "build"), ("text", "text")]
 
 
-# validate/, prompt/ and text/terms.py are rewritten on other branches, which remove these
-# edges: text/terms.py -> contracts (GateMeasures) and -> validate, prompt/condense.py ->
-# validate, validate -> prompt (markers.py, view.py). Remove the marker once they are merged.
+# The cycles left run through files other branches rewrite: text/terms.py -> contracts
+# (GateMeasures) and -> validate (text/ is meant as the bottom layer, below contracts/), and
+# prompt/ <-> validate/ (prompt/condense.py -> validate; validate/markers.py, view.py ->
+# prompt). Remove the marker once those branches are merged.
 @pytest.mark.xfail(
     strict=True,
     reason="cycles through text/terms.py, validate/ and prompt/, removed on other branches",
