@@ -1,6 +1,6 @@
 """Where citebound keeps per-machine caches that only make start-up faster.
 
-Two caches live here: the optimised ONNX graph of the query embedder (`index/onnx_cache.py`)
+Two caches live here: the optimised ONNX graph of the query embedder (`models/onnx_cache.py`)
 and the cl100k rank table as a marshal file (`text/bpe_py.py`). Both are derived from installed
 packages, checked when read, and never change a result: deleting the folder only makes the next
 cold start slower.

@@ -256,6 +256,8 @@ class Config(Contract):
     @property
     def audit_delta_path(self) -> Path | str:
         """A Path for a local table, the URI text for an object-store one."""
+        # Lazy: the citebound.audit package costs ~240 ms to import (its sinks), and every command
+        # imports this module.
         from citebound.audit.location import is_uri
 
         value = self.audit.delta_path

@@ -1,4 +1,4 @@
-"""The per-machine cache of the optimised ONNX graph (index/onnx_cache.py) never changes a
+"""The per-machine cache of the optimised ONNX graph (models/onnx_cache.py) never changes a
 vector: a cached session embeds bit for bit like the original model, and a bad entry is
 dropped and rebuilt rather than used."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import citebound.index.onnx_cache as onnx_cache
+import citebound.models.onnx_cache as onnx_cache
 from citebound.index.embedder import OnnxEmbedder, minilm_paths
 
 SAMPLE = Path(onnx_cache.__file__).parents[1] / "sample_corpus"

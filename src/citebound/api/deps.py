@@ -10,6 +10,7 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 from citebound.api.runtime import ApiRuntime
 from citebound.api.security import Principal
 from citebound.contracts.api import Problem
+from citebound.contracts.chat import OpenAIError
 from citebound.errors import AccessDenied
 
 _bearer = HTTPBearer(auto_error=False, description="`Authorization: Bearer <API key>`")
@@ -50,6 +51,4 @@ def problems(*codes: int) -> dict[int | str, dict[str, Any]]:
 
 def openai_errors(*codes: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI `responses` entries for the OpenAI routes' error body (`{"error": {...}}`)."""
-    from citebound.contracts.chat import OpenAIError
-
     return {code: {"model": OpenAIError} for code in codes}

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 from citebound.errors import ContractError
 from citebound.text.confusables import is_invisible_only
-from citebound.text.sanitize import storage_problem
+from citebound.text.sanitize import normalize_question, storage_problem
+from citebound.text.tokens import get_tokenizer
 
 
 class InputTooLarge(ContractError):
@@ -70,9 +71,6 @@ def check_question(question: str, limits: InputLimits) -> str:
     Order: characters first (cheap and bounds the tokenizer's work), then emptiness, then
     tokens with the policy's tokenizer (the same count the prompt builder applies later).
     """
-    from citebound.text.sanitize import normalize_question
-    from citebound.text.tokens import get_tokenizer
-
     check_texts([question], limits, what="the question")
     # The prompt builder's own normalization and count (assemble_and_build), so a question
     # passes here exactly when it would pass there.

@@ -27,6 +27,8 @@ from citebound.contracts.enums import PublicStatus
 from citebound.contracts.public import PublicResponse
 from citebound.errors import ContractError, NotFound
 from citebound.pipeline import RequestState
+from citebound.prompt import citation_format
+from citebound.text import get_tokenizer
 
 MODEL_PREFIX = "citebound:"
 DEFAULT_MODEL = "citebound"
@@ -108,8 +110,6 @@ def usage_of(state: RequestState, rt: ApiRuntime) -> tuple[int, int]:
     """(prompt tokens, completion tokens): the provider's counts when it reported them, else
     the policy tokenizer's count of the prompt sent (0 when no model was called) and of the
     text returned."""
-    from citebound.text import get_tokenizer
-
     r = state.response
     assert r is not None
     if r.token_usage.prompt is not None or r.token_usage.completion is not None:
@@ -131,8 +131,6 @@ class Citation(NamedTuple):
 def citations_in(state: RequestState, base_url: str) -> list[Citation]:
     """One entry per citation marker in the answer, in order, pointing at the cited document
     (and chunk, so the document view highlights the span)."""
-    from citebound.prompt import citation_format
-
     r = state.response
     assert r is not None
     if r.status is not PublicStatus.OK or state.answer_bundle is None:

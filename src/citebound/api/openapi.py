@@ -10,12 +10,12 @@ import sys
 import tempfile
 from typing import Any
 
+from citebound.api.app import create_app
+from citebound.config import load_config
+
 
 def openapi_document() -> dict[str, Any]:
     """The app's OpenAPI document (built on an empty temporary store)."""
-    from citebound.api.app import create_app
-    from citebound.config import load_config
-
     with tempfile.TemporaryDirectory(prefix="citebound-openapi-") as tmp:
         app = create_app(load_config(env={}, overrides={"store": tmp}))
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from citebound.sample_corpus import copy_sample_corpus
 from citebound.store.sqlite import SqliteStore
 
 # The generated PDF has no front matter: its metadata comes from a sidecar file.
@@ -22,8 +23,9 @@ def build_sample_store(root: Path, *, collection: str = "demo") -> Path:
     Example:
         >>> store_dir = build_sample_store(Path("/tmp/cb-demo"))  # doctest: +SKIP
     """
+    # Lazy: citebound.ingest (loaders, markdown-it, multiprocessing) costs ~120 ms of importing the
+    # app, paid only when the sample store is built.
     from citebound.ingest import ingest_paths
-    from citebound.sample_corpus import copy_sample_corpus
 
     docs = root / "docs"
     copy_sample_corpus(docs)

@@ -9,6 +9,7 @@ import os
 
 from fastapi import FastAPI
 
+from citebound.api.app import create_app
 from citebound.config import Config
 
 CONFIG_ENV = "CITEBOUND_SERVE_CONFIG"
@@ -16,8 +17,6 @@ CONFIG_ENV = "CITEBOUND_SERVE_CONFIG"
 
 def app_from_env() -> FastAPI:
     """uvicorn factory (`citebound.api.worker:app_from_env`, factory=True)."""
-    from citebound.api.app import create_app
-
     raw = os.environ.get(CONFIG_ENV)
     if not raw:
         raise RuntimeError(f"${CONFIG_ENV} is not set: start workers with `citebound serve`")

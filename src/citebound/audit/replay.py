@@ -39,6 +39,7 @@ from citebound.contracts.execution import ValidationResult
 from citebound.policy import Policy
 from citebound.prompt.evidence import safe_meta
 from citebound.respond.renumber import RenumberError, renumber
+from citebound.text.sanitize import safe_normalize_v1
 from citebound.validate.validator import validate_view
 from citebound.validate.view import EvidenceView
 
@@ -117,8 +118,9 @@ def store_inputs(
     """(`chunk_texts`, `chunk_sources`) for `replay` of `record` from a document store:
     the texts when `texts_needed` and the record kept none, the source lines when it kept no
     prompt; `get_chunks` (e.g. `store.get_chunks`) is called only when either is needed."""
+    # Lazy: citebound.retrieve.rows loads tantivy and the retriever, ~60 ms of importing the audit
+    # package.
     from citebound.retrieve.rows import source_of
-    from citebound.text.sanitize import safe_normalize_v1
 
     need_texts = texts_needed and record.evidence_texts is None
     need_sources = record.prompt_text is None

@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from citebound.audit.location import is_uri
+from citebound.audit.sqlite import SQLiteAuditSink
 from citebound.contracts.audit import AuditRecord
 
 DEFAULT_AUDIT_PATH = Path(".citebound") / "audit.sqlite"
@@ -37,9 +39,9 @@ class AuditSink(Protocol):
 def open_sink(path: str | Path) -> AuditSink:
     """A Delta sink for an object-store URI (s3://, abfss://, gs://), a `file://` URI, a
     directory holding `_delta_log` or named `*.delta`; else SQLite."""
-    from citebound.audit.location import is_uri
-
     if isinstance(path, str) and is_uri(path):
+        # Lazy: audit.delta needs deltalake and pyarrow (extra delta; ImportError without), ~50 ms
+        # to import.
         from citebound.audit.delta import DeltaAuditSink
 
         return DeltaAuditSink(path)
@@ -48,6 +50,5 @@ def open_sink(path: str | Path) -> AuditSink:
         from citebound.audit.delta import DeltaAuditSink
 
         return DeltaAuditSink(p)
-    from citebound.audit.sqlite import SQLiteAuditSink
 
     return SQLiteAuditSink(p)

@@ -25,11 +25,14 @@ from typing import Any
 from pydantic import Field
 
 from citebound.audit.location import TableLocation
+from citebound.batch.commit import commit_staged, run_request_ids
 from citebound.batch.run_lock import run_lock
 from citebound.batch.staging import Staging, questions_digest
+from citebound.batch.worker import answer_partitions
 from citebound.config import Config
 from citebound.contracts.base import Contract
 from citebound.errors import AuditError, ConfigError
+from citebound.store.open import open_store
 
 # Rows an executor stages per file when no request reached a model over the network (those
 # are staged one by one): small enough that a crash re-answers little, large enough that a
@@ -111,8 +114,6 @@ def executor_config(config: Config) -> Config:
     URL fails before the job); the store directory then only holds each host's index files."""
     store = Path(config.store)
     if config.database:
-        from citebound.store.open import open_store
-
         open_store(store, database=config.database).close()
     elif not (store / "store.sqlite").is_file():
         raise ConfigError(f"no citebound store at {store} (run `citebound ingest` first)")
@@ -137,8 +138,6 @@ def _start_or_resume(
     staging: Staging, manifest: dict[str, Any], audit_at: TableLocation, answers_at: TableLocation
 ) -> None:
     """Write the run manifest for a new run, or check that a re-run is the same run."""
-    from citebound.batch.commit import run_request_ids
-
     run = staging.run_id
     held = len(run_request_ids(audit_at, run) | run_request_ids(answers_at, run))
     earlier = staging.read_manifest()
@@ -180,9 +179,9 @@ def answer_batch(
     default run id is the same for the same questions and config): rows it staged are committed
     first and only the others are answered.
     """
+    # Lazy: audit.delta needs deltalake and pyarrow (extra delta; ImportError without), ~50 ms to
+    # import.
     from citebound.audit.delta import DeltaAuditSink
-    from citebound.batch.commit import commit_staged, run_request_ids
-    from citebound.batch.worker import answer_partitions
 
     started = time.perf_counter()
     questions = sorted(questions)

@@ -19,6 +19,7 @@ from typing import Any
 
 from citebound.audit.location import TableLocation
 from citebound.batch.staging import Staging, call_file
+from citebound.batch.tables import write_table
 from citebound.contracts.audit import AuditRecord
 from citebound.contracts.public import PublicResponse
 from citebound.errors import AuditError
@@ -149,9 +150,10 @@ def _append(
 ) -> None:
     import pyarrow as pa
 
+    # Lazy: audit.delta needs deltalake and pyarrow (extra delta; ImportError without), ~50 ms to
+    # import; batch.answer imports this module.
     from citebound.audit.delta import DeltaAuditSink
     from citebound.batch.answer import answers_arrow_schema
-    from citebound.batch.tables import write_table
 
     # Audit first: a request that reached a model is recorded before its answer is published.
     # Through the sink: one Delta commit, chained after the table's head (audit/delta.py).

@@ -30,11 +30,18 @@ from typing import Any
 from pydantic import Field
 
 from citebound.audit.location import TableLocation
+from citebound.batch.answer import STAGE_ROWS, default_run_id, executor_config
+from citebound.batch.commit import commit_staged, run_request_ids
 from citebound.batch.run_lock import run_lock
 from citebound.batch.staging import Staging
+from citebound.batch.tables import check_run_absent, write_table
+from citebound.batch.worker import RowStager, worker_context
 from citebound.config import Config
+from citebound.contracts.audit import AuditRecord
 from citebound.contracts.base import Contract
+from citebound.contracts.public import PublicResponse
 from citebound.errors import AuditError, ConfigError
+from citebound.eval.metrics import ndcg_at_k, recall_at_k
 
 # Ranking depth kept per question: Recall@100 needs the first 100 distinct documents.
 RANKING_DEPTH = 100
@@ -119,12 +126,6 @@ def eval_partitions(
 
     def run(frames: Iterator[Any]) -> Iterator[Any]:
         import pandas as pd
-
-        from citebound.batch.answer import STAGE_ROWS
-        from citebound.batch.worker import RowStager, worker_context
-        from citebound.contracts.audit import AuditRecord
-        from citebound.contracts.public import PublicResponse
-        from citebound.eval.metrics import ndcg_at_k, recall_at_k
 
         pipe, sink = worker_context(config_json)
         ctx = pipe.ctx
@@ -218,10 +219,9 @@ def eval_batch(
     """Evaluate `questions`; append per-question rows to OUT/eval; return the averages."""
     import pyarrow as pa
 
+    # Lazy: audit.delta needs deltalake and pyarrow (extra delta; ImportError without), ~50 ms to
+    # import.
     from citebound.audit.delta import DeltaAuditSink
-    from citebound.batch.answer import default_run_id, executor_config
-    from citebound.batch.commit import commit_staged, run_request_ids
-    from citebound.batch.tables import check_run_absent, write_table
 
     started = time.perf_counter()
     questions = sorted(questions)

@@ -27,11 +27,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from citebound.audit import utc_now
+from citebound.contracts.audit import AuditRecord
 from citebound.contracts.enums import (
     GenerationStatus,
     PublicStatus,
     ReasonCode,
 )
+from citebound.contracts.execution import ModelCallRecord
+from citebound.contracts.public import PublicResponse, TokenUsage
 from citebound.errors import ProviderError
 
 if TYPE_CHECKING:
@@ -85,8 +89,6 @@ class CallJournal:
         return self.inner.complete(request)
 
     def _journal(self, request_id: str, prompts: dict[str, int]) -> None:
-        from citebound.audit import utc_now
-
         assert self.staging is not None
         intent = {
             "run_id": self.run_id,
@@ -124,11 +126,6 @@ def interrupted_row(
     policy: Policy,
 ) -> tuple[PublicResponse, AuditRecord]:
     """The FAILED response and audit record of a journaled call whose answer was lost."""
-    from citebound.audit import utc_now
-    from citebound.contracts.audit import AuditRecord
-    from citebound.contracts.execution import ModelCallRecord
-    from citebound.contracts.public import PublicResponse, TokenUsage
-
     provider = str(intent.get("provider") or "")
     model = str(intent.get("model_name") or "")
     prompts = [str(p) for p in intent.get("prompt_sha256") or []]

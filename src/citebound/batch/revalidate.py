@@ -15,6 +15,9 @@ from typing import Any
 from pydantic import Field
 
 from citebound.audit.location import TableLocation
+from citebound.batch.answer import executor_config
+from citebound.batch.tables import read_delta_spark, write_table
+from citebound.batch.worker import VERDICT_FIELDS, revalidate_partitions
 from citebound.config import Config
 from citebound.contracts.base import Contract
 from citebound.errors import ConfigError
@@ -38,15 +41,11 @@ class RevalidateSummary(Contract):
 def verdict_arrow_schema() -> Any:
     import pyarrow as pa
 
-    from citebound.batch.worker import VERDICT_FIELDS
-
     kinds = {"string": pa.string(), "boolean": pa.bool_()}
     return pa.schema([pa.field(k, kinds[v]) for k, v in VERDICT_FIELDS.items()])
 
 
 def _spark_schema() -> str:
-    from citebound.batch.worker import VERDICT_FIELDS
-
     return ", ".join(f"{k} {v}" for k, v in VERDICT_FIELDS.items())
 
 
@@ -63,10 +62,9 @@ def revalidate_batch(
     """Re-validate the records of `audit` (optionally one run) and append verdicts to `out`."""
     import pyarrow as pa
 
+    # Lazy: audit.delta needs deltalake and pyarrow (extra delta; ImportError without), ~50 ms to
+    # import.
     from citebound.audit.delta import DeltaAuditSink
-    from citebound.batch.answer import executor_config
-    from citebound.batch.tables import read_delta_spark, write_table
-    from citebound.batch.worker import revalidate_partitions
 
     started = time.perf_counter()
     DeltaAuditSink(audit)  # refuses a table that is not a citebound audit table

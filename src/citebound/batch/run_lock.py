@@ -168,6 +168,7 @@ def _pick(staging: Staging, database: str | None) -> LockKind:
 
 
 def _lease_store(staging: Staging, kind: LockKind, database: str | None) -> LeaseStore:
+    # Lazy: batch.lease_sql imports this module (RunLocked).
     from citebound.batch.lease_sql import PostgresLeases, SQLiteLeases
 
     if kind == "sqlite":

@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from citebound.batch.staging import Staging, call_file
+from citebound.audit.columns import COLUMNS, from_row
+from citebound.audit.replay import replay, store_inputs
+from citebound.batch.intents import CallJournal, interrupted_row
+from citebound.batch.staging import Staging, call_file, slice_key
 from citebound.config import Config
 from citebound.contracts.audit import AuditRecord
 from citebound.errors import AuditError
@@ -60,7 +63,8 @@ def worker_context(config_json: str) -> tuple[Any, CollectingSink]:
     provider that calls a model over the network is wrapped in a `CallJournal`
     (batch/intents.py), which `RowStager.start` binds to the run's staging area."""
     if config_json not in _CONTEXTS:
-        from citebound.batch.intents import CallJournal
+        # Lazy: the pipeline costs ~45 ms to import (pydantic contracts, stages), paid only by the
+        # partitions that answer.
         from citebound.pipeline import Pipeline, PipelineContext
 
         config = Config.model_validate_json(config_json)
@@ -86,8 +90,6 @@ class RowStager:
     """
 
     def __init__(self, staging: Staging, run_id: str, stage_rows: int, pipe: Any) -> None:
-        from citebound.batch.intents import CallJournal
-
         self.staging, self.run_id, self.stage_rows = staging, run_id, stage_rows
         # A journal wraps the provider exactly when it calls a model over the network
         # (`worker_context`, `calls_remote_model`).
@@ -103,8 +105,6 @@ class RowStager:
         self.journaled: set[str] = set()
 
     def start(self, first_request_id: str) -> dict[str, str]:
-        from citebound.batch.staging import slice_key
-
         self.key = slice_key(self.run_id, first_request_id)
         done: dict[str, str] = {}
         for part in self.staging.part_files(self.key):  # an earlier attempt of this task
@@ -127,7 +127,6 @@ class RowStager:
         intent = self.staging.read_call(rid) if call_file(rid) in self.journaled else None
         if intent is None:
             return None
-        from citebound.batch.intents import interrupted_row
 
         response, record = interrupted_row(
             rid, question, intent, run_id=self.run_id, policy=self.policy
@@ -210,9 +209,6 @@ def revalidate_partitions(
     def run(frames: Iterator[Any]) -> Iterator[Any]:
         import pandas as pd
 
-        from citebound.audit.columns import from_row
-        from citebound.audit.replay import replay, store_inputs
-
         pipe, _ = worker_context(config_json)
         policy = pipe.ctx.policy
         for frame in frames:
@@ -274,8 +270,6 @@ def _enum(value: Any) -> str | None:
 def audit_row(row: dict[str, Any]) -> dict[str, Any]:
     """A pandas row of the audit table -> the plain values `from_row` takes. Arrow->pandas
     turns a nullable int column into float64 with NaN and list columns into numpy arrays."""
-    from citebound.audit.columns import COLUMNS
-
     out: dict[str, Any] = {}
     for col in COLUMNS:
         value: Any = row.get(col.name)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, NoReturn, TypeVar
 import click
 
 from citebound._names import PROVIDERS
+from citebound.errors import ConfigError
 from citebound.presets import DEFAULT_PRESET, PRESETS
 
 if TYPE_CHECKING:
@@ -77,6 +78,8 @@ def filters_from_options(
             check_date(option, value)
     if date_from and date_to and date_from > date_to:
         fail(f"--date-from {date_from} is after --date-to {date_to}: no document could match")
+    # Lazy: the contracts and the config (pydantic) cost ~160-280 ms of a cold `citebound ask
+    # --help` and of every command's --help, which import this module (python -X importtime).
     from citebound.contracts.retrieval import DateRange, FiltersApplied
 
     date_range = DateRange(start=date_from, end=date_to) if (date_from or date_to) else None
@@ -165,7 +168,6 @@ def resolve_store(store_dir: Path | None) -> Path:
     if store_dir is not None:
         return store_dir
     from citebound.config import load_config
-    from citebound.errors import ConfigError
 
     try:
         return load_config().store_path
@@ -196,7 +198,6 @@ def resolve_database(cli_value: str | None) -> str:
     if not Path("citebound.toml").is_file():
         return ""
     from citebound.config import load_config
-    from citebound.errors import ConfigError
 
     try:
         return load_config().database

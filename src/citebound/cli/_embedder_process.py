@@ -97,6 +97,8 @@ def _receive(fd: int) -> tuple[int, bytes]:
 def _serve(requests: int, replies: int) -> None:
     """The helper: load the embedder, say so (its dim, or why not), answer until EOF."""
     try:
+        # Lazy: the embedder (numpy, onnxruntime, tokenizers: ~110 ms, python -X importtime) is
+        # imported in the forked helper only, never in the parent before the fork.
         from citebound.index.embedder import default_embedder
 
         embedder = default_embedder()

@@ -27,6 +27,8 @@ def _quietly(load: Callable[[], object]) -> None:
 
 
 def _embedder() -> None:
+    # Lazy: the embedder (numpy, onnxruntime: ~120 ms, python -X importtime) and the tokenizer (~20
+    # ms) are imported on the warm-up thread, beside the command's own imports.
     from citebound.index.embedder import default_embedder
 
     default_embedder()

@@ -27,15 +27,13 @@ from citebound.cli._common import (
     store_option,
     store_override,
 )
-from citebound.cli._exit import pause_gc, release_at_exit, resume_gc
+from citebound.cli._exit import owns_process, pause_gc, release_at_exit, resume_gc
+from citebound.cli._warm import prewarm_embedder, prewarm_tokenizer
 from citebound.errors import CiteboundError, ConfigError
+from citebound.presets import DEFAULT_PRESET, PRESET_SUMMARIES
 
 if TYPE_CHECKING:
     from citebound.config import Config
-
-# The config, the contracts and the pipeline (pydantic, numpy: ~0.2 s of imports) are imported
-# inside the commands, after `ask` has started loading its query embedder (in a helper process,
-# cli/_embedder_process.py, or on a thread, cli/_warm.py).
 
 # Questions of a --questions batch embedded ahead at once (bounds the memo to ~0.4 MB).
 PREFETCH_CHUNK = 256
@@ -44,6 +42,12 @@ EXIT_BY_STATUS = {"OK": EXIT_OK, "NO_EVIDENCE": EXIT_NO_EVIDENCE, "FAILED": EXIT
 
 
 def config_from_options(config_file: str | None, **overrides: Any) -> Config:
+    # Lazy: the config, the contracts and the pipeline (pydantic, numpy) cost ~170-260 ms each
+    # of a cold `citebound ask` (python -X importtime); they are imported inside the commands,
+    # after `ask` has started loading its query embedder (in a helper process,
+    # cli/_embedder_process.py, or on a thread, cli/_warm.py). The question screen
+    # (citebound.text, ~6 ms) and the helper process (~4 ms) are lazy too: `ask --help` and the
+    # commands that import this module pay none of them.
     from citebound.config import load_config
 
     try:
@@ -217,8 +221,6 @@ def ask_cmd(
 
     Exit codes: 0 answered, 3 refused (NO_EVIDENCE), 2 failed.
     """
-    from citebound.cli._warm import prewarm_tokenizer
-
     if (question is None) == (questions_file is None):
         fail("give either a QUESTION or --questions FILE.jsonl")
     from citebound.text.sanitize import storage_problem
@@ -345,8 +347,6 @@ def start_query_embedder() -> None:
     import atexit
 
     from citebound.cli import _embedder_process
-    from citebound.cli._exit import owns_process
-    from citebound.cli._warm import prewarm_embedder
 
     helper = _embedder_process.start() if owns_process() else None
     if helper is not None:
@@ -368,7 +368,6 @@ def config_group() -> None:
 def config_show(config_file: str | None) -> None:
     """Print the effective config (file + CITEBOUND_* env), its fingerprint, the policy's, and
     what each shipped preset is (which is the default, and why)."""
-    from citebound.presets import DEFAULT_PRESET, PRESET_SUMMARIES
     from citebound.store.pg_connect import redact
 
     config = config_from_options(config_file)

@@ -79,6 +79,8 @@ def assemble_cmd(
     outcome = assemble_and_build(raw, policy, question=question)
     status = outcome.prompt.build_status.value
     if do_execute:
+        # Lazy: the providers (citebound.llm, ~45 ms of python -X importtime) load only when
+        # --execute sends the prompt.
         from citebound.llm import execute, make_provider
 
         try:

@@ -22,9 +22,12 @@ from citebound.cli._common import (
     config_option,
     fail,
     filter_options,
+    filters_from_options,
     store_option,
     store_override,
 )
+from citebound.cli.ask import config_from_options
+from citebound.errors import CiteboundError
 
 
 def _read_packs(source: str) -> list[Any]:
@@ -93,7 +96,8 @@ def assemble_prompt_cmd(
     user_only: bool,
 ) -> None:
     """Assemble a prompt with citation markers for QUESTION."""
-    from citebound.errors import CiteboundError
+    # Lazy: the packs, the retriever and the store (tantivy, numpy: ~280 ms, python -X importtime)
+    # are not paid by `citebound assemble-prompt --help`.
     from citebound.packs import assemble_prompt, retrieve_packs
 
     packs: list[Any]
@@ -101,8 +105,6 @@ def assemble_prompt_cmd(
         if packs_file is not None:
             packs = _read_packs(packs_file)
         else:
-            from citebound.cli._common import filters_from_options
-            from citebound.cli.ask import config_from_options
             from citebound.cli.retrieve import open_store
             from citebound.retrieve.retriever import Retriever
 

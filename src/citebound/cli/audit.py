@@ -22,6 +22,8 @@ from citebound.audit import (
     replay,
 )
 from citebound.audit.chain import ChainReport
+from citebound.audit.location import is_uri
+from citebound.audit.replay import store_inputs
 from citebound.cli._common import (
     EXIT_FAILED,
     F,
@@ -31,7 +33,8 @@ from citebound.cli._common import (
     resolve_store,
     store_option,
 )
-from citebound.errors import AuditError, ConfigError
+from citebound.contracts.documents import Chunk
+from citebound.errors import AuditError, CiteboundError, ConfigError
 from citebound.policy import PRESETS, Policy, load_policy
 
 EXIT_VERDICT_CHANGED = 1
@@ -52,6 +55,9 @@ def _audit_path(audit_path: str | None, store_dir: Path | None) -> str | Path:
     """--audit if given, else the audit file of --store (or of the config's store)."""
     if audit_path is not None:
         return audit_path
+    # Lazy: the config costs ~25 ms (python -X importtime), the stores ~60 ms, the Postgres and
+    # Delta sinks need their extras (ImportError without): none is paid by a command that does not
+    # use it.
     from citebound.config import load_config
 
     try:
@@ -75,7 +81,6 @@ def _open(where: str | Path, database: str | None = None) -> AuditSink:
             return PostgresAuditSink(url)
         except AuditError as err:
             fail(str(err))
-    from citebound.audit.location import is_uri
 
     if is_uri(str(where)):
         try:
@@ -282,9 +287,6 @@ def _store_inputs(
 ) -> tuple[dict[str, str] | None, dict[str, str] | None]:
     """`audit.replay.store_inputs` from the store at `store_dir` / `database` (opened only
     when the record needs something from it)."""
-    from citebound.audit.replay import store_inputs
-    from citebound.contracts.documents import Chunk
-    from citebound.errors import CiteboundError
     from citebound.store.open import open_store
 
     def chunks(chunk_ids: list[str]) -> list[Chunk]:

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
+from citebound.batch.session import spark_session
 from citebound.cli._common import (
     collection_option,
     config_option,
@@ -26,6 +27,7 @@ from citebound.cli._common import (
     store_option,
     store_override,
 )
+from citebound.cli.ask import config_from_options
 from citebound.errors import CiteboundError
 
 F = TypeVar("F", bound=Callable[..., object])
@@ -77,8 +79,6 @@ def _config(
     policy: str | None,
     **extra: Any,
 ) -> Any:
-    from citebound.cli.ask import config_from_options
-
     return config_from_options(
         config_file,
         store=store_override(store_dir),
@@ -90,6 +90,8 @@ def _config(
 
 
 def _location(where: str, config: Any) -> Any:
+    # Lazy: the batch modules need pyspark and deltalake (extra spark; ImportError without) and
+    # cost ~450-680 ms to import (python -X importtime); `citebound batch --help` pays none.
     from citebound.audit.location import table_location
 
     return table_location(where, config_options=config.audit.delta_storage_options)
@@ -196,7 +198,6 @@ def batch_answer(
         **{"provider.name": provider, "provider.model": model, "provider.base_url": base_url},
     )
     from citebound.batch.answer import answer_batch, executor_config
-    from citebound.batch.session import spark_session
     from citebound.batch.tables import read_questions
 
     where = _location(out, config)
@@ -240,7 +241,6 @@ def batch_revalidate(
     at scale); append one verdict row per record to OUT with what changed."""
     config = _config(config_file, store_dir, database, collection, policy)
     from citebound.batch.revalidate import revalidate_batch
-    from citebound.batch.session import spark_session
 
     spark = spark_session(master)
     return revalidate_batch(
@@ -290,7 +290,6 @@ def batch_eval(
 
     config = _config(config_file, store_dir, database, collection, policy)
     from citebound.batch.evaluate import eval_batch, read_in_corpus, read_qrels
-    from citebound.batch.session import spark_session
     from citebound.batch.tables import read_questions
 
     questions = read_questions(questions_src, config_options=config.audit.delta_storage_options)
@@ -336,7 +335,6 @@ def batch_ingest(
     url = resolve_database(database)
     config = load_config(config_file)  # a bad config fails before Spark starts
     from citebound.batch.ingest import ingest_batch
-    from citebound.batch.session import spark_session
 
     return ingest_batch(
         spark_session(master),

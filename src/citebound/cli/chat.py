@@ -25,6 +25,7 @@ from citebound.cli._common import (
     store_option,
     store_override,
 )
+from citebound.cli.ask import config_from_options
 from citebound.errors import ConfigError
 
 HELP = "Commands: /reset forgets the conversation, /exit ends it (or end of input, Ctrl-D)."
@@ -59,7 +60,8 @@ def chat_cmd(
     Answers are cited and validated, or refused, exactly as with `citebound ask`; the earlier
     turns are context only and never evidence. Exit code 0 when the input ends.
     """
-    from citebound.cli.ask import config_from_options
+    # Lazy: the contracts, the pipeline and the renderer cost ~250-570 ms (python -X importtime),
+    # not paid by `citebound chat --help`.
     from citebound.contracts.conversation import ConversationTurn
     from citebound.pipeline import Pipeline, PipelineContext
     from citebound.respond import render_text

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 import click
 
 from citebound.cli._common import EXIT_FAILED, EXIT_OK
+from citebound.cli.ask import _print_steps
+from citebound.text import split_sentences
 
 if TYPE_CHECKING:
     from citebound.contracts.ingest import IngestReport
@@ -36,8 +38,9 @@ def padded_sentences(question: str, answer: str) -> list[str]:
     A sentence helps when it shares a content term with the question, or when it is a step or
     item of a list that a cited sentence ending in ":" introduced (same citation, in a row).
     """
+    # Lazy: the pipeline, the ingest and the answerer cost ~0.2-0.6 s each (python -X importtime),
+    # not paid by `citebound demo --help`.
     from citebound.llm.extractive import terms
-    from citebound.text import split_sentences
 
     wanted = terms(question)
     marker = re.compile(r"\s*\[([^\]\s]{1,6})\]")
@@ -109,7 +112,6 @@ def build_demo_store(root: Path) -> tuple[SqliteStore, IngestReport]:
 @click.option("--step", is_flag=True, help="Also print each stage's decisions for every question.")
 def demo_cmd(keep: Path | None, step: bool) -> None:
     """Ingest the sample corpus, answer fixed questions (answerable, unanswerable, injection)."""
-    from citebound.cli.ask import _print_steps
     from citebound.config import load_config
     from citebound.pipeline import Pipeline, PipelineContext
     from citebound.respond import render_text

@@ -22,14 +22,13 @@ from citebound.cli._common import (
 )
 from citebound.contracts.ingest import ChunkerConfig, IngestReport
 from citebound.errors import CiteboundError
+from citebound.store.open import open_store
 
 if TYPE_CHECKING:
     from citebound.store.open import ClosableStore
 
 
 def _open_store(store_dir: Path, database: str = "") -> ClosableStore:
-    from citebound.store.open import open_store
-
     try:
         return open_store(store_dir, database=database)
     except CiteboundError as err:
@@ -111,6 +110,8 @@ def ingest_command(
     except ValidationError as err:
         problems = "; ".join(e["msg"] for e in err.errors())
         raise click.UsageError(f"bad chunk settings: {problems}") from None
+    # Lazy: the config and the loaders (markdown-it, multiprocessing) cost ~60-85 ms each (python
+    # -X importtime), not paid by `citebound ingest --help`.
     from citebound.config import load_config
     from citebound.ingest.pipeline import ingest_paths
 

@@ -19,6 +19,8 @@ from citebound.cli._common import (
     store_option,
     store_override,
 )
+from citebound.cli.ask import config_from_options
+from citebound.errors import CiteboundError
 
 
 @click.command("mcp")
@@ -59,9 +61,9 @@ def mcp_cmd(
         import mcp  # noqa: F401
     except ImportError:
         fail("citebound mcp needs the mcp extra: pip install 'citebound[mcp]'")
+    # After the check above: the MCP server needs the mcp extra, and the web stack costs ~1.8 s to
+    # import (python -X importtime).
     from citebound.api.mcp_server import run
-    from citebound.cli.ask import config_from_options
-    from citebound.errors import CiteboundError
 
     # stdout is the protocol over stdio: every log line goes to stderr.
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,

@@ -24,6 +24,8 @@ from citebound.cli._common import (
     store_option,
     store_override,
 )
+from citebound.cli.ask import config_from_options
+from citebound.errors import CiteboundError
 
 if TYPE_CHECKING:
     from citebound.config import Config
@@ -92,9 +94,9 @@ def serve_cmd(
     """
     import uvicorn
 
+    # Lazy: the web stack (fastapi, uvicorn) and the Postgres store cost ~0.25-1 s to import
+    # (python -X importtime), not paid by `citebound serve --help`.
     from citebound.api import check_bind, create_app
-    from citebound.cli.ask import config_from_options
-    from citebound.errors import CiteboundError
     from citebound.store.pg_connect import redact
 
     # citebound's own loggers follow --log-level too (per-request LLM telemetry is INFO).
@@ -193,7 +195,6 @@ def apikey_cmd(
         fail("--revoke needs --database (configured keys are removed from citebound.toml)")
     key, entry = new_key(name, role=role, collections=cols)
     if url:
-        from citebound.errors import CiteboundError
         from citebound.store.postgres import PostgresStore
 
         try:

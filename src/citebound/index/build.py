@@ -124,7 +124,9 @@ def _one_build_at_a_time(
     return locked
 
 
-def _cached_vectors(directory: Path, model: str) -> dict[str, Matrix]:
+def cached_vectors(directory: Path, model: str) -> dict[str, Matrix]:
+    """The vectors of the index in `directory` by chunk id, when it was built with `model` (else
+    empty): what a rebuild or a batch ingest does not embed again."""
     old = read_manifest(directory)
     vectors = version_files(directory, old.index_version if old else None)[0]
     if old is None or old.embedding_model != model or not vectors.is_file():
@@ -202,7 +204,7 @@ def update_indexes(
         )[:16]
     )
     old = read_manifest(directory)
-    shared = _shared_vectors(store)
+    shared = shared_vectors(store)
     published = shared.published_manifest(collection) if shared is not None else None
     if (
         old is not None
@@ -212,7 +214,7 @@ def update_indexes(
     ):
         return version
 
-    cache = _cached_vectors(directory, emb.name)
+    cache = cached_vectors(directory, emb.name)
     if shared is not None:
         # The database is the vector cache every replica shares. Vectors only the local file
         # holds (same model, content-addressed ids) are uploaded, so other replicas get them.
@@ -320,7 +322,8 @@ def _same_version(manifest: IndexManifest | None, version: str) -> bool:
     return manifest is not None and manifest.index_version == version
 
 
-def _shared_vectors(store: Store) -> SharedVectors | None:
+def shared_vectors(store: Store) -> SharedVectors | None:
+    """`store` as `SharedVectors` when it has all four methods (`PostgresStore`), else None."""
     names = ("get_vectors", "put_vectors", "publish_manifest", "published_manifest")
     if all(callable(getattr(store, n, None)) for n in names):
         return cast(SharedVectors, store)

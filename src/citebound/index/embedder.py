@@ -142,7 +142,7 @@ class OnnxEmbedder:
         self._tok.no_padding()
 
         # The optimised graph comes from a per-machine cache when one was written and checked
-        # (index/onnx_cache.py): same outputs bit for bit, ~0.3 s less CPU per cold start.
+        # (models/onnx_cache.py): same outputs bit for bit, ~0.3 s less CPU per cold start.
         # inter_op_threads=0: what this session always had (and its cache entries' key).
         self._session = session(
             Path(model_path), threads=threads, inter_op_threads=0, optimized_cache=True

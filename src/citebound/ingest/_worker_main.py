@@ -14,6 +14,8 @@ def main() -> None:  # pragma: no cover - runs in the worker process
     channel_out = Connection(os.dup(1), readable=False)
     os.dup2(2, 1)
     channel_in = Connection(os.dup(0), writable=False)
+    # Here, not at the top: imported once fd 1 points at stderr, so nothing the parsers print
+    # while they load reaches the channel.
     from citebound.ingest.worker import serve
 
     serve(channel_in, channel_out, int(sys.argv[1]) if len(sys.argv) > 1 else 0)

@@ -59,6 +59,7 @@ def serve(channel_in: Connection, channel_out: Connection, memory_mb: int) -> No
             resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
         except (ImportError, ValueError, OSError):
             pass  # no RLIMIT_AS here: the time limit still holds
+    # Lazy: ingest.pipeline imports this module.
     from citebound.ingest.pipeline import prepare_file
 
     channel_out.send("ready")

@@ -1,7 +1,7 @@
 """The one onnxruntime session set-up of every model citebound loads.
 
 Every `InferenceSession` of the package is made by `open_session` (a test greps src/ for it):
-the embedder (`index/embedder.py`, through the optimised-graph cache `index/onnx_cache.py`),
+the embedder (`index/embedder.py`, through the optimised-graph cache `models/onnx_cache.py`),
 the int8 pre-scan (`index/quantized.py`), the ONNX reranker (`rerank/onnx_cross_encoder.py`)
 and the verifier's NLI model (`validate/nli.py`). Loaders call `citebound.models.session`;
 they choose only a `SessionSettings` (thread counts) and whether to use the cache. The rest is
@@ -126,7 +126,7 @@ def session(
         threads: intra-op threads (0 = onnxruntime's default).
         inter_op_threads: see the module docstring (no effect on ORT_SEQUENTIAL sessions).
         optimized_cache: load the optimised graph from the per-machine cache
-            (`index/onnx_cache.py`) and write it there on a miss. Only for a BERT-style text
+            (`models/onnx_cache.py`) and write it there on a miss. Only for a BERT-style text
             encoder (inputs input_ids, attention_mask[, token_type_ids]): the cached graph is
             used only when its output on a fixed token probe equals the original's bit for bit.
         field: the configuration field that named the file, for the error.
@@ -154,7 +154,8 @@ def session(
         )
     try:
         if optimized_cache:
-            from citebound.index.onnx_cache import load_session
+            # Lazy: onnx_cache imports this module (open_session, SessionSettings).
+            from citebound.models.onnx_cache import load_session
 
             return load_session(path, settings)
         return open_session(path, settings.options())

@@ -44,7 +44,9 @@ from citebound.contracts.packs import (
     RetrievalPack,
 )
 from citebound.errors import ContractError
+from citebound.policy import load_policy
 from citebound.prompt.anchors import CitationFormat, citation_format
+from citebound.text.tokens import get_tokenizer
 
 # Pack citation styles -> the project's marker formats ([¹] and [^1]).
 PACK_CITATION_FORMATS: dict[str, CitationStyle] = {
@@ -77,8 +79,6 @@ def load_system_template(style: str) -> tuple[str, str]:
 
 @lru_cache(maxsize=1)
 def _refusal() -> str:
-    from citebound.policy import load_policy
-
     return load_policy().refusal.model_text
 
 
@@ -87,7 +87,6 @@ def _estimator(name: str | Callable[[str], int]) -> Callable[[str], int]:
         return name
     if name == CHARS:
         return char_estimate
-    from citebound.text.tokens import get_tokenizer
 
     return get_tokenizer(name).count
 

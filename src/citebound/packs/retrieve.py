@@ -15,10 +15,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from citebound.config import load_config
 from citebound.contracts.enums import RetrievalStatus
 from citebound.contracts.packs import PackSpan, RetrievalPack
 from citebound.contracts.retrieval import FiltersApplied, RetrievalRow
 from citebound.errors import CiteboundError, ContractError
+from citebound.store.sqlite import SqliteStore
 
 if TYPE_CHECKING:
     from citebound.policy import Policy
@@ -34,14 +36,13 @@ DEFAULT_EXPAND_NEIGHBORS = 1
 
 
 def _retriever(retriever: Retriever | None, store: Store | str | Path | None) -> Retriever:
+    # Lazy: the retriever (tantivy, numpy) and its filters cost ~150 ms to import, paid only when
+    # packs are retrieved.
     from citebound.retrieve.retriever import Retriever
 
     if retriever is not None:
         return retriever
     if store is None or isinstance(store, str | Path):
-        from citebound.config import load_config
-        from citebound.store.sqlite import SqliteStore
-
         path = Path(store) if store is not None else load_config().store_path
         if not path.is_dir():
             raise CiteboundError(

@@ -121,6 +121,7 @@ def load_reranker(
         return PassthroughReranker()
     path = Path(path)
     if reranker_backend(path) == "onnx":
+        # Lazy: each reranker module imports this one (Reranker), and loads its own model library.
         from citebound.rerank.onnx_cross_encoder import OnnxCrossEncoderReranker
 
         return OnnxCrossEncoderReranker(

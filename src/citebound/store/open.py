@@ -8,6 +8,7 @@ from typing import Protocol
 from citebound.errors import ConfigError
 from citebound.store.base import IngestStore
 from citebound.store.pg_connect import is_database_url, redact, url_key
+from citebound.store.sqlite import SqliteStore
 
 
 class ClosableStore(IngestStore, Protocol):
@@ -33,9 +34,10 @@ def open_store(store_dir: str | Path, *, database: str | None = None) -> Closabl
                 "(postgresql://user:password@host:port/dbname)",
                 field="database",
             )
+        # Lazy: store.postgres needs psycopg (extra postgres; ImportError without) and costs ~85 ms
+        # to import.
         from citebound.store.postgres import PostgresStore
 
         return PostgresStore(database, root=Path(store_dir) / "pg-cache" / url_key(database))
-    from citebound.store.sqlite import SqliteStore
 
     return SqliteStore(Path(store_dir))

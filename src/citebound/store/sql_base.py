@@ -16,6 +16,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 from citebound.contracts.documents import Chunk, Document
+from citebound.contracts.ingest import SourceRecord
 from citebound.store.sqlite_rows import (
     CHUNK_SELECT,
     DOC_SELECT,
@@ -95,8 +96,6 @@ class SqlStoreBase:
 
     def list_sources(self, collection: str) -> list[SourceRecord]:
         """Files stored in `collection`, ordered by source_path, with document/chunk counts."""
-        from citebound.contracts.ingest import SourceRecord
-
         rows = self._read(
             "SELECT s.source_path, s.content_sha256, s.meta_sha256, "
             " (SELECT COUNT(*) FROM documents d WHERE d.collection = s.collection"

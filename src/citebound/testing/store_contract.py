@@ -14,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 from citebound.contracts.documents import Chunk, Document
+from citebound.contracts.ingest import SourceRecord
 from citebound.errors import ContractError
 from citebound.ingest.chunker import chunk_id
 from citebound.store.base import IngestStore, Store
@@ -151,8 +152,6 @@ class StoreContract:
         assert store.index_version(None) != v3
 
     def test_replace_source_and_delete_source(self, store: IngestStore) -> None:
-        from citebound.contracts.ingest import SourceRecord
-
         a, a_chunks = make_doc("a", 2)
         b, b_chunks = make_doc("b", 3)
         a = a.model_copy(update={"source_path": "docs/all.jsonl"})

@@ -21,8 +21,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
-from citebound.contracts.assembly import SelectedEvidence
 from citebound.text.terms import STOPWORDS, key_terms, terms
 
 __all__ = ["CodeScope", "forms", "scope", "section_codes"]
@@ -102,7 +102,26 @@ def scope(question: str) -> CodeScope | None:
     return CodeScope(codes=tuple(codes), asked=key_terms(question) - subject)
 
 
-def section_codes(evidence: Sequence[SelectedEvidence]) -> list[frozenset[str]]:
+class _Section(Protocol):
+    """Where a piece of evidence sits (`contracts.retrieval.SourceRef`); text/ is a word layer
+    below the contracts, so it names only the fields it reads."""
+
+    @property
+    def document(self) -> str: ...
+    @property
+    def heading_path(self) -> Sequence[str]: ...
+
+
+class _Evidence(Protocol):
+    """What `section_codes` reads of a `contracts.assembly.SelectedEvidence`."""
+
+    @property
+    def equipment_id(self) -> str | None: ...
+    @property
+    def source(self) -> _Section | None: ...
+
+
+def section_codes(evidence: Sequence[_Evidence]) -> list[frozenset[str]]:
     """The codes each evidence's section writes (`forms` of its equipment id, document title
     and heading path), folded once per evidence for `CodeScope.admits`."""
     out = []

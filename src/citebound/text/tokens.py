@@ -106,6 +106,7 @@ class HybridCl100k:
 def _python_cl100k() -> Callable[[str], int] | None:
     """The Python counter when its rank table is cached on this machine (else None: reading
     quicktok's vocabulary in Python is slower than loading quicktok)."""
+    # Lazy: cache_dir (hashlib, shutil, tempfile) costs ~11 ms, paid only by the Python counter.
     from citebound.cache_dir import cache_root
 
     if cache_root() is None:

@@ -15,10 +15,7 @@ from __future__ import annotations
 import threading
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from citebound.contracts.documents import Chunk
+from typing import Any, Protocol
 
 # all-MiniLM-L6-v2 was trained with max_seq_length 256 (its sentence_bert_config); the
 # embedder truncates there (`citebound.index.embedder.MAX_TOKENS`).
@@ -35,7 +32,19 @@ def index_head(title: str, heading_path: tuple[str, ...]) -> str:
     return " > ".join(head)
 
 
-def index_text(chunk: Chunk) -> str:
+class _Indexed(Protocol):
+    """What `index_text` reads of a `contracts.documents.Chunk`; text/ is a word layer below the
+    contracts, so it names only these fields."""
+
+    @property
+    def title(self) -> str: ...
+    @property
+    def heading_path(self) -> tuple[str, ...]: ...
+    @property
+    def text(self) -> str: ...
+
+
+def index_text(chunk: _Indexed) -> str:
     """What both indexes see: title and heading path as a first line, then the chunk text."""
     head = index_head(chunk.title, chunk.heading_path)
     return (head + "\n" + chunk.text) if head else chunk.text
