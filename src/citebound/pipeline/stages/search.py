@@ -9,16 +9,17 @@ from typing import TypeVar
 
 from citebound.contracts.enums import ReasonCode, RetrievalStatus
 from citebound.contracts.execution import ModelCallRecord
+from citebound.contracts.question import PromptBody
 from citebound.contracts.retrieval import RetrievalBundle, RetrievalRow
 from citebound.errors import StageError
 from citebound.gate.decide import decide
 from citebound.pipeline.context import PipelineContext
-from citebound.pipeline.chooser import ask_json, keep_drop_prompt, parse_keep
-from citebound.pipeline.conversation import FollowupRewrite
-from citebound.pipeline.preprocess import retrieval_query
+from citebound.pipeline.stages.chooser import ask_json, keep_drop_prompt, parse_keep
 from citebound.pipeline.stages.step import done
-from citebound.pipeline.state import PromptBody, RequestState, StageRecord
+from citebound.pipeline.state import RequestState, StageRecord
 from citebound.policy import Policy
+from citebound.question.conversation import FollowupRewrite
+from citebound.question.preprocess import retrieval_query
 from citebound.retrieve import compile_filters
 
 T = TypeVar("T")
@@ -56,7 +57,7 @@ def resolve_followup(
     """The retrieval query of this request: the deterministic follow-up rewrite, or the LLM
     rewrite when `[stages] llm_rewrite` is on and there are earlier turns; and the model
     calls it made."""
-    from citebound.pipeline.conversation import (
+    from citebound.question.conversation import (
         REWRITE_TEMPLATE,
         parse_rewrite,
         rewrite_prompt,
