@@ -60,13 +60,14 @@ from citebound.eval.answer_misses import classify
 from citebound.eval.data import dataset_dir
 from citebound.eval.end_to_end import OPEN_GATE, gate_similarities, make_pipeline
 from citebound.eval.squad import contains_gold
+from citebound.gate import rule as gate_rule
+from citebound.gate.measures import Rarity, row_text, top_coverage
 from citebound.llm.extractive import ExtractiveProvider
 from citebound.llm.extractive.names import stated
 from citebound.policy import GatePolicy, load_policy
 from citebound.retrieve.retriever import Retriever
 from citebound.store.sqlite import SqliteStore
 from citebound.testing.bundles import make_llm_result
-from citebound.text.terms import Rarity, row_text, top_coverage
 from citebound.validate import validate_answer
 
 TUNE = {1, 2, 5, 6}
@@ -203,7 +204,10 @@ def simulate(
             top = max(r["sims"], default=0.0)
             if rule is not None:
                 m = top_coverage(r["question"], _rows(r), rarity)
-                shut = rule.refusal(top if r["sims"] else None, m, rule.min_score) is not None
+                shut = (
+                    gate_rule.refusal(rule, top if r["sims"] else None, m, rule.min_score)
+                    is not None
+                )
             else:
                 shut = top < gate
             if shut:
@@ -300,7 +304,7 @@ def refusals(path: Path, splits: tuple[str, ...] = ("tune",), preset: str = PRES
         top = max(r["sims"]) if r["sims"] else None
         m = top_coverage(r["question"], _rows(r))
         if r["bundle"] is None:
-            why = policy.gate.refusal(top, m, policy.gate.min_score) or "assembly"
+            why = gate_rule.refusal(policy.gate, top, m, policy.gate.min_score) or "assembly"
         else:
             bundle = AnswerBundle.model_validate(r["bundle"])
             text = provider.answer(bundle, refusal, max_tokens=policy.llm.max_output_tokens)

@@ -15,7 +15,7 @@ from api_helpers import KEYS, PLANT_QUESTION, UNANSWERABLE, auth, non_finite_cop
 from api_live import LiveServer
 
 from citebound.config import Config, load_config
-from citebound.pipeline import SEED_BUTTONS, STAGE_LABELS
+from citebound.pipeline.table import BY_NAME, STAGES, buttons
 
 CHROMIUM = Path(os.environ.get("CITEBOUND_CHROMIUM", "/usr/bin/chromium"))
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -145,18 +145,19 @@ def test_step_through_the_eight_seed_buttons(page: object) -> None:
         b.get_attribute("data-button")
         for b in pg.locator(".stage-btn").all()  # type: ignore[attr-defined]
     ]
-    assert names == [name for name, _ in SEED_BUTTONS]
+    assert names == [name for name, _ in buttons()]
     assert pg.is_hidden("#result")  # type: ignore[attr-defined]
-    for i, (name, stages) in enumerate(SEED_BUTTONS):
+    seed_buttons = buttons()
+    for i, (name, stages) in enumerate(seed_buttons):
         button = f".stage-btn[data-button='{name}']"
-        later = SEED_BUTTONS[i + 1 :]
+        later = seed_buttons[i + 1 :]
         if later:  # steps after the next one cannot be pressed yet
             assert pg.is_disabled(f".stage-btn[data-button='{later[-1][0]}']")  # type: ignore[attr-defined]
         pg.click(button)  # type: ignore[attr-defined]
         pg.wait_for_selector(f"{button}.done")  # type: ignore[attr-defined]
         assert pg.inner_text(".seed-title") == f"{i + 1} · {name}"  # type: ignore[attr-defined]
         title = pg.inner_text("#stage-view h3 >> nth=1")  # type: ignore[attr-defined]
-        assert title.endswith(STAGE_LABELS[stages[-1]])
+        assert title.endswith(BY_NAME[stages[-1]].label)
         view = pg.inner_text("#stage-view")  # type: ignore[attr-defined]
         changed = [
             d.get_attribute("data-field")
@@ -282,7 +283,7 @@ def test_two_turn_conversation_stays_on_screen(page: object) -> None:
     pg.wait_for_selector("#doc-viewer:not([hidden]) mark#highlight")  # type: ignore[attr-defined]
     pg.click("#doc-close")  # type: ignore[attr-defined]
     # The pipeline panel explains the last turn (auto mode, read-only).
-    assert pg.locator(".stage-btn.done").count() == len(STAGE_LABELS)  # type: ignore[attr-defined]
+    assert pg.locator(".stage-btn.done").count() == len(STAGES)  # type: ignore[attr-defined]
     shot(pg, "conversation")
     pg.click("#new-chat")  # type: ignore[attr-defined]
     assert pg.is_hidden("#conversation") and pg.is_hidden("#result")  # type: ignore[attr-defined]

@@ -7,7 +7,7 @@ import json
 from api_helpers import PLANT_QUESTION, UNANSWERABLE, refusals
 from fastapi.testclient import TestClient
 
-from citebound.pipeline import STAGE_ORDER
+from citebound.pipeline.table import STAGE_NAMES
 
 
 def _step(c: TestClient, prev: dict[str, object], **kw: object) -> dict[str, object]:
@@ -24,7 +24,7 @@ def test_step_through_every_stage_in_order(client: TestClient) -> None:
     assert start.status_code == 200, start.text
     s = start.json()
     assert (s["stage"], s["next_stage"], s["views"]) == ("raw", "preprocessed", [])
-    assert s["stage_order"] == list(STAGE_ORDER)
+    assert s["stage_order"] == list(STAGE_NAMES)
     # Seed 002 §2.1: 8 buttons in the seed's order, grouping every registry stage once.
     assert [b["name"] for b in s["buttons"]] == [
         "A0_PreProcessing",
@@ -36,7 +36,7 @@ def test_step_through_every_stage_in_order(client: TestClient) -> None:
         "A5_Format_Enforcer",
         "Prompt_Builder",
     ]
-    assert [st for b in s["buttons"] for st in b["stages"]] == list(STAGE_ORDER)
+    assert [st for b in s["buttons"] for st in b["stages"]] == list(STAGE_NAMES)
     seen = []
     while s["next_stage"] is not None:
         expected = s["next_stage"]
@@ -44,12 +44,12 @@ def test_step_through_every_stage_in_order(client: TestClient) -> None:
         # Recorded at the model call: `executed` runs with validation, record and packaging.
         if expected == "executed":
             assert [v["stage"] for v in s["views"]] == list(
-                STAGE_ORDER[STAGE_ORDER.index(expected) :]
+                STAGE_NAMES[STAGE_NAMES.index(expected) :]
             )
         else:
             assert [v["stage"] for v in s["views"]] == [expected]
         seen.extend(s["views"])
-    assert [v["stage"] for v in seen] == list(STAGE_ORDER)
+    assert [v["stage"] for v in seen] == list(STAGE_NAMES)
     assert s["stage"] == "a5"  # the Prompt_Builder and what follows keep the seed's `a5`
     assert json.loads(s["state"])["history_of_stages"][-2:] == ["a4", "a5"]
     by = {v["stage"]: v for v in seen}
@@ -88,7 +88,7 @@ def test_out_of_order_stage_is_409(client: TestClient) -> None:
 def test_auto_mode_runs_all_and_refusal_shows_gate_drops(client: TestClient) -> None:
     r = client.post("/v1/steps", json={"question": UNANSWERABLE, "to_end": True})
     s = r.json()
-    assert [v["stage"] for v in s["views"]] == list(STAGE_ORDER)
+    assert [v["stage"] for v in s["views"]] == list(STAGE_NAMES)
     assert s["next_stage"] is None
     assert s["result"]["response"]["status"] == "NO_EVIDENCE"
     assert s["result"]["response"]["answer"] in refusals(client)
@@ -102,7 +102,7 @@ def test_continue_with_to_end_after_some_steps(client: TestClient) -> None:
     for _ in range(3):
         s = _step(client, s)
     s = _step(client, s, to_end=True)
-    assert [v["stage"] for v in s["views"]] == list(STAGE_ORDER[3:])
+    assert [v["stage"] for v in s["views"]] == list(STAGE_NAMES[3:])
     assert s["result"]["response"]["status"] == "OK"
 
 

@@ -7,8 +7,8 @@ from assembly_factories import covered_gate, make_bundle, make_row
 
 from citebound.assemble import assemble, assemble_and_build
 from citebound.contracts import AssemblyStatus, BuildStatus, GateMeasures, ReasonCode
+from citebound.gate.rule import apply_gate
 from citebound.policy import load_policy
-from citebound.retrieve.gate import apply_gate
 
 SEED = load_policy("seed-v1")
 STRICT = load_policy("strict-v1")

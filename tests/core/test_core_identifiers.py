@@ -7,12 +7,13 @@ from dataclasses import dataclass
 
 import pytest
 
+from citebound.gate.measures import coverage, top_coverage
 from citebound.ingest.chunker import unwrap
 from citebound.llm.extractive.candidates import paragraphs
 from citebound.text import split_sentences
 from citebound.text.markup import render_units
 from citebound.text.options import option_at
-from citebound.text.terms import coverage, terms, top_coverage
+from citebound.text.terms import terms
 
 SPELLINGS = [
     "minimum_cruise_ratio",

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from citebound.config import Config, load_config
+from citebound.gate.rule import lowest_score
 from citebound.policy import DEFAULT_PRESET, PRESET_SUMMARIES, PRESETS, Policy, load_policy
 
 REFUSAL_000 = "NO_EVIDENCE: The provided evidence does not contain sufficient information to answer this question."
@@ -37,7 +38,7 @@ def test_seed_v1_carries_the_seeds_frozen_values_literally() -> None:
     # Seed 000's selection snapshot, refusal string and temperature: test_core_policy.py
     # (test_preset_carries_the_seed_000_snapshot). Seed 001: 0.76, and nothing passes below it.
     assert p.min_top_similarity == p.gate.min_score == 0.76
-    assert p.gate.lowest_score(p.gate.min_score) == 0.76
+    assert lowest_score(p.gate, p.gate.min_score) == 0.76
     assert (p.gate.covered_min_score, p.gate.found_min_score, p.gate.rare_min_score) == (
         None,
         None,
@@ -71,7 +72,7 @@ def test_seed_v1_differs_from_strict_v1_only_where_the_seeds_freeze_another_valu
 
 def test_strict_v1_is_the_fitted_default_and_not_the_seed_gate() -> None:
     p = load_policy("strict-v1")
-    assert p.gate.lowest_score(p.gate.min_score) == 0.55 < 0.76 == p.min_top_similarity
+    assert lowest_score(p.gate, p.gate.min_score) == 0.55 < 0.76 == p.min_top_similarity
     assert DEFAULT_PRESET == PRESETS[0] == "strict-v1"
     assert load_policy().name == Config().policy == DEFAULT_PRESET
     assert PRESET_SUMMARIES[DEFAULT_PRESET].startswith("The default")

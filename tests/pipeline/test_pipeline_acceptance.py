@@ -9,14 +9,8 @@ from typing import Any
 import pytest
 
 from citebound.errors import PipelineOrderError
-from citebound.pipeline import (
-    SEED_STAGE,
-    STAGE_ORDER,
-    Pipeline,
-    RequestState,
-    check_invariants,
-    next_stage,
-)
+from citebound.pipeline import Pipeline, RequestState, check_invariants, next_stage
+from citebound.pipeline.table import BY_NAME, STAGE_NAMES
 
 TORQUE = "What torque should the HP-220 impeller bolts be tightened to?"
 REFUSAL = "NO_EVIDENCE: The provided evidence does not contain sufficient information to answer this question."
@@ -57,7 +51,7 @@ def test_answerable_question_is_answered_with_citations(
 ) -> None:
     state = make_pipeline().run(TORQUE, request_id="r1")
     assert state.response is not None and state.response.status.value == "OK"
-    assert state.steps_done == list(STAGE_ORDER)
+    assert state.steps_done == list(STAGE_NAMES)
     # Seed 002 §2.1 vocabulary; the Prompt_Builder and what follows it keep `a5`.
     assert state.history_of_stages == [
         "preprocessed",
@@ -191,9 +185,9 @@ def test_step_mode_matches_auto_mode_and_round_trips_as_json(
         state = pipe.step(RequestState.model_validate_json(state.model_dump_json()), stage=stage)
         seen.append(stage)
         assert state.steps_done == seen
-        seed = SEED_STAGE[stage]
+        seed = BY_NAME[stage].seed
         assert state.history_of_stages == ([*before, seed] if seed else before)
-    assert seen == list(STAGE_ORDER)
+    assert seen == list(STAGE_NAMES)
     auto = make_pipeline().run(TORQUE, request_id="steps")
     state, auto = (s.evolve(config_fingerprint="") for s in (state, auto))
     assert _stable(state) == _stable(auto)

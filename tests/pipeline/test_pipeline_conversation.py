@@ -10,8 +10,8 @@ import pytest
 
 from citebound.contracts.conversation import ConversationTurn
 from citebound.pipeline import Pipeline
-from citebound.pipeline.conversation import entities, is_entity, rewrite_query
 from citebound.policy import load_policy
+from citebound.question.conversation import entities, is_entity, rewrite_query
 from citebound.testing import ScriptedLLMServer
 
 OIL = "What oil grade does the GB-7 gearbox use?"

@@ -10,7 +10,7 @@ from importlib import resources
 import pytest
 
 from citebound.pipeline import Pipeline
-from citebound.pipeline.preprocess import map_header, preprocess
+from citebound.question.preprocess import map_header, preprocess
 from citebound.testing import ScriptedLLMServer
 
 PROMPT = (
@@ -27,7 +27,7 @@ def server() -> Iterator[ScriptedLLMServer]:
 
 
 def test_prompt_schema_is_the_ladders_data() -> None:
-    raw = resources.files("citebound.pipeline").joinpath("prompt_schema.json").read_text("utf-8")
+    raw = resources.files("citebound.question").joinpath("prompt_schema.json").read_text("utf-8")
     schema = json.loads(raw)
     assert {
         "canonical_keys",

@@ -13,6 +13,7 @@ from retrieve_helpers import make_docs, policy_with, row
 
 from citebound.config import load_config
 from citebound.contracts.retrieval import RetrievalRow
+from citebound.gate.measures import top_coverage
 from citebound.index import update_indexes
 from citebound.index.embedder import OnnxEmbedder
 from citebound.pipeline import Pipeline, PipelineContext
@@ -27,7 +28,6 @@ from citebound.retrieve.definitions import (
 from citebound.store.memory import MemoryStore
 from citebound.text.markup import question_type
 from citebound.text.subject import definition_subject, named_subject
-from citebound.text.terms import top_coverage
 
 Build = Callable[..., MemoryStore]
 

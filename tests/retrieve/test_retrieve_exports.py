@@ -1,4 +1,4 @@
-"""The public surface of the index, retrieve and rerank packages is pinned."""
+"""The public surface of the index, retrieve, gate and rerank packages is pinned."""
 
 from __future__ import annotations
 
@@ -28,12 +28,20 @@ EXPECTED = {
     "citebound.retrieve": {
         "Retriever",
         "RowFilter",
-        "apply_gate",
         "compile_filters",
         "logavgexp",
         "query_pieces",
         "row_passes",
         "to_row",
+    },
+    "citebound.gate": {
+        "Decision",
+        "apply_gate",
+        "decide",
+        "lowest_score",
+        "refusal",
+        "similarity_suffices",
+        "top_coverage",
     },
     "citebound.rerank": {
         "CrossEncoderReranker",

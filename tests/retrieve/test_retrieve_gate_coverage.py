@@ -7,18 +7,10 @@ from pydantic import ValidationError
 from retrieve_helpers import row
 
 from citebound.contracts import GateMeasures, GateTrace, ReasonCode
+from citebound.gate.measures import coverage, held_terms, names, top_coverage, unmarked
+from citebound.gate.rule import apply_gate, lowest_score, refusal
 from citebound.policy import GatePolicy, load_policy
-from citebound.retrieve.gate import apply_gate
-from citebound.text.terms import (
-    coverage,
-    framing,
-    held_terms,
-    key_terms,
-    names,
-    terms,
-    top_coverage,
-    unmarked,
-)
+from citebound.text.terms import framing, key_terms, terms
 
 
 def held(n: int, of: int = 5, unfound: int = 0) -> GateMeasures:
@@ -127,7 +119,7 @@ def test_strict_v1_states_the_fitted_coverage_gate_and_keeps_seed_001s_076() -> 
     assert gate.covered_min_terms == 3
     assert (gate.found_min_score, gate.found_min_terms) == (0.7, 2)
     # Rows of a covered pass must survive the per-row floor.
-    assert p.min_similarity_floor <= p.gate.lowest_score(p.gate.min_score)
+    assert p.min_similarity_floor <= lowest_score(p.gate, p.gate.min_score)
 
 
 def test_names_are_the_capitalised_or_numbered_words_after_the_first() -> None:
@@ -183,19 +175,19 @@ def test_a_question_whose_case_marks_no_name_counts_every_key_term(question: str
     assert measured is not None
     assert measured.names_unfound >= 3  # grundfos, bjerringbro, denmark (and engineer) in no row
     gate = load_policy("strict-v1").gate
-    assert gate.refusal(0.72, measured, gate.min_score) is not None
+    assert refusal(gate, 0.72, measured, gate.min_score) is not None
     # Every key term found: the found pass still applies to an unmarked question.
     found = top_coverage("who founded the pump company?", pumps)
     assert found is not None
     assert found.names_unfound == 0
-    assert gate.refusal(0.72, found, gate.min_score) is None
+    assert refusal(gate, 0.72, found, gate.min_score) is None
     # A normal-case question marks its names by capitals: one without any keeps the pass with
     # a key term in no row ("engineer"; counting every key term cost 3 + 1 answerable SQuAD
     # tune questions for no out-of-corpus refusal, docs/answers.md).
     plain = top_coverage("Which engineer founded the pump company?", pumps)
     assert plain is not None
     assert plain.names_unfound == 0
-    assert gate.refusal(0.72, plain, gate.min_score) is None
+    assert refusal(gate, 0.72, plain, gate.min_score) is None
 
 
 def test_unmarked_questions_are_title_case_capitals_or_lower_case() -> None:
@@ -230,8 +222,8 @@ def test_the_found_pass_needs_every_name_and_two_key_terms(
     assert trace.passed is (reason is None)
     assert trace.names_unfound == unfound
     # Without found_min_score the names change nothing.
-    assert GATE.refusal(top, held(n_held, 5, unfound), 0.76) == GATE.refusal(
-        top, held(n_held, 5), 0.76
+    assert refusal(GATE, top, held(n_held, 5, unfound), 0.76) == refusal(
+        GATE, top, held(n_held, 5), 0.76
     )
 
 
@@ -239,8 +231,8 @@ def test_found_min_score_above_min_score_is_rejected_and_lowers_the_lowest_score
     with pytest.raises(ValidationError, match="found_min_score"):
         GatePolicy(min_score=0.5, min_chunks=1, found_min_score=0.6)
     only_found = GatePolicy(min_score=0.76, min_chunks=1, found_min_score=0.7)
-    assert only_found.lowest_score(0.76) == 0.7
-    assert NAMED.lowest_score(0.76) == 0.55
+    assert lowest_score(only_found, 0.76) == 0.7
+    assert lowest_score(NAMED, 0.76) == 0.55
 
 
 def test_framing_words_count_when_held_and_are_never_required() -> None:

@@ -10,10 +10,11 @@ from pydantic import ValidationError
 from retrieve_helpers import row
 
 from citebound.contracts import GateMeasures, GateTrace, ReasonCode
+from citebound.gate.measures import top_coverage, weighted_rarity
+from citebound.gate.rule import apply_gate, lowest_score, refusal
 from citebound.index.lexical import LexicalDoc, LexicalIndex, build_lexical
 from citebound.policy import GatePolicy, load_policy
-from citebound.retrieve.gate import apply_gate
-from citebound.text.terms import terms, top_coverage, weighted_rarity
+from citebound.text.terms import terms
 
 RARE = GatePolicy(min_score=0.76, min_chunks=1, rare_min_score=0.60, rare_share=0.5)
 QUESTION = "When was the Maastricht treaty signed?"
@@ -66,13 +67,13 @@ def test_the_rare_pass(top: float, share: float | None, reason: ReasonCode | Non
     assert trace.measures == measured(share)
     # Without rare_min_score the rarity changes nothing.
     plain = RARE.model_copy(update={"rare_min_score": None})
-    assert plain.refusal(top, measured(share), 0.76) == plain.refusal(top, measured(None), 0.76)
+    assert refusal(plain, top, measured(share), 0.76) == refusal(plain, top, measured(None), 0.76)
 
 
 def test_rare_min_score_above_min_score_is_rejected_and_lowers_the_lowest_score() -> None:
     with pytest.raises(ValidationError, match="rare_min_score"):
         GatePolicy(min_score=0.5, min_chunks=1, rare_min_score=0.6)
-    assert RARE.lowest_score(0.76) == 0.60
+    assert lowest_score(RARE, 0.76) == 0.60
     with pytest.raises(ValidationError):
         GateTrace(passed=True, min_score=0.76, min_chunks=1, chunks_above_min_score=1,
                   rarity_held=1.5)  # fmt: skip
@@ -83,7 +84,7 @@ def test_strict_v1_has_the_rare_pass_and_the_other_presets_do_not() -> None:
     assert gate.rare_min_score is not None and gate.rare_min_score < gate.min_score
     assert 0 < gate.rare_share <= 1
     # The lowest passing similarity stays the covered pass's, so the per-row floor holds.
-    assert gate.lowest_score(gate.min_score) == gate.covered_min_score
+    assert lowest_score(gate, gate.min_score) == gate.covered_min_score
     for name in ("hybridrag", "superprompt-v1"):
         assert load_policy(name).gate.rare_min_score is None
 

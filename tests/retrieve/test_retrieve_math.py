@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from citebound.contracts.enums import ReasonCode
 from citebound.eval.metrics import mean_metric, ndcg_at_k, recall_at_k
+from citebound.gate.rule import apply_gate
 from citebound.index.fusion import dense_similarity, fuse, lexical_similarity
 from citebound.policy import GatePolicy
 from citebound.retrieve.aggregate import logavgexp
-from citebound.retrieve.gate import apply_gate
 from citebound.retrieve.pieces import query_pieces
 
 scores = st.lists(st.floats(0.0, 1.0), min_size=1, max_size=8)

@@ -29,8 +29,8 @@ from citebound.contracts.api import (
 from citebound.contracts.assembly import SelectedEvidence
 from citebound.contracts.enums import PublicStatus, ValidationStatus
 from citebound.contracts.retrieval import RetrievalRow, display_path
-from citebound.pipeline import STAGE_LABELS, STAGE_ORDER
 from citebound.pipeline.state import RequestState, StageRecord
+from citebound.pipeline.table import STAGE_NAMES, stage_label
 from citebound.text import split_sentences
 from citebound.validate import lexical_support, marker_pattern
 from citebound.validate.markers import strip_markers
@@ -102,10 +102,10 @@ def stage_view(state: RequestState, record: StageRecord) -> StageView:
     prompt_hash = None
     if record.stage in _PROMPT_STAGES and state.prompt is not None:
         prompt_hash = state.prompt.prompt_sha256 or None
-    index = STAGE_ORDER.index(record.stage) + 1 if record.stage in STAGE_ORDER else 0
+    index = STAGE_NAMES.index(record.stage) + 1 if record.stage in STAGE_NAMES else 0
     return StageView(
         stage=record.stage,
-        label=STAGE_LABELS.get(record.stage, record.stage),
+        label=stage_label(record.stage),
         index=index,
         note=record.note,
         latency_ms=record.latency_ms,

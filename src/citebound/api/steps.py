@@ -28,15 +28,8 @@ from citebound.api.runtime import ApiRuntime, ensure_recorded
 from citebound.api.security import Principal
 from citebound.contracts.api import StepButton, StepRequest, StepResponse
 from citebound.errors import AccessDenied, ContractError, PipelineOrderError
-from citebound.pipeline import (
-    SEED_BUTTONS,
-    STAGE_LABELS,
-    STAGE_ORDER,
-    PipelineContext,
-    RequestState,
-    next_stage,
-)
-from citebound.pipeline.semantic_headers import enabled as header_mapping_on
+from citebound.pipeline import STAGES, PipelineContext, RequestState, buttons, next_stage
+from citebound.pipeline.stages.semantic_headers import enabled as header_mapping_on
 
 router = APIRouter(prefix="/v1")
 
@@ -164,9 +157,9 @@ def steps(
         state_token=rt.signer.sign(who, state_json),
         stage=state.stage,
         next_stage=None if done else next_stage(state),
-        stage_order=list(STAGE_ORDER),
-        buttons=[StepButton(name=n, stages=list(st)) for n, st in SEED_BUTTONS],
-        labels=dict(STAGE_LABELS),
+        stage_order=[s.name for s in STAGES],
+        buttons=[StepButton(name=n, stages=list(st)) for n, st in buttons()],
+        labels={s.name: s.label for s in STAGES},
         views=[stage_view(state, rec) for rec in state.stage_log[before:]],
         result=answer_view(state) if done else None,
     )

@@ -22,7 +22,8 @@ shipped: also admitting a row that holds a question term no kept row holds (docs
 from __future__ import annotations
 
 from citebound.contracts.retrieval import RetrievalRow
-from citebound.text.terms import key_terms, row_text, terms
+from citebound.gate.measures import row_text
+from citebound.text.terms import key_terms, terms
 
 
 def _held(asked: frozenset[str], row: RetrievalRow) -> int:

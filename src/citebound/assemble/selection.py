@@ -31,10 +31,11 @@ from datetime import date
 from citebound.assemble.extra import closer_section
 from citebound.contracts.enums import ReasonCode
 from citebound.contracts.retrieval import FiltersApplied, GateMeasures, RetrievalRow
+from citebound.gate.measures import top_coverage
+from citebound.gate.rule import similarity_suffices
 from citebound.policy import Policy
 from citebound.prompt.evidence import render_block, render_entry, structure_conflict
 from citebound.text.sanitize import safe_normalize_v1
-from citebound.text.terms import top_coverage
 from citebound.text.tokens import Tokenizer
 
 _WORD = re.compile(r"\w+")
@@ -175,8 +176,8 @@ def select(
         sel.top_similarity = max(r.similarity for r in admissible)
         measures = measured or top_coverage(question, admissible)
         coverage = None if measures is None else measures.coverage
-        if not policy.gate.similarity_suffices(
-            sel.top_similarity, measures, policy.min_top_similarity
+        if not similarity_suffices(
+            policy.gate, sel.top_similarity, measures, policy.min_top_similarity
         ):
             sel.gate_failed = True
             detail = (

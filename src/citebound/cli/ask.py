@@ -95,13 +95,11 @@ def _chunk_labels(state: Any) -> dict[str, str]:
 
 def _print_steps(state: Any) -> None:
     """Each stage's note, then the chunks it kept and dropped with similarity and title."""
-    from citebound.pipeline import STAGE_LABELS
+    from citebound.pipeline.table import stage_label
 
     labels = _chunk_labels(state)
     for rec in state.stage_log:
-        click.echo(
-            f"[{STAGE_LABELS.get(rec.stage, rec.stage)}] {rec.note}  ({rec.latency_ms:.1f} ms)"
-        )
+        click.echo(f"[{stage_label(rec.stage)}] {rec.note}  ({rec.latency_ms:.1f} ms)")
         for cid in rec.kept[:STEP_ROWS]:
             click.echo(f"    kept    {cid}  {labels.get(cid, '')}".rstrip())
         if len(rec.kept) > STEP_ROWS:

@@ -2,7 +2,7 @@
 
 A turn pair is what the user asked and what citebound answered. Earlier turns are context for
 understanding a follow-up question; they are never evidence and never citable (see
-`citebound.pipeline.conversation`).
+`citebound.question.conversation`).
 """
 
 from __future__ import annotations

@@ -98,7 +98,7 @@ def _check_held(*counts: tuple[int | None, int | None]) -> None:
 
 
 class GateMeasures(Contract):
-    """What the gate weighs besides the similarities (`citebound.text.terms.top_coverage`),
+    """What the gate weighs besides the similarities (`citebound.gate.measures.top_coverage`),
     counted, never rebuilt from a ratio: the question's key terms and its framing terms ("In
     which *year*", "*typically*": they count when held, never required), how many of each the
     top-similarity row holds, and how many of its names no ranked row holds."""

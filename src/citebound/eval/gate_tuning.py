@@ -20,8 +20,8 @@ from pydantic import Field
 
 from citebound.contracts.base import Contract
 from citebound.eval.end_to_end import QuestionOutcome
+from citebound.gate.rule import apply_gate
 from citebound.policy import GatePolicy
-from citebound.retrieve.gate import apply_gate
 
 
 class GateSetting(Contract):

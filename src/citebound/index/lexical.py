@@ -123,7 +123,7 @@ class LexicalIndex:
     def idf(self, word: str) -> float:
         """How rare `word` is in the collection: the idf of its rarest analyzed token (a word
         absent from every chunk is the rarest of all); 0.0 for no token. The gate weighs a
-        question's words by it (`text.terms.top_coverage`)."""
+        question's words by it (`gate.measures.top_coverage`)."""
         return max((self._bm25_idf(self._doc_freq(t)) for t in self.terms(word)), default=0.0)
 
     def _doc_freq(self, term: str) -> int:

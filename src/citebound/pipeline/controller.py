@@ -30,15 +30,16 @@ from citebound.errors import (
     StoreError,
 )
 from citebound.pipeline.context import PipelineContext
-from citebound.pipeline.stages import REGISTRY, search_pieces
-from citebound.pipeline.state import SEED_STAGE, STAGE_ORDER, RequestState, StageRecord
+from citebound.pipeline.stages.search import search_pieces
+from citebound.pipeline.state import RequestState, StageRecord
+from citebound.pipeline.table import BY_NAME, STAGE_NAMES
 from citebound.store.snapshot import request_snapshot
 
 
 def next_stage(state: RequestState) -> str | None:
     """The stage that must run next, or None when the request is complete."""
     done = len(state.steps_done)
-    return STAGE_ORDER[done] if done < len(STAGE_ORDER) else None
+    return STAGE_NAMES[done] if done < len(STAGE_NAMES) else None
 
 
 def check_invariants(
@@ -51,7 +52,8 @@ def check_invariants(
 
     if after.steps_done != [*before.steps_done, stage]:
         raise bad("steps_done must grow by exactly this stage")
-    seed = SEED_STAGE.get(stage)
+    spec = BY_NAME.get(stage)
+    seed = None if spec is None else spec.seed
     history = [*before.history_of_stages, seed] if seed else before.history_of_stages
     if after.history_of_stages != history or after.stage != (seed or before.stage):
         raise bad("stage / history_of_stages must follow the seed 002 vocabulary")
@@ -111,7 +113,7 @@ class Pipeline:
         policy's output cap for this request (it never raises it).
         """
         from citebound.contracts.conversation import MAX_HISTORY_TURNS
-        from citebound.pipeline.conversation import recent_turns
+        from citebound.question.conversation import recent_turns
 
         return RequestState(
             request_id=request_id or uuid.uuid4().hex,
@@ -134,7 +136,7 @@ class Pipeline:
         0 when there is nothing to embed or the collection cannot be searched, in which case
         each question fails or refuses on its own, as without prefetching. `prefetched` also
         drops what was not used afterwards."""
-        from citebound.pipeline.preprocess import preprocess
+        from citebound.question.preprocess import preprocess
 
         pol = self.ctx.policy
         if pol.retrieval.mode == "lexical":
@@ -170,7 +172,7 @@ class Pipeline:
                 f"stage '{stage}' cannot run now: the next stage is '{expected}'", stage=stage
             )
         started = time.perf_counter()
-        after = REGISTRY[expected](state, self.ctx)
+        after = BY_NAME[expected].run(state, self.ctx)
         check_invariants(state, after, expected, self.ctx)
         last = after.stage_log[-1]
         if not last.latency_ms:
@@ -207,7 +209,7 @@ class Pipeline:
     def _failed(self, state: RequestState, err: CiteboundError) -> RequestState:
         """End the request FAILED with a reason code; still record it (fail closed)."""
         from citebound.audit import build_audit_record
-        from citebound.pipeline.conversation import audit_conversation
+        from citebound.pipeline.stages.answer import audit_conversation
 
         stage = next_stage(state) or "packaged"
         if isinstance(err, StageError):

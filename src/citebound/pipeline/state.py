@@ -22,101 +22,15 @@ from citebound.contracts.base import Contract
 from citebound.contracts.conversation import MAX_HISTORY_TURNS, ConversationTurn
 from citebound.contracts.execution import LLMExecutionResult, ModelCallRecord, ValidationResult
 from citebound.contracts.public import PublicResponse
+from citebound.contracts.question import PromptBody, Shape
 from citebound.contracts.retrieval import FiltersApplied, RetrievalBundle, RetrievalRow
 
 if TYPE_CHECKING:
     from citebound.validate.view import EvidenceView
 
-# Stage names in registry order; `stage` takes these values, `raw` before any stage ran.
-STAGE_ORDER: tuple[str, ...] = (
-    "preprocessed",  # A0
-    "a2",  # A2 shape
-    "retrieval",
-    "reranked",
-    "a3",  # gate
-    "assembled",
-    "a4",  # condense
-    "a5",  # format
-    "prompt_built",
-    "executed",
-    "validated",
-    "recorded",
-    "packaged",
-)
-
-# The vocabulary of `RequestState.stage` / `history_of_stages` (docs/superprompt.md). Registry
-# stages outside it map to None: assembly (part of A4's budgeted selection) and the
-# stages the Prompt_Builder button runs (build, execute, validate, record, package; "the
-# Prompt_Builder does not introduce a new stage", so `stage` stays `a5`). Every registry stage,
-# named or not, is appended to `steps_done`, which drives the controller's order.
-SEED_STAGE: dict[str, str | None] = {
-    "preprocessed": "preprocessed",
-    "a2": "a2",
-    "retrieval": "retrieval",
-    "reranked": "reranked",
-    "a3": "a3",
-    "assembled": None,
-    "a4": "a4",
-    "a5": "a5",
-    "prompt_built": None,
-    "executed": None,
-    "validated": None,
-    "recorded": None,
-    "packaged": None,
-}
-# The 8 manual-mode buttons, in order, with the registry stages each one runs.
-SEED_BUTTONS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("A0_PreProcessing", ("preprocessed",)),
-    ("A2_PromptShaper", ("a2",)),
-    ("Retrieval", ("retrieval",)),
-    ("ReRanker", ("reranked",)),
-    ("A3_NLI_Gate", ("a3",)),
-    ("A4_Condenser", ("assembled", "a4")),
-    ("A5_Format_Enforcer", ("a5",)),
-    ("Prompt_Builder", ("prompt_built", "executed", "validated", "recorded", "packaged")),
-)
-
-
 # `RequestState.extras` key of the anchors the reader saw (prompt anchor -> shown anchor), set
 # by the `recorded` stage from packaging, as the audit record keeps them (respond/renumber.py).
 DISPLAY_ANCHORS = "display_anchors"
-
-
-class PromptBody(Contract):
-    """Canonical fields of the user's prompt (A0's canonical keys)."""
-
-    task: str = Field(description="What is asked (MUST).")
-    context: str = Field(default="", description="Background given by the user.")
-    purpose: str = Field(default="", description="Why it is asked.")
-    format: str = Field(default="", description="Requested output format (recorded, see A5).")
-    system: str = Field(default="", description="Requested role of the assistant.")
-    audience: str = Field(default="", description="Who reads the answer.")
-    tone: str = Field(default="", description="Requested tone.")
-    depth: str = Field(default="", description="Requested depth.")
-    text: str = Field(default="", description="Attached text.")
-    constraints: str = Field(default="", description="Extra constraints.")
-
-
-class MappingDecision(Contract):
-    """How one header of a structured prompt was mapped (the A0 ladder step that matched)."""
-
-    header: str = Field(description="Header as written.")
-    key: str | None = Field(description="Canonical key, None when unknown.")
-    step: str = Field(
-        description="exact, alias, typo, bilingual, templates, keyword, unknown; semantic or "
-        "semantic_rejected for the optional LLM fallback."
-    )
-
-
-class Shape(Contract):
-    """A2 classification of the request (closed enums)."""
-
-    system: str = Field(description="Assistant role.")
-    audience: str = Field(description="Audience.")
-    tone: str = Field(description="Tone.")
-    depth: str = Field(description="Depth.")
-    confidence: str = Field(description="How sure the classification is.")
-    source: str = Field(description="defaults, user or llm.")
 
 
 class StageRecord(Contract):
@@ -160,7 +74,7 @@ class RequestState(Contract):
     )
     steps_done: list[str] = Field(
         default_factory=list,
-        description="Every registry stage completed (STAGE_ORDER), append-only; drives the order.",
+        description="Every stage completed (pipeline/table.py), append-only; drives the order.",
     )
     body: PromptBody | None = Field(default=None, description="A0 canonical fields.")
     extras: dict[str, Any] = Field(default_factory=dict, description="Unknown headers, decisions.")

@@ -9,7 +9,6 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from citebound.contracts.base import Contract
-from citebound.contracts.retrieval import GateMeasures
 
 
 class RefusalPolicy(Contract):
@@ -28,9 +27,10 @@ class GatePolicy(Contract):
     """Retrieval gate (docs/gate.md): no LLM call unless evidence is sufficient.
 
     Besides the top similarity, the gate may look at the *coverage* of the best row: the share
-    of the question's key terms it holds (`citebound.text.terms.coverage`). A question whose
+    of the question's key terms it holds (`citebound.gate.measures.coverage`). A question whose
     best row holds few of its words is refused even above `min_score` (`min_coverage`); one
-    whose best row holds most of them passes from `covered_min_score` (docs/answers.md).
+    whose best row holds most of them passes from `covered_min_score` (docs/answers.md). These
+    are the rule's settings; the rule that reads them is `citebound.gate.rule`.
     """
 
     min_score: float = Field(ge=0, le=1, description="Top calibrated similarity must reach this.")
@@ -64,7 +64,7 @@ class GatePolicy(Contract):
         le=1,
         description="A top similarity below min_score still passes from this value when the best "
         "row holds `found_min_terms` key terms and every name or number of the question "
-        "(`text.terms.names`; every key term when the question's case marks none) is in a "
+        "(`gate.measures.names`; every key term when the question's case marks none) is in a "
         "ranked row; None turns it off.",
     )
     found_min_terms: int = Field(default=2, ge=1, description="Key terms for found_min_score.")
@@ -89,75 +89,6 @@ class GatePolicy(Contract):
         if self.rare_min_score is not None and self.rare_min_score > self.min_score:
             raise ValueError("rare_min_score must not exceed min_score")
         return self
-
-    def similarity_suffices(
-        self, top: float, measures: GateMeasures | None, min_score: float
-    ) -> bool:
-        """`top` reaches `min_score` (the similarity that suffices alone: the gate's
-        `min_score`, or the assembly's `min_top_similarity`), or `covered_min_score` when the
-        best row holds `covered_share` of a question of at least `covered_min_terms` terms, or
-        `found_min_score` when it holds `found_min_terms` terms and no name of the question is
-        missing from the rows, or `rare_min_score` when it holds `rare_share` of the
-        question's idf-weighted key terms (`measures`, None: not measured; a framing term
-        counts toward a share or a count only when held, toward the question's size always).
-        Both stages apply this rule."""
-        if top >= min_score:
-            return True
-        if measures is None:
-            return False
-        # Covered: the row holds `covered_share` of the terms counted (a framing word only when
-        # held) and those are at least `covered_min_terms`, or, as before framing words were
-        # known, of all the question's terms. Framing words never make a short question long
-        # enough: "How long is the runway typically?" is one key term, as "How long is the
-        # runway?" is (review of #15: two framing words let one key term pass from 0.55).
-        share, full = measures.coverage, measures.full_coverage
-        covered = (
-            share is not None
-            and share >= self.covered_share
-            and measures.counted >= self.covered_min_terms
-        ) or (
-            full is not None
-            and full >= self.covered_share
-            and measures.asked >= self.covered_min_terms
-        )
-        low = self.covered_min_score
-        if covered and low is not None and top >= low:
-            return True
-        found = self.found_min_score
-        named = not measures.names_unfound and measures.held >= self.found_min_terms
-        if found is not None and top >= found and named:
-            return True
-        # Rare words held: the best row holds the words that say what the question is about
-        # in this collection (idf-weighted), not only common ones ("develop", "system").
-        if self.rare_min_score is None or top < self.rare_min_score:
-            return False
-        held = measures.rarity_held
-        return held is not None and held >= self.rare_share
-
-    def refusal(
-        self, top: float | None, measures: GateMeasures | None, min_score: float
-    ) -> str | None:
-        """Why a top similarity `top` with the question's term `measures` (best-row coverage,
-        names in no ranked row) is insufficient, or None (`similarity_suffices`, then the
-        `min_coverage` floor).
-
-        >>> g = GatePolicy(min_score=0.76, min_chunks=1, min_coverage=0.25,
-        ...                covered_min_score=0.55, covered_share=0.6)
-        >>> m = lambda held: GateMeasures(key_terms=5, key_terms_held=held, names_unfound=0)
-        >>> [g.refusal(t, m(h), 0.76) for t, h in [(0.8, 2), (0.8, 1), (0.6, 3), (0.6, 2)]]
-        [None, 'GATE_LOW_COVERAGE', None, 'GATE_BELOW_MIN_SCORE']
-        """
-        if top is None or not self.similarity_suffices(top, measures, min_score):
-            return "GATE_BELOW_MIN_SCORE"
-        share = None if measures is None else measures.coverage
-        if share is not None and share < self.min_coverage:
-            return "GATE_LOW_COVERAGE"
-        return None
-
-    def lowest_score(self, min_score: float) -> float:
-        """The lowest top similarity that can pass (with enough coverage)."""
-        passes = (self.covered_min_score, self.found_min_score, self.rare_min_score)
-        return min([min_score, *(s for s in passes if s is not None)])
 
 
 class RetrievalPolicy(Contract):

@@ -1,8 +1,8 @@
-"""Retrieve stage: query pieces, LogAvgExp aggregation, filters, neighbours and the gate."""
+"""Retrieve stage: query pieces, LogAvgExp aggregation, filters and neighbours (the gate that
+judges what it found is `citebound.gate`)."""
 
 from citebound.retrieve.aggregate import logavgexp
 from citebound.retrieve.filters import RowFilter, compile_filters, row_passes
-from citebound.retrieve.gate import apply_gate
 from citebound.retrieve.pieces import query_pieces
 from citebound.retrieve.retriever import Retriever
 from citebound.retrieve.rows import to_row
@@ -10,7 +10,6 @@ from citebound.retrieve.rows import to_row
 __all__ = [
     "Retriever",
     "RowFilter",
-    "apply_gate",
     "compile_filters",
     "logavgexp",
     "query_pieces",

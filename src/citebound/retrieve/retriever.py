@@ -40,6 +40,8 @@ from citebound.contracts.retrieval import (
     RetrievalRow,
 )
 from citebound.errors import CiteboundError, StoreError
+from citebound.gate.measures import top_coverage
+from citebound.gate.rule import apply_gate
 from citebound.index.build import index_dir, read_manifest
 from citebound.index.embedder import Embedder
 from citebound.index.fusion import calibrate, dense_similarity, fuse, lexical_similarity
@@ -48,14 +50,12 @@ from citebound.rerank.base import PassthroughReranker, Reranker
 from citebound.retrieve.aggregate import logavgexp
 from citebound.retrieve.definitions import promote_rows
 from citebound.retrieve.filters import RowFilter, compile_filters
-from citebound.retrieve.gate import apply_gate
 from citebound.retrieve.loader import LoadedIndex, open_index
 from citebound.retrieve.pieces import query_pieces
 from citebound.retrieve.query_vectors import QueryVectorMemo
 from citebound.retrieve.rows import ROW_CACHE_SIZE, chunk_passes, to_row
 from citebound.store.base import Store
 from citebound.store.snapshot import request_snapshot
-from citebound.text.terms import top_coverage
 
 SIMILARITY_DECIMALS = 6
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+from citebound.contracts.audit import AuditConversation
+from citebound.contracts.conversation import FollowupRewrite
 from citebound.contracts.enums import AssemblyStatus, ValidationStatus
 from citebound.contracts.execution import ModelCallRecord
 from citebound.pipeline.context import PipelineContext
@@ -41,8 +43,8 @@ def executed(state: RequestState, ctx: PipelineContext) -> RequestState:
 
 def validated(state: RequestState, ctx: PipelineContext) -> RequestState:
     """R5 on the answer; with `[validation] regenerate_on_failure`, at most one regeneration
-    of a rejected answer (pipeline/regenerate.py)."""
-    from citebound.pipeline import regenerate as regen
+    of a rejected answer (pipeline/stages/regenerate.py)."""
+    from citebound.pipeline.stages import regenerate as regen
     from citebound.validate import validate_answer
 
     bundle, llm, prompt = state.answer_bundle, state.llm_result, state.prompt
@@ -96,9 +98,22 @@ def _latency_ms(state: RequestState) -> float:
     return (time.perf_counter_ns() - state.started_ns) / 1e6 if state.started_ns else 0.0
 
 
+def audit_conversation(state: RequestState) -> AuditConversation | None:
+    """What the audit record keeps of the conversation: the turns as received, how many were
+    used, and the follow-up rewrite (None for a request without earlier turns)."""
+    if not state.received_turns:
+        return None
+    rewrite = state.extras.get("followup_rewrite")
+    return AuditConversation(
+        turns=state.received_history,
+        turns_received=state.received_turns,
+        turns_used=len(state.history),
+        rewrite=FollowupRewrite.model_validate(rewrite) if rewrite else None,
+    )
+
+
 def recorded(state: RequestState, ctx: PipelineContext) -> RequestState:
     from citebound.audit import build_audit_record
-    from citebound.pipeline.conversation import audit_conversation
     from citebound.respond import Packaged, package_answer, package_without_generation
 
     bundle, llm, v = state.answer_bundle, state.llm_result, state.validation

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from citebound.contracts.enums import ReasonCode
 from citebound.errors import StageError
-from citebound.pipeline import superprompt_stages
 from citebound.pipeline.context import PipelineContext
+from citebound.pipeline.stages import superprompt
 from citebound.pipeline.stages.step import done
 from citebound.pipeline.state import RequestState, StageRecord
 
@@ -57,10 +57,8 @@ def a4_condense(state: RequestState, ctx: PipelineContext) -> RequestState:
     s_ctx, extras = bundle.evidence_block_text, state.extras
     note = f"extractive; {len(ids)} chunks, N3={n3}"
     calls = state.model_calls
-    if superprompt_stages.is_superprompt(ctx):
-        s_ctx, ids, info, made = superprompt_stages.condense(
-            state.evolve(answer_bundle=bundle), ctx
-        )
+    if superprompt.is_superprompt(ctx):
+        s_ctx, ids, info, made = superprompt.condense(state.evolve(answer_bundle=bundle), ctx)
         calls = [*calls, *made]
         extras = {
             **extras,
@@ -86,8 +84,8 @@ def a5_format(state: RequestState, ctx: PipelineContext) -> RequestState:
     """V1: the prompt contract is frozen, so a requested format is recorded, not injected.
     superprompt-v1: the format decision changes the prompt's output rules."""
     assert state.body is not None
-    if superprompt_stages.is_superprompt(ctx):
-        fspec, calls, made = superprompt_stages.enforce_format(state, ctx)
+    if superprompt.is_superprompt(ctx):
+        fspec, calls, made = superprompt.enforce_format(state, ctx)
         enforcer = {
             "normalized_format_spec": fspec.normalized_format_spec,
             "requested_format": fspec.requested_format,
@@ -130,8 +128,8 @@ def prompt_built(state: RequestState, ctx: PipelineContext) -> RequestState:
     from citebound.prompt import build_prompt
 
     assert state.answer_bundle is not None
-    if superprompt_stages.is_superprompt(ctx):
-        return superprompt_stages.build(state, ctx, done)
+    if superprompt.is_superprompt(ctx):
+        return superprompt.build(state, ctx, done)
     outcome = build_prompt(state.answer_bundle, ctx.policy, conversation=state.history)
     ids = [e.chunk_id for e in outcome.bundle.selected_evidence]
     msgs = outcome.prompt.messages

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from citebound.pipeline.chooser import ask_json
 from citebound.pipeline.context import PipelineContext
-from citebound.pipeline.preprocess import preprocess
-from citebound.pipeline.shape import chooser_prompt, shape_deterministic, shape_from_mapping
+from citebound.pipeline.stages import semantic_headers
+from citebound.pipeline.stages.chooser import ask_json
 from citebound.pipeline.stages.step import done
 from citebound.pipeline.state import RequestState, StageRecord
+from citebound.question.preprocess import preprocess
+from citebound.question.shape import chooser_prompt, shape_deterministic, shape_from_mapping
 
 
 def a0_preprocess(state: RequestState, ctx: PipelineContext) -> RequestState:
-    from citebound.pipeline import semantic_headers
-
     body, unknown, decisions, ready = preprocess(state.user_text)
     semantic: dict[str, object] = {"semantic_used": False, "normalized_map": {}}
     calls = state.model_calls

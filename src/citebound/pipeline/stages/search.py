@@ -1,4 +1,5 @@
-"""The search stages: retrieval (with the follow-up rewrite), rerank and the A3 gate."""
+"""The search stages: retrieval (with the follow-up rewrite), rerank and the A3 gate (its
+decision is `citebound.gate.decide`)."""
 
 from __future__ import annotations
 
@@ -6,18 +7,20 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from citebound.contracts.assembly import DropRecord
 from citebound.contracts.enums import ReasonCode, RetrievalStatus
 from citebound.contracts.execution import ModelCallRecord
-from citebound.contracts.retrieval import RetrievalBundle
+from citebound.contracts.question import PromptBody
+from citebound.contracts.retrieval import RetrievalBundle, RetrievalRow
 from citebound.errors import StageError
-from citebound.pipeline.chooser import ask_json, keep_drop_prompt, parse_keep
+from citebound.gate.decide import decide
 from citebound.pipeline.context import PipelineContext
-from citebound.pipeline.conversation import FollowupRewrite
-from citebound.pipeline.preprocess import retrieval_query
+from citebound.pipeline.stages.chooser import ask_json, keep_drop_prompt, parse_keep
 from citebound.pipeline.stages.step import done
-from citebound.pipeline.state import PromptBody, RequestState, StageRecord
+from citebound.pipeline.state import RequestState, StageRecord
 from citebound.policy import Policy
+from citebound.question.conversation import FollowupRewrite
+from citebound.question.preprocess import retrieval_query
+from citebound.retrieve import compile_filters
 
 T = TypeVar("T")
 
@@ -54,7 +57,7 @@ def resolve_followup(
     """The retrieval query of this request: the deterministic follow-up rewrite, or the LLM
     rewrite when `[stages] llm_rewrite` is on and there are earlier turns; and the model
     calls it made."""
-    from citebound.pipeline.conversation import (
+    from citebound.question.conversation import (
         REWRITE_TEMPLATE,
         parse_rewrite,
         rewrite_prompt,
@@ -80,8 +83,6 @@ def resolve_followup(
 
 
 def retrieval(state: RequestState, ctx: PipelineContext) -> RequestState:
-    from citebound.retrieve import compile_filters
-
     assert state.body is not None
     started = time.perf_counter()
     pol = ctx.policy
@@ -151,41 +152,43 @@ def rerank(state: RequestState, ctx: PipelineContext) -> RequestState:
 
 
 def a3_gate(state: RequestState, ctx: PipelineContext) -> RequestState:
-    from citebound.retrieve import apply_gate, compile_filters
-    from citebound.text.terms import top_coverage
-
     pol = ctx.policy
     by_id = state.rows_by_id()
-    top = state.views_by_stage["reranked"][: pol.retrieval.top_k]
-    rows = [by_id[i].model_copy(update={"rank": r}) for r, i in enumerate(top)]
-    # Coverage is measured against what was searched, as promotion in `rerank` reads it; the
-    # words' rarity only when the preset's gate weighs it (its rare pass).
-    rarity = None
-    if pol.gate.rare_min_score is not None:
-        rarity = ctx.retriever.load(state.collection).lexical.idf
-    measures = top_coverage(_searched(state), rows, rarity)
-    gate = apply_gate([r.similarity for r in rows], pol.gate, measures)
-    dropped = [
-        DropRecord(
-            chunk_id=i,
-            rank=r,
-            reason_code=ReasonCode.DROP_TOP_K,
-            detail=f"beyond top_k {pol.retrieval.top_k}",
+    filters = compile_filters(state.filters)
+    calls = list(state.model_calls)
+
+    def expand(rows: list[RetrievalRow]) -> list[RetrievalRow]:
+        return ctx.retriever.expand_neighbors(
+            rows, state.collection, filters, pol.retrieval.per_hit_neighbors
         )
-        for r, i in enumerate(
-            state.views_by_stage["reranked"][pol.retrieval.top_k :], start=len(top)
+
+    def judge(rows: list[RetrievalRow]) -> list[int]:
+        data, call = ask_json(
+            ctx,
+            state.request_id,
+            keep_drop_prompt(state.user_text, rows),
+            stage="a3",
+            switch="llm_gate",
+            call="a3",
         )
-    ]
-    rows = ctx.retriever.expand_neighbors(
-        rows, state.collection, compile_filters(state.filters), pol.retrieval.per_hit_neighbors
+        calls.append(call)
+        return _parsed(lambda: parse_keep(data, len(rows)), call, "A3 semantic gate", "a3")
+
+    decision = decide(
+        _searched(state),
+        [by_id[i] for i in state.views_by_stage["reranked"]],
+        pol,
+        lambda: ctx.retriever.load(state.collection).lexical.idf,
+        expand,
+        judge if ctx.config.stages.llm_gate else None,
     )
     base = list(state.base_context_chunks)
-    known = set(by_id)
     base.extend(
         r.model_copy(update={"rank": len(base) + k})
-        for k, r in enumerate(x for x in rows if x.chunk_id not in known)
+        for k, r in enumerate(x for x in decision.expanded if x.chunk_id not in by_id)
     )
     manifest = ctx.retriever.load(state.collection).manifest
+    gate = decision.trace
     bundle = RetrievalBundle(
         request_id=state.request_id,
         user_question=state.user_text,
@@ -193,7 +196,7 @@ def a3_gate(state: RequestState, ctx: PipelineContext) -> RequestState:
         index_version=manifest.index_version,
         embedding_model=manifest.embedding_model,
         top_k=pol.retrieval.top_k,
-        results=rows,
+        results=decision.expanded,
         run_id=state.run_id,
         filters_applied=(
             state.filters.model_copy(update={"collection": state.collection})
@@ -203,55 +206,15 @@ def a3_gate(state: RequestState, ctx: PipelineContext) -> RequestState:
         gate=gate,
         reranker=ctx.retriever.reranker.name,
     )
-    kept = [r.chunk_id for r in rows] if gate.passed else []
-    calls = state.model_calls
-    if gate.passed and ctx.config.stages.llm_gate:
-        data, call = ask_json(
-            ctx,
-            state.request_id,
-            keep_drop_prompt(state.user_text, rows),
-            stage="a3",
-            switch="llm_gate",
-            call="a3",
-        )
-        calls = [*calls, call]
-        keep = _parsed(lambda: parse_keep(data, len(rows)), call, "A3 semantic gate", "a3")
-        dropped += [
-            DropRecord(
-                chunk_id=r.chunk_id,
-                rank=r.rank,
-                reason_code=ReasonCode.DROP_SEMANTIC,
-                detail="the A3 semantic gate judged it unhelpful",
-            )
-            for i, r in enumerate(rows)
-            if i not in keep
-        ]
-        rows = [rows[i].model_copy(update={"rank": k}) for k, i in enumerate(keep)]
-        kept = [r.chunk_id for r in rows]
+    if decision.judged:
         bundle = bundle.model_copy(
-            update={
-                "results": rows,
-                "retrieval_status": RetrievalStatus.SUCCESS
-                if rows
-                else RetrievalStatus.NO_EVIDENCE,
-            }
+            update={"results": decision.rows, "retrieval_status": decision.status}
         )
-    if not gate.passed:
-        dropped = [
-            DropRecord(
-                chunk_id=r.chunk_id,
-                rank=r.rank,
-                reason_code=gate.reason_code or "GATE",
-                detail=f"max similarity {gate.max_similarity} vs min_score {gate.min_score}, "
-                f"{gate.chunks_above_min_score}/{gate.min_chunks} chunks",
-            )
-            for r in rows
-        ]
-    note = "gate passed" if gate.passed else f"gate refused: {gate.reason_code}"
+    kept = decision.kept
     return done(
         state,
         "a3",
-        StageRecord(stage="a3", kept=kept, dropped=dropped, note=note),
+        StageRecord(stage="a3", kept=kept, dropped=decision.dropped, note=decision.note),
         base_context_chunks=base,
         retrieval_bundle=bundle,
         views_by_stage={**state.views_by_stage, "a3": kept},

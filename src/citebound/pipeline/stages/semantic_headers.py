@@ -16,10 +16,10 @@ from typing import Any
 
 from citebound.contracts.base import sha256_hex
 from citebound.contracts.execution import ModelCallRecord
-from citebound.pipeline.chooser import SYSTEM, ask_json
+from citebound.contracts.question import MappingDecision, PromptBody
 from citebound.pipeline.context import PipelineContext
-from citebound.pipeline.preprocess import CANONICAL, SCHEMA, compose_prompt_ready
-from citebound.pipeline.state import MappingDecision, PromptBody
+from citebound.pipeline.stages.chooser import SYSTEM, ask_json
+from citebound.question.preprocess import CANONICAL, SCHEMA, compose_prompt_ready
 
 
 def enabled(ctx: PipelineContext) -> bool:

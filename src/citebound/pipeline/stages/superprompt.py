@@ -20,9 +20,10 @@ from typing import Any
 from citebound.contracts.base import sha256_hex
 from citebound.contracts.enums import BuildStatus
 from citebound.contracts.execution import ModelCallRecord
-from citebound.pipeline.chooser import call_json
 from citebound.pipeline.context import PipelineContext
-from citebound.pipeline.state import RequestState
+from citebound.pipeline.stages.chooser import call_json
+from citebound.pipeline.state import RequestState, StageRecord
+from citebound.prompt import build_prompt
 from citebound.prompt.anchors import citation_format
 from citebound.prompt.condense import condensed_is_grounded, extractive_s_ctx
 from citebound.prompt.format_rules import (
@@ -31,7 +32,7 @@ from citebound.prompt.format_rules import (
     format_spec,
     requested_format,
 )
-from citebound.prompt.superprompt import SuperPromptInputs, Turn
+from citebound.prompt.superprompt import ALL_HEADERS, SuperPromptInputs, Turn
 
 STAGE_SYSTEM = "You are a careful technical editor. Reply with one JSON object and nothing else."
 A4_INSTRUCTIONS = (
@@ -224,8 +225,6 @@ def superprompt_inputs(state: RequestState, ctx: PipelineContext) -> SuperPrompt
 
 def blocks_of(prompt_text: str) -> dict[str, str]:
     """The blocks of a built superprompt-v1 text, by header (for the state and the GUI)."""
-    from citebound.prompt.superprompt import ALL_HEADERS
-
     out: dict[str, str] = {}
     current: str | None = None
     lines: list[str] = []
@@ -245,9 +244,6 @@ def build(
     state: RequestState, ctx: PipelineContext, done: Callable[..., RequestState]
 ) -> RequestState:
     """Prompt_Builder for superprompt-v1: the stage stays `a5` (docs/superprompt.md)."""
-    from citebound.pipeline.state import StageRecord
-    from citebound.prompt import build_prompt
-
     assert state.answer_bundle is not None
     outcome = build_prompt(state.answer_bundle, ctx.policy, superprompt_inputs(state, ctx))
     ids = [e.chunk_id for e in outcome.bundle.selected_evidence]

@@ -44,17 +44,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from importlib import resources
 
-from citebound.contracts.audit import AuditConversation
 from citebound.contracts.conversation import MAX_HISTORY_TURNS, ConversationTurn
 
 # The contract lives with the other conversation contracts (the audit record keeps it).
 from citebound.contracts.conversation import FollowupRewrite as FollowupRewrite
 from citebound.policy import Policy
-
-if TYPE_CHECKING:
-    from citebound.pipeline.state import RequestState
+from citebound.prompt.anchors import citation_format
 
 
 def _words(text: str) -> frozenset[str]:
@@ -202,8 +199,6 @@ def plural_phrase(text: str, max_words: int) -> list[str]:
 def answer_text(turn: ConversationTurn, policy: Policy) -> str:
     """The earlier answer as the rewrite reads it: "" for a refusal (it names no evidence; its
     marker word such as NO_EVIDENCE is no entity), citation markers removed."""
-    from citebound.prompt.anchors import citation_format
-
     text = turn.answer.strip()
     for refusal in (policy.refusal.no_evidence_text, policy.refusal.model_text):
         head = refusal.split(":", 1)[0] + ":"
@@ -303,20 +298,6 @@ def rewrite_query(
     )
 
 
-def audit_conversation(state: RequestState) -> AuditConversation | None:
-    """What the audit record keeps of the conversation: the turns as received, how many were
-    used, and the follow-up rewrite (None for a request without earlier turns)."""
-    if not state.received_turns:
-        return None
-    rewrite = state.extras.get("followup_rewrite")
-    return AuditConversation(
-        turns=state.received_history,
-        turns_received=state.received_turns,
-        turns_used=len(state.history),
-        rewrite=FollowupRewrite.model_validate(rewrite) if rewrite else None,
-    )
-
-
 # The optional LLM rewrite (`[stages] llm_rewrite`): a frozen prompt file, hash-pinned in the
 # tests like every template; the reply must be one JSON object {"query": "..."}.
 REWRITE_TEMPLATE = "followup_rewrite_v1.txt"
@@ -325,8 +306,6 @@ MAX_REWRITE_CHARS = 1000
 
 def rewrite_prompt(question: str, turns: Sequence[ConversationTurn]) -> str:
     """The exact user message of the LLM rewrite (earlier questions only, oldest first)."""
-    from importlib import resources
-
     text = (
         resources.files("citebound.prompt")
         .joinpath("templates", REWRITE_TEMPLATE)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from citebound.pipeline import map_header, preprocess, retrieval_query
+from citebound.question import map_header, preprocess, retrieval_query
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
 """LLM "chooser" calls for the optional LLM stages (A0 header mapping, A2 shape, the follow-up
-rewrite, A3 semantic keep/drop; A4/A5 through `superprompt_stages.stage_call`).
+rewrite, A3 semantic keep/drop; A4/A5 through `superprompt.stage_call`).
 
 A chooser gets a closed question and must answer with one JSON object. Each call is one
 exact-bytes call through the execution layer (`llm.execute`: frozen system + user messages,
@@ -21,6 +21,7 @@ from citebound.contracts.enums import BuildStatus, GenerationStatus, ReasonCode
 from citebound.contracts.execution import ModelCallRecord
 from citebound.contracts.retrieval import RetrievalRow
 from citebound.errors import StageError
+from citebound.llm import execute
 from citebound.pipeline.context import PipelineContext
 
 SYSTEM = "You are a strict JSON classifier. Reply with one JSON object and nothing else."
@@ -68,8 +69,6 @@ def call_json(
     `stage` names the registry stage in errors, `call` the call in `model_calls` (a0, a2,
     rewrite, a3, a4, a5); its template id is `template_id`, else `stage_<call>_v1`. `bundle`
     is given only after assembly (offline providers answer from it)."""
-    from citebound.llm import execute
-
     template_id = template_id or f"stage_{call}_v1"
     prompt = stage_prompt(
         request_id, system, user, template_id=template_id, tokenizer=ctx.policy.tokenizer

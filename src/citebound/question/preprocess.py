@@ -15,13 +15,13 @@ import unicodedata
 from importlib import resources
 from typing import Any
 
-from citebound.pipeline.state import MappingDecision, PromptBody
+from citebound.contracts.question import MappingDecision, PromptBody
 
 # The mapping data lives in `prompt_schema.json` (canonical keys, MUST keys,
 # defaults, aliases, bilingual map, templates, keywords, typo tolerance, modes); changing the
 # ladder's vocabulary is a data change, not a code change.
 SCHEMA: dict[str, Any] = json.loads(
-    resources.files("citebound.pipeline").joinpath("prompt_schema.json").read_text("utf-8")
+    resources.files("citebound.question").joinpath("prompt_schema.json").read_text("utf-8")
 )
 CANONICAL: tuple[str, ...] = tuple(SCHEMA["canonical_keys"])
 ALIASES: dict[str, str] = SCHEMA["aliases"]

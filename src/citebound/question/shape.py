@@ -9,7 +9,7 @@ with a clear error instead of producing a half-configured shape.
 
 from __future__ import annotations
 
-from citebound.pipeline.state import PromptBody, Shape
+from citebound.contracts.question import PromptBody, Shape
 
 ENUMS: dict[str, tuple[str, ...]] = {
     "system": ("documentation assistant", "maintenance advisor", "incident analyst"),

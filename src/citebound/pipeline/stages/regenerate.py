@@ -19,7 +19,6 @@ evidence; it never edits or merges the two answers.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from citebound.contracts.assembly import AnswerBundle, PromptBuildResult
 from citebound.contracts.enums import BuildStatus, GenerationStatus, ReasonCode, ValidationStatus
@@ -29,11 +28,13 @@ from citebound.contracts.execution import (
     SentenceFailure,
     ValidationResult,
 )
+from citebound.llm import execute
 from citebound.pipeline.context import PipelineContext
 from citebound.policy import Policy
-
-if TYPE_CHECKING:
-    from citebound.validate.view import EvidenceView
+from citebound.prompt.regenerate import build_regeneration_prompt
+from citebound.validate import validate_answer
+from citebound.validate.failures import failed_sentences
+from citebound.validate.view import EvidenceView
 
 # Rejections that say nothing about the answer text: regenerating cannot fix them.
 NOT_REGENERATED = frozenset(
@@ -58,8 +59,6 @@ def located_failures(
 ) -> list[SentenceFailure]:
     """The rejected sentences of `text` (validated against `view`) by index and reason code
     (validate/failures.py)."""
-    from citebound.validate.failures import failed_sentences
-
     return failed_sentences(view, text, validation, policy)
 
 
@@ -111,10 +110,6 @@ def regenerate(
 ) -> Outcome:
     """The one regeneration after `validation` rejected `llm`'s answer to `prompt`
     (`view`: the EvidenceView of `bundle`, which both answers are validated against)."""
-    from citebound.llm import execute
-    from citebound.prompt.regenerate import build_regeneration_prompt
-    from citebound.validate import validate_answer
-
     first_note = f"FAILED ({validation.failure_reason})"
     second = build_regeneration_prompt(prompt, bundle, ctx.policy, failures)
     if second.build_status is not BuildStatus.OK:
