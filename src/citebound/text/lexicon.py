@@ -23,7 +23,8 @@ def _words(text: str) -> frozenset[str]:
 # --- stopwords ----------------------------------------------------------------------------
 
 # The common core: articles, personal pronouns, auxiliaries and modals, prepositions,
-# conjunctions and question words, which say how something is asked or phrased, not what about.
+# conjunctions, quantifiers and question words, which say how something is asked or phrased,
+# not what it is about.
 STOPWORDS = _words("""
     a about above after all also an and any are as at be been before being between both
     but by can could did do does during each for from had has have he her his how i if in
@@ -32,7 +33,8 @@ STOPWORDS = _words("""
     were what when where which while who whom whose why will with would you your
 """)
 # Further function words a full English list drops: reflexive and possessive pronouns,
-# adverbs of place, degree and time, particles, "only" / "other" / "same", "yes".
+# adverbs of place, degree and time, particles, conjunctions ("because", "nor"), "only" /
+# "other" / "same", "yes".
 MORE_FUNCTION_WORDS = _words("""
     again against am because below doing down either few further having here hers herself
     him himself itself just myself nor off once only other ours out over own same theirs
