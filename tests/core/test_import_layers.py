@@ -13,8 +13,6 @@ import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 import citebound
 
 ROOT = Path(citebound.__file__).resolve().parent
@@ -122,14 +120,6 @@ def test_relative_imports_resolve_to_their_folder() -> None:
     assert got == [("store", "base"), ("index", "build"), ("text", "text")]
 
 
-# The cycles left run through files other branches rewrite: text/terms.py -> contracts
-# (GateMeasures) and -> validate (text/ is meant as the bottom layer, below contracts/), and
-# prompt/ <-> validate/ (prompt/condense.py -> validate; validate/markers.py, view.py ->
-# prompt). Remove the marker once those branches are merged.
-@pytest.mark.xfail(
-    strict=True,
-    reason="cycles through text/terms.py, validate/ and prompt/, removed on other branches",
-)
 def test_no_folder_import_cycle() -> None:
     edges = folder_edges()
     cycle = find_cycle(edges)

@@ -12,9 +12,9 @@ import pytest
 from citebound.contracts.enums import ReasonCode
 from citebound.policy import load_policy
 from citebound.testing.bundles import make_answer_bundle
+from citebound.text.identifiers import present_in
 from citebound.validate import validate_text
 from citebound.validate.analysis import support_params
-from citebound.validate.checks import present_in
 from citebound.validate.support import SupportFeatures, support_features
 
 STRICT = load_policy("strict-v1")

@@ -8,9 +8,9 @@ import pytest
 
 from citebound.policy import load_policy
 from citebound.testing.bundles import make_answer_bundle
+from citebound.text.identifiers import present_in
 from citebound.validate import validate_text
 from citebound.validate.analysis import support_params
-from citebound.validate.checks import present_in
 from citebound.validate.evidence import FUNCTION_WORDS, derived_base, index_evidence, lemma
 from citebound.validate.support import support_features
 from citebound.validate.wording import scattered

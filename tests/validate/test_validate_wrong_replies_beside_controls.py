@@ -709,7 +709,7 @@ def test_plural_gerund_nouns_meet_their_singular() -> None:
 
 
 def test_a_decade_matches_its_other_spelling_not_a_year_of_it() -> None:
-    from citebound.validate.checks import present_in
+    from citebound.text.identifiers import present_in
 
     assert present_in("40s", "a dancer in the 1930s and 1940s")
     assert present_in("1950s", "the suburban boom of the '50s")

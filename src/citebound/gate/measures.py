@@ -17,12 +17,11 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from citebound.contracts.retrieval import GateMeasures
-from citebound.text.terms import framing_terms, key_terms, terms
 
 # THOUSANDS: "10,000" and "10000" are one number to the names check, as to the validator.
-from citebound.validate.checks import THOUSANDS
+from citebound.text.lexicon import THOUSANDS, WORD
+from citebound.text.terms import framing_terms, key_terms, terms
 
-_WORD = re.compile(r"\w+")
 # CamelCase: a lower-case letter or digit before a capital ("CruiseRatio", "Rate2Group"), a
 # capital run before a capitalised word ("HTTPServer").
 _CAMEL_JOINT = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -38,7 +37,7 @@ def camel_parts(text: str) -> dict[str, frozenset[str]]:
     ['cruis', 'minimum', 'ratio']
     """
     out: dict[str, frozenset[str]] = {}
-    for word in _WORD.findall(text):
+    for word in WORD.findall(text):
         split = _CAMEL_JOINT.sub(" ", word)
         if split != word:
             whole = terms(word)
@@ -118,7 +117,7 @@ def unmarked(question: str) -> bool:
 
 def _later_words(question: str) -> list[str]:
     """The question's words after its first ("10,000" one number)."""
-    return _WORD.findall(THOUSANDS.sub("", question))[1:]
+    return WORD.findall(THOUSANDS.sub("", question))[1:]
 
 
 def _unmarked(question: str, words: list[str]) -> bool:
@@ -209,7 +208,7 @@ def weighted_rarity(question: str, said: frozenset[str], rarity: Rarity) -> floa
     """
     weight: dict[str, float] = {}
     asked = key_terms(question)
-    for word in _WORD.findall(question):
+    for word in WORD.findall(question):
         for t in key_terms(word) & asked:
             weight[t] = max(weight.get(t, 0.0), rarity(word))
     total = sum(weight.values())

@@ -13,8 +13,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from citebound.text.identifiers import identifiers, present_in
+from citebound.text.lexicon import WORD
+from citebound.text.overlap import content_words, lexical_support
 from citebound.text.sentences import split_sentences
-from citebound.validate.checks import content_words, identifiers, lexical_support, present_in
 
 S_CTX_HEADINGS = ("Facts:", "Constraints:", "Open issues:")
 NONE_LINE = "- none"
@@ -52,7 +54,7 @@ def extractive_s_ctx(
     missing_stems = content_words(question) - known - content_words(ignore)
     # content_words stems ("turbine" -> "turbin"); name the question's own words.
     missing = sorted(
-        {w.lower() for w in re.findall(r"\w+", question) if content_words(w) & missing_stems}
+        {w.lower() for w in WORD.findall(question) if content_words(w) & missing_stems}
     )
     issues = [f"The attachments do not mention: {', '.join(missing)}."] if missing else []
     return "\n\n".join(

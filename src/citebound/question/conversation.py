@@ -52,6 +52,7 @@ from citebound.contracts.conversation import MAX_HISTORY_TURNS, ConversationTurn
 from citebound.contracts.conversation import FollowupRewrite as FollowupRewrite
 from citebound.policy import Policy
 from citebound.prompt.anchors import citation_format
+from citebound.text.lexicon import FOLLOWUP_STOPWORDS
 
 
 def _words(text: str) -> frozenset[str]:
@@ -69,15 +70,6 @@ PLURAL_CUES = _words("they them their theirs these those")
 CONTINUATION = re.compile(r"^\s*(and|also|what about|how about|same for|then)\b", re.IGNORECASE)
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-./]*[A-Za-z0-9]|[A-Za-z0-9]")
-# Common words never carried as content terms (question words, auxiliaries, fillers).
-STOPWORDS = _words(
-    "about above after again against also another because been before being below between "
-    "both cannot could does doing done down during each either else even every from further "
-    "have having here into just many more most much must need often only other over same "
-    "should some such than that their them then there these they this those through under "
-    "until upon very what when where which while will with would your yours shall might make "
-    "made tell give show explain describe please know"
-)
 
 
 # Short function words: a "that" after one of these is a pronoun ("Is that right?"), after any
@@ -132,7 +124,7 @@ def content_words(text: str) -> list[str]:
         if (
             len(low) >= 4
             and low.isalpha()
-            and low not in STOPWORDS
+            and low not in FOLLOWUP_STOPWORDS
             and not is_entity(w)
             and low not in out
         ):
@@ -165,7 +157,7 @@ def _modifier(word: str) -> bool:
         low.isalpha()
         and len(low) >= 3
         and not is_entity(word)
-        and low not in STOPWORDS | FUNCTION_WORDS | REFERENCE_CUES | VERBS_S
+        and low not in FOLLOWUP_STOPWORDS | FUNCTION_WORDS | REFERENCE_CUES | VERBS_S
         and not low.endswith("ly")
     )
 

@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from citebound.text.terms import STOPWORDS, key_terms, terms
+from citebound.text.lexicon import QUESTION_STOPWORDS
+from citebound.text.terms import key_terms, terms
 
 __all__ = ["CodeScope", "forms", "scope", "section_codes"]
 
@@ -95,7 +96,7 @@ def scope(question: str) -> CodeScope | None:
         # "the HP-220 pump", "an aarch64 machine": the noun right after the code says what
         # kind of item it is, not what is asked of it.
         after = tokens[i + 1] if i + 1 < len(tokens) else ""
-        if _NOUN.fullmatch(after) and after not in STOPWORDS:
+        if _NOUN.fullmatch(after) and after not in QUESTION_STOPWORDS:
             subject |= terms(after)
     if not codes:
         return None

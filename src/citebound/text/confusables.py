@@ -10,7 +10,7 @@ text; evidence itself is never rewritten (text/sanitize.py).
   `‐` -> `-`). ASCII is kept as it is, so `0`/`O` and `1`/`l` in codes stay distinct. Used by
   `fold_skeleton` is its case-folded form (a Greek `Ι` folds to `i`, a Cyrillic `Н` to `h`),
   used by the gate's and the answerer's terms (text/terms.py) and the validator's word and
-  number comparisons (validate/checks.py).
+  number comparisons (text/overlap.py, text/identifiers.py).
 - `screen_form(text)`: what the injection screen matches (text/injection.py): accents and
   invisibles dropped, case folded, *every* confusable mapped, ASCII ones included (`0` -> `o`,
   `1` -> `l`, `m` -> `rn`), and `l` folded into `i`: once case is folded, TR39's `I` -> `l`

@@ -1,10 +1,11 @@
 """Content terms of a question or a text, shared by the gate and the extractive answerer.
 
-A term is a lower-cased word minus the question-word stopwords, stemmed with the validator's
-suffix stripper (plural, -ed/-ing, final e: "classified" ~ "classifying"), so the gate, the
-answerer and the support check see the same words. `key_terms` are the terms that say what a
-question is about, `framing` the words that say what kind of answer it asks for; the gate's
-measures over ranked rows (coverage, names, rarity) are in `citebound.gate.measures`.
+A term is a lower-cased word minus the question stopwords (`lexicon.QUESTION_STOPWORDS`),
+stemmed with the lexicon's suffix stripper (plural, -ed/-ing, final e: "classified" ~
+"classifying"), so the gate, the answerer and the support check see the same words.
+`key_terms` are the terms that say what a question is about, `framing` the words that say what
+kind of answer it asks for; the gate's measures over ranked rows (coverage, names, rarity) are
+in `citebound.gate.measures`.
 """
 
 from __future__ import annotations
@@ -15,23 +16,12 @@ from functools import lru_cache
 
 from citebound.text.confusables import fold_skeleton
 
-# The validator's suffix stripper (plural, -ed/-ing, final e): "classified" ~ "classifying",
-# "ruled" ~ "rules", so a question and the sentence that answers it match as the support check
-# will see them (SQuAD tune split: answerer refusals 10 -> 8 of 293).
-from citebound.validate.checks import stem as stem
+# The lexicon's suffix stripper, the support check's (plural, -ed/-ing, final e):
+# "classified" ~ "classifying", "ruled" ~ "rules", so a question and the sentence that answers
+# it match as the support check will see them (SQuAD tune split: answerer refusals 10 -> 8 of
+# 293).
+from citebound.text.lexicon import QUESTION_STOPWORDS, WORD, stem
 
-# Words that say what kind of question it is, not what it is about.
-_STOPWORD_TEXT = """
-    a about above after all also an and any are as at be been before being between both
-    but by can could describe did do does during each explain for from give had has have
-    he her his how i if in into is it its list many may me might more most much must my
-    no not of on or our per please shall she should so some such tell than that the
-    their them then there these they this those to under up was we were what when where
-    which while who whom whose why will with would you your
-"""
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-
-_WORD = re.compile(r"\w+")
 # Where an identifier joins words: an underscore, a lower-case letter or digit before a capital
 # ("cruiseRatio", "Rate2Group"), a capital run before a capitalised word ("HTTPServer").
 # snake_case: an underscore joins words (`minimum_cruise_ratio`); a hyphen is no word
@@ -57,7 +47,7 @@ def terms(text: str) -> frozenset[str]:
     folded = unicodedata.normalize("NFKD", fold_skeleton(split_identifiers(text)))
     if not folded.isascii():  # "fiancée" ~ "fiancee": accents do not change the word
         folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
-    return frozenset(stem(w) for w in _WORD.findall(folded) if w not in STOPWORDS)
+    return frozenset(stem(w) for w in WORD.findall(folded) if w not in QUESTION_STOPWORDS)
 
 
 # Words that frame what a question asks rather than say what it is about: the evidence that
@@ -98,7 +88,7 @@ def framing(question: str) -> frozenset[str]:
     >>> sorted(framing("How long did the invasion typically last, according to the reports?"))
     ['according', 'long', 'typically']
     """
-    words = {w.casefold() for w in _WORD.findall(question)}
+    words = {w.casefold() for w in WORD.findall(question)}
     measure = {m.casefold() for m in _HOW_MEASURE.findall(question)}
     return frozenset(words & FRAMING | measure)
 
@@ -112,7 +102,7 @@ def key_terms(question: str) -> frozenset[str]:
     ['conquer', 'england', 'norman']
     """
     framed = framing(question)
-    own = [w for w in _WORD.findall(question) if w.casefold() not in framed]
+    own = [w for w in WORD.findall(question) if w.casefold() not in framed]
     return frozenset(t for t in terms(" ".join(own)) if len(t) > 1 or t.isdigit())
 
 

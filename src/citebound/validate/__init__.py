@@ -3,8 +3,9 @@
 >>> from citebound.validate import validate_answer, validate_text, VALIDATOR_VERSION
 """
 
+from citebound.text.identifiers import identifiers
+from citebound.text.overlap import lexical_support
 from citebound.validate.analysis import is_factual
-from citebound.validate.checks import identifiers, lexical_support
 from citebound.validate.markers import marker_pattern, scan_markers
 from citebound.validate.validator import (
     PRIORITY,

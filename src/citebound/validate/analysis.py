@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from citebound.contracts.enums import ReasonCode
 from citebound.contracts.execution import UnsupportedSentence
 from citebound.policy import Policy
+from citebound.text.identifiers import identifiers, present_in
 from citebound.text.injection import injection_cue
 from citebound.text.sentences import split_sentences
 from citebound.validate import checks
@@ -225,11 +226,11 @@ def analyse(view: EvidenceView, text: str, policy: Policy, refusals: tuple[str, 
             a.sentence_codes.append((index, ReasonCode.INVALID_CITATION_REFERENCE))
         new_ids = tuple(
             ident
-            for ident in checks.identifiers(body)
+            for ident in identifiers(body)
             if not (
-                checks.present_in(ident, cited_text)
-                or checks.present_in(ident, view.question)
-                or (context and checks.present_in(ident, context))
+                present_in(ident, cited_text)
+                or present_in(ident, view.question)
+                or (context and present_in(ident, context))
             )
         )
         if new_ids:

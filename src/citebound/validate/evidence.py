@@ -3,7 +3,7 @@
 Evidence text is cut into spans (sentences: `.`, `!`, `?`, `…`, `;` followed by whitespace,
 blank lines and full-width terminators; a hard-wrapped line is not a boundary) and every span
 into *lemmas*: lowercase word tokens without stopwords, light suffix stripping
-(`checks.stem`) and the common irregular verb forms mapped to their base (`said` -> `say`,
+(`lexicon.stem`) and the common irregular verb forms mapped to their base (`said` -> `say`,
 `took` -> `take`), so "says"/"said" and "finds"/"found" match. A lemma also matches by its first
 `prefix` characters (`investigators` / `investigation`), which survives paraphrase better than
 any suffix list.
@@ -23,7 +23,14 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
-from citebound.validate.checks import ALL_WORDS, STOPWORDS, THOUSANDS, stem
+from citebound.text.lexicon import (
+    ALL_WORDS,
+    NEGATIONS,
+    SUPPORT_STOPWORDS,
+    THOUSANDS,
+    number_words,
+    stem,
+)
 
 # Connectives and hedges that organise a summary rather than state a fact: LLM summaries use
 # them whether right or wrong, so they carry no support signal ("despite", "however").
@@ -75,7 +82,7 @@ _EXTRA_FUNCTION_TEXT = """via since onto toward towards across along around unto
 _LIGHT_VERB_TEXT = """get gets got gotten getting come comes came coming take takes took
     taken taking"""
 FUNCTION_WORDS = (
-    STOPWORDS
+    SUPPORT_STOPWORDS
     | frozenset(_EXTRA_FUNCTION_TEXT.split())
     | frozenset(_LIGHT_VERB_TEXT.split())
     | DISCOURSE
@@ -85,9 +92,6 @@ FUNCTION_WORDS = (
 # "since the fins bend" is a connective.
 BEFORE_NUMBER_CLAIMS = frozenset({"since"})
 
-_NEGATION_TEXT = """not no never none nothing nobody neither nor without cannot cant isnt arent
-    wasnt werent dont doesnt didnt wont wouldnt shouldnt couldnt mustnt hasnt havent hadnt"""
-NEGATIONS = frozenset(_NEGATION_TEXT.split())
 # "No. 1", "no. 3": the abbreviation of number, not a negation.
 _NO_NUMBER = re.compile(r"\bno\b(?!\.\s*\d)")
 
@@ -101,7 +105,7 @@ SPAN_END = re.compile(r"[.!?…;]+[\"'”’)\]]*(?=\s|$)(?!\s+\d)|\n[ \t]*\n|[�
 # lemma, so "fitted" / "fit" and "added" / "add" meet at one key ("fit", "ad"). Only on 3+
 # letters (`_MIN_UNDOUBLE`): a 2-letter stem has no doubled ending to undo. Chosen, not fitted;
 # unrelated words that then share a key ("butt" / "but") are rare and both must still appear.
-# A plural gerund noun ("bearings", "shootings") is stemmed as its singular; `checks.stem`
+# A plural gerund noun ("bearings", "shootings") is stemmed as its singular; `lexicon.stem`
 # (shared with the extractive provider) strips only the "s" and left "bearings" / "bearing"
 # apart. 7+ letters: "things", "rings" already meet their singular.
 _MIN_PLURAL_GERUND = 7
@@ -114,7 +118,7 @@ _MIN_UNDOUBLE = 3
 
 @lru_cache(maxsize=65_536)
 def lemma(word: str) -> str:
-    """Base form of one lowercase word: irregular map, then `checks.stem`, then a doubled
+    """Base form of one lowercase word: irregular map, then `lexicon.stem`, then a doubled
     final consonant undone.
 
     >>> [lemma(w) for w in ("said", "says", "found", "finds", "valves", "fitted", "fit")]
@@ -131,7 +135,11 @@ def lemma(word: str) -> str:
 
 def is_content(word: str) -> bool:
     """Counts towards support: not a stopword, not a connective, 2+ characters or a digit."""
-    return word not in STOPWORDS and word not in DISCOURSE and (len(word) > 1 or word.isdigit())
+    return (
+        word not in SUPPORT_STOPWORDS
+        and word not in DISCOURSE
+        and (len(word) > 1 or word.isdigit())
+    )
 
 
 @lru_cache(maxsize=65_536)
@@ -318,18 +326,16 @@ def covered(word: str, index: EvidenceIndex, prefix: int) -> bool:
 
 
 # Numbers written either way: the support check compares sentence and evidence after this.
-_TENS_TEXT = "twenty thirty forty fifty sixty seventy eighty ninety"
-_TENS = {w: 10 * (i + 2) for i, w in enumerate(_TENS_TEXT.split())}
-_UNITS_TEXT = "one two three four five six seven eight nine"
-_UNITS = {w: i + 1 for i, w in enumerate(_UNITS_TEXT.split())}
+_TENS = {w: 10 * (i + 2) for i, w in enumerate(number_words(20, 90))}
+_ONES = {w: i + 1 for i, w in enumerate(number_words(1, 9))}
 # "forty-five bar" is the evidence's "45 bar" (both sides are rewritten, so either may spell).
 _COMPOUND = re.compile(
-    r"\b(" + "|".join(_TENS) + r")[-\s](" + "|".join(_UNITS) + r")\b", re.IGNORECASE
+    r"\b(" + "|".join(_TENS) + r")[-\s](" + "|".join(_ONES) + r")\b", re.IGNORECASE
 )
 
 
 def _compound_digits(m: re.Match[str]) -> str:
-    return str(_TENS[m.group(1).lower()] + _UNITS[m.group(2).lower()])
+    return str(_TENS[m.group(1).lower()] + _ONES[m.group(2).lower()])
 
 
 @lru_cache(maxsize=4096)

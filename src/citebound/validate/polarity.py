@@ -11,10 +11,17 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from citebound.validate.checks import ALL_WORDS, DIGITS_OF, number_words
-from citebound.validate.evidence import NEGATIONS, EvidenceIndex, fold, lemma, lemmas
+from citebound.text.lexicon import (
+    ALL_WORDS,
+    DIGITS_OF,
+    NEGATIONS,
+    OBLIGATION_MODALS,
+    PERMISSION_MODALS,
+    UNITS,
+    number_words,
+)
+from citebound.validate.evidence import EvidenceIndex, fold, lemma, lemmas
 from citebound.validate.order import order_flip
-from citebound.validate.swap import UNITS
 
 _NEGATION_RE = re.compile(r"\b(?:" + "|".join(sorted(NEGATIONS)) + r")\b|n['’]t\b")
 _ANTONYM_PAIRS = (
@@ -93,9 +100,7 @@ _NEGATIVE_PREFIXES = {"un": 4, "non": 4, "dis": 6, "in": 6, "im": 6, "a": 6}
 # A sentence's modal counts only when the best window has a modal of the other kind and none of
 # its own: "must be tightened" over an imperative "Tighten ..." is how a reply phrases a step
 # (r5-v5; `should` advises and sits in neither).
-_OBLIGATION = frozenset({"must", "shall"})
-_PERMISSION = frozenset({"may", "might", "can", "could"})
-_MODALS = _OBLIGATION | _PERMISSION
+_MODALS = OBLIGATION_MODALS | PERMISSION_MODALS
 # A modal is followed by a bare verb ("can be stored", "may restart", "can't"); the same word
 # is a noun where an article or preposition comes before it ("a sealed can", "in May") or
 # where the next word is no verb: the end, a preposition, a conjunction or a finite verb ("the
@@ -335,7 +340,10 @@ def negation_found(plain: str, index: EvidenceIndex, start: int, size: int) -> b
 
 
 def _modal_flip(sentence: frozenset[str], window: frozenset[str]) -> str:
-    for own, other in ((_OBLIGATION, _PERMISSION), (_PERMISSION, _OBLIGATION)):
+    for own, other in (
+        (OBLIGATION_MODALS, PERMISSION_MODALS),
+        (PERMISSION_MODALS, OBLIGATION_MODALS),
+    ):
         theirs = sorted(window & other)
         if sentence & own and theirs and not window & own:
             return f"modal: evidence says {theirs[0]!r}"

@@ -27,7 +27,7 @@ For one answer sentence (markers removed) and the text of the anchors it cites
    - `names_outside_window`: names and numbers the evidence has, but not in the best window
      (an entity swapped in from another passage: "Cia Berg was inducted" when the passage
      about the induction names David Lee Roth);
-   - `missing_numbers`: numbers, dates and codes (`checks.identifiers`) in neither the cited
+   - `missing_numbers`: numbers, dates and codes (`text.identifiers`) in neither the cited
      evidence nor the question;
    - `missing_tokens`: words in neither the cited evidence nor the question (a leading
      "Yes,"/"No," aside; `validate.wording.absent`): content words by lemma, prefix or
@@ -66,7 +66,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from citebound.policy import SupportWeights
-from citebound.validate.checks import ALL_WORDS, identifiers, present_in
+from citebound.text.identifiers import identifiers, present_in
+from citebound.text.lexicon import ALL_WORDS
 from citebound.validate.evidence import (
     SPAN_END,
     content_lemma,
@@ -354,6 +355,7 @@ def sentence_support(
 def clear_caches() -> None:
     """Forget every memoized evidence text (benchmarks measure first-time validation with
     it); the word-lemma memo stays, as it does in any process after a few requests."""
+    from citebound.text import identifiers, overlap
     from citebound.validate import checks, evidence, order, polarity, swap, wording
 
     for cached in (
@@ -374,9 +376,9 @@ def clear_caches() -> None:
         swap.window_tokens,
         swap.span_tokens,
         evidence.lemmas,
-        checks.content_words,
-        checks._canon,
+        overlap.content_words,
+        identifiers._canon,
         checks._normalize,
-        checks._identifiers,
+        identifiers._identifiers,
     ):
         cached.cache_clear()

@@ -32,7 +32,7 @@ import re
 from difflib import SequenceMatcher
 from functools import lru_cache
 
-from citebound.validate.checks import DIGITS_OF, MAGNITUDE_WORDS
+from citebound.text.lexicon import DIGITS_OF, MAGNITUDE_WORDS, UNITS
 from citebound.validate.evidence import EvidenceIndex, content_lemma, covered, prefix_key
 
 # Plain adjectives and adverbs of degree, speed, size, quality and time: what a paraphrase
@@ -61,14 +61,6 @@ _GENERAL_VERB_TEXT = """use used uses using rely relies make made do does get go
     go goes went come came bring move turn see look note describe explain state list cause
     create produce build form leave left stay remain change follow"""
 PLAIN = frozenset(content_lemma(w) for w in (_PLAIN_TEXT + " " + _GENERAL_VERB_TEXT).split()) - {""}
-# Units: a measurement slot (`45 bar` -> `45 psi`) is as specific as a number.
-_UNIT_TEXT = """bar mbar psi kpa mpa pa nm kn lbf kg g mg lb lbs mm cm m km in ft inch inches
-    mph kph
-    rpm hz khz mhz ghz kw w mw kwh v kv mv ma amp amps ohm db dba c f k celsius fahrenheit
-    kelvin l ml gal gallon gallons s sec ms min hr hrs hour hours minute minutes second
-    seconds h day days week weeks month months year years percent degree degrees liter litre
-    liters litres meter metre meters metres gram grams pound pounds volt volts watt watts"""
-UNITS = frozenset(_UNIT_TEXT.split())
 # Number words without a digit form here (the others are keyed by their digits, below).
 _NUMBER_WORDS = frozenset(MAGNITUDE_WORDS)
 _TOKEN = re.compile(r"[^\W_]+(?:[-./][^\W_]+)*")

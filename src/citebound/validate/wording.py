@@ -20,13 +20,13 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from citebound.validate.checks import (
+from citebound.text.identifiers import identifiers
+from citebound.text.lexicon import (
     ALL_WORDS,
     DIGITS_OF,
     MAGNITUDE_WORDS,
     MULTIPLIER_WORDS,
-    STOPWORDS,
-    identifiers,
+    SUPPORT_STOPWORDS,
     number_words,
 )
 from citebound.validate.evidence import (
@@ -65,7 +65,7 @@ def names(sentence: str) -> list[str]:
     for m in _CAPITALISED.finditer(sentence):
         word = m.group(1)
         low = fold(word).split("'")[0]
-        if m.start() == first or low in STOPWORDS or word in out:
+        if m.start() == first or low in SUPPORT_STOPWORDS or word in out:
             continue
         out.append(word)
     for w in ALL_WORDS.findall(sentence.casefold()):

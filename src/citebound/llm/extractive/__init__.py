@@ -7,7 +7,7 @@ sentence answers).
 
 from __future__ import annotations
 
-from citebound.text.terms import STOPWORDS, terms
+from citebound.text.terms import terms
 
 from .candidates import paragraphs
 from .joining import citation_marker, marker_pattern
@@ -15,7 +15,6 @@ from .provider import EXTRACTIVE_MODEL, ExtractiveProvider
 
 __all__ = [
     "EXTRACTIVE_MODEL",
-    "STOPWORDS",
     "ExtractiveProvider",
     "citation_marker",
     "marker_pattern",

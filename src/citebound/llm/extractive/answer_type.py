@@ -29,9 +29,15 @@ from typing import Literal
 
 from citebound.policy import AnswererPolicy
 from citebound.policy.answerer import AnswerKind
-from citebound.text.terms import STOPWORDS, terms
-from citebound.validate.checks import MAGNITUDE_WORDS, MULTIPLIER_WORDS, number_words
-from citebound.validate.swap import UNITS
+from citebound.text.lexicon import (
+    HYPHENATED_WORD,
+    MAGNITUDE_WORDS,
+    MULTIPLIER_WORDS,
+    QUESTION_STOPWORDS,
+    UNITS,
+    number_words,
+)
+from citebound.text.terms import terms
 
 from .candidates import Candidate
 
@@ -174,7 +180,7 @@ _CENTURY = re.compile(
     r"eighteenth|nineteenth|twentieth|twenty-first)[\s-]+(?:century|centuries|millennium)\b",
     re.IGNORECASE,
 )
-# Number words: the validator's one list (two to ninety, the magnitudes with their plurals,
+# Number words: the lexicon's one list (two to ninety, the magnitudes with their plurals,
 # "half / twice / thrice"), plus "double / triple", which say how many times as the
 # multipliers do but which the validator need not compare.
 _NUMBER_WORDS = (
@@ -207,7 +213,6 @@ _NAME_RUN = re.compile(
     r"(?<![\w'])[A-Z][\w'’-]*(?:\s+(?:(?:of|the|and|de|du|la|le|von|van|der|al|bin|ibn)\s+)*"
     r"[A-Z][\w'’-]*)*"
 )
-_WORD = re.compile(r"[\w'’-]+")
 _OPENING = re.compile(r"^\W*")
 
 
@@ -218,10 +223,10 @@ def _new_names(text: str, asked: frozenset[str]) -> bool:
     start = _OPENING.match(text)
     first = start.end() if start else 0
     for run in _NAME_RUN.finditer(text):
-        words = [w for w in _WORD.findall(run.group()) if w[:1].isupper()]
+        words = [w for w in HYPHENATED_WORD.findall(run.group()) if w[:1].isupper()]
         if run.start() == first and len(words) == 1:
             continue  # a capital at the sentence start marks the start, not a name
-        words = [w for w in words if w.casefold() not in STOPWORDS]
+        words = [w for w in words if w.casefold() not in QUESTION_STOPWORDS]
         if not words:
             continue
         fresh = [w for w in words if not (terms(w) & asked)]

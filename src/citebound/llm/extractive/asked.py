@@ -39,13 +39,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from citebound.text.lexicon import (
+    HYPHENATED_WORD_ACUTE,
+    MAGNITUDE_WORDS,
+    MULTIPLIER_WORDS,
+    UNITS,
+    number_words,
+)
 from citebound.text.terms import terms
-from citebound.validate.checks import MAGNITUDE_WORDS, MULTIPLIER_WORDS, number_words
-from citebound.validate.swap import UNITS
 
 from .answer_type import AnswerType, carries, expected
 from .candidates import Candidate
-from .shape import BE, WORD, org_asked, participle, titled
+from .shape import BE, org_asked, participle, titled
 from .shape import relation as relation_of
 
 __all__ = ["AskedScope", "admitted", "fills", "related", "scope"]
@@ -167,7 +172,7 @@ class AskedScope:
         supervisor must sign ..." name one."""
         if self.kind not in ("person", "name"):
             return False
-        words = [w.casefold() for w in WORD.findall(sentence) if not w.isdigit()]
+        words = [w.casefold() for w in HYPHENATED_WORD_ACUTE.findall(sentence) if not w.isdigit()]
         at = [i for i, w in enumerate(words) if related(self.relation, terms(w))]
         if at and "by" in words:
             return False

@@ -22,6 +22,7 @@ from citebound.policy import AnswererPolicy
 from citebound.prompt.anchors import SUPERSCRIPT_DIGITS
 from citebound.text import split_sentences
 from citebound.text.injection import tainted_lines
+from citebound.text.lexicon import UNFINISHED_END_WORDS
 from citebound.text.markup import is_table_row, render_units, starts_block, table_header
 from citebound.text.terms import terms
 from citebound.validate.markers import scan_markers
@@ -411,11 +412,7 @@ _LINK_LED = re.compile(r"\[[^\]]+\]\(")
 
 # A line that ends on a word a sentence cannot end with ("... one per line in each", "written
 # as a comment, like") or on a comma goes on, however short: a label or title never does.
-_GOES_ON = re.compile(
-    r"(?:,|\s(?:a|an|the|of|in|on|at|to|by|for|with|from|and|or|but|as|like|each|every|"
-    r"such|than|that|into|onto|per|via|is|are|was|were|be|its|their|this|these))$",
-    re.IGNORECASE,
-)
+_GOES_ON = re.compile(r"(?:,|\s(?:" + "|".join(UNFINISHED_END_WORDS) + r"))$", re.IGNORECASE)
 
 
 def _open_code_span(unit: str) -> bool:

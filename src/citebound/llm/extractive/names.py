@@ -17,11 +17,11 @@ from __future__ import annotations
 import re
 
 from citebound.contracts.assembly import AnswerBundle
+from citebound.text.lexicon import WORD
 from citebound.text.terms import terms
 
 __all__ = ["names", "stated"]
 
-_WORDS = re.compile(r"\w+")
 # A name is stated by a word it begins or that begins it ("Raouliii" / "Raoulii", "Europe" /
 # "European"). Shorter stems match only exactly (set by hand: 5 letters keep "post" from
 # matching "PostgreSQL").
@@ -60,7 +60,7 @@ def _name_words(question: str) -> list[str]:
     """The question's words that hold a capital letter, one-letter words ("I", the "F" of
     "F´") left out. The first word is capitalised as a sentence start: it counts only when
     another word is a name too ("Harold Winston's ..."), never alone ("Describe the pump")."""
-    every = _WORDS.findall(question)
+    every = WORD.findall(question)
     words = [w for w in every if len(w) > 1 and any(c.isupper() for c in w)]
     if words[:1] == every[:1] and len(words) == 1:
         return []

@@ -12,10 +12,11 @@ import re
 from functools import lru_cache
 
 from citebound.policy import AnswererPolicy
+from citebound.text.lexicon import QUESTION_STOPWORDS, WORD, stem
 from citebound.text.markup import QuestionType
 from citebound.text.subject import defines, named_subject
 from citebound.text.subject import definition_subject as definition_subject
-from citebound.text.terms import STOPWORDS, stem, terms
+from citebound.text.terms import terms
 
 from .answer_type import has_number
 from .candidates import Candidate
@@ -28,7 +29,6 @@ _DEFINING = re.compile(
 )
 # A reference-list entry: a term, a colon, what it is ("`check`: Builds, ...").
 _ENTRY = re.compile(r"^(`[^`]{1,40}`|[\w´' -]{1,40}):\s+\S")
-_WORDS = re.compile(r"\w+")
 _REASONING = re.compile(
     r"\b(because|due to|caused|causes|so that|in order to|reason|root cause|since|therefore)\b",
     re.IGNORECASE,
@@ -157,7 +157,7 @@ def names_again(c: Candidate, before: Candidate) -> bool:
     named = _DEFINITE.match(c.text)
     if named is None:
         return False
-    words = [stem(w) for w in _WORDS.findall(before.text.casefold()) if w not in STOPWORDS]
+    words = [stem(w) for w in WORD.findall(before.text.casefold()) if w not in QUESTION_STOPWORDS]
     return bool(terms(named[2]) & c.shared & (set(words[1:]) - set(words[:1])))
 
 
@@ -204,7 +204,7 @@ def says_how(c: Candidate) -> bool:
 @lru_cache(maxsize=16_384)  # evidence sentences recur across questions
 def pairs(text: str) -> frozenset[tuple[str, str]]:
     """Neighbouring content terms of `text` ("battle hasting"): a phrase the question names."""
-    words = [stem(w) for w in _WORDS.findall(text.casefold()) if w not in STOPWORDS]
+    words = [stem(w) for w in WORD.findall(text.casefold()) if w not in QUESTION_STOPWORDS]
     return frozenset(itertools.pairwise(words))
 
 

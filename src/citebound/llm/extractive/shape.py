@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import re
 
-from citebound.text.terms import FRAMING, STOPWORDS, terms
+from citebound.text.lexicon import HYPHENATED_WORD_ACUTE, MODALS, QUESTION_STOPWORDS
+from citebound.text.terms import FRAMING, terms
 
 from .answer_type import HEAD_NOUNS
 
-__all__ = ["BE", "WORD", "org_asked", "participle", "relation", "titled"]
+__all__ = ["BE", "org_asked", "participle", "relation", "titled"]
 
-WORD = re.compile(r"[\w'’´-]+")
 # "Which vendor / supplier / manufacturer ...?" asks for a name (a company's) that
 # `answer_type`'s kind nouns do not list (they serve SQuAD's ranking too; this serves only here).
 _ORG_TEXT = """vendor vendors supplier suppliers manufacturer manufacturers maker makers contractor
@@ -30,8 +30,7 @@ _CONTRACTED = re.compile(r"\b(who|what|where|when|which|how)['’]s\b", re.IGNOR
 # Auxiliaries and modals between the wh-word and the verb ("Who must sign ...?"); the copula
 # ("When was X installed?" / "Where is the panel?"); the forms of "be" that make a passive.
 _AUX_TEXT = "is are was were be been being do does did has have had can could will would"
-_MODAL_TEXT = "shall should may might must"
-_AUX = frozenset(f"{_AUX_TEXT} {_MODAL_TEXT}".split())
+_AUX = frozenset(_AUX_TEXT.split()) | MODALS
 _COPULA = frozenset(_AUX_TEXT.split()[:4])
 _DO = frozenset(_AUX_TEXT.split()[7:10])
 BE = frozenset(_AUX_TEXT.split()[:7])
@@ -81,7 +80,7 @@ _IRREGULAR_EN = frozenset(
 def relation(question: str) -> frozenset[str]:
     """The relation terms of the question's shape (empty when it names none)."""
     # "Who's the designer of X?" is "Who is the designer of X?".
-    words = WORD.findall(_CONTRACTED.sub(r"\1 is", question))
+    words = HYPHENATED_WORD_ACUTE.findall(_CONTRACTED.sub(r"\1 is", question))
     low = [w.casefold() for w in words]
     if len(low) > 1 and low[0] in _FRONTED and low[1] in _WH:
         # "In what year was X designed?", "By whom was X approved?": the preposition before
@@ -174,14 +173,18 @@ def relation(question: str) -> frozenset[str]:
             # object. Not past a particle ("end in the region"): the last word stays.
             k = next((k for k in range(i + 2, len(low)) if low[k] in _OBJECT_START), 0)
             verb = low[k - 1] if k else ""
-            if low[i] not in _COPULA and verb and verb not in STOPWORDS | _PREPOSITIONS | _AUX:
+            if (
+                low[i] not in _COPULA
+                and verb
+                and verb not in QUESTION_STOPWORDS | _PREPOSITIONS | _AUX
+            ):
                 last = [verb] if words[k - 1].islower() or not cased else []
             elif low[0] in ("who", "whom") and low[i] in _DO:
                 # "Who did the Normans serve under in the 10th century?": the last word of a
                 # who-question is its object's, not a verb ("Who did X marry?" was read
                 # after "did": nothing, as before).
                 last = []
-            last = [w for w in last if w not in STOPWORDS]
+            last = [w for w in last if w not in QUESTION_STOPWORDS]
             if low[0] in ("who", "whom") and low[i] in _COPULA and not participle(last):
                 # "By whom were the bolts tightened to 30 Nm?": the passive's verb comes
                 # before its complement; the last lower-case participle past the subject.
@@ -206,7 +209,7 @@ def relation(question: str) -> frozenset[str]:
 def org_asked(question: str) -> bool:
     """Whether a which / what phrase of `question` ends on a company noun ("Which pump vendor
     ...?", "What manufacturer ...?")."""
-    low = [w.casefold() for w in WORD.findall(question)]
+    low = [w.casefold() for w in HYPHENATED_WORD_ACUTE.findall(question)]
     return any(
         w in ("which", "what") and bool(_ORG_NOUNS.intersection(low[j + 1 : j + 1 + _MAX_WH_WORDS]))
         for j, w in enumerate(low)
@@ -231,7 +234,7 @@ def _content(words: list[str]) -> set[str]:
     return {
         t
         for w in words
-        if w not in STOPWORDS and w not in FRAMING and w not in _LIGHT
+        if w not in QUESTION_STOPWORDS and w not in FRAMING and w not in _LIGHT
         for t in terms(w)
         if len(t) > 1
     }
@@ -240,5 +243,7 @@ def _content(words: list[str]) -> set[str]:
 def titled(text: str) -> bool:
     """Whether every word of `text` longer than `_TITLE_MIN` letters is capitalised (a title
     or a heading line, not a sentence)."""
-    long_ = [w for w in WORD.findall(text) if len(w) > _TITLE_MIN and w[:1].isalpha()]
+    long_ = [
+        w for w in HYPHENATED_WORD_ACUTE.findall(text) if len(w) > _TITLE_MIN and w[:1].isalpha()
+    ]
     return len(long_) >= 2 and all(w[:1].isupper() for w in long_)
