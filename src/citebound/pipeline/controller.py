@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from citebound.contracts.conversation import ConversationTurn
+from citebound.contracts.conversation import MAX_HISTORY_TURNS, ConversationTurn
 from citebound.contracts.enums import PublicStatus, ReasonCode
 from citebound.contracts.execution import ModelCallRecord
 from citebound.contracts.public import PublicResponse, TokenUsage
@@ -30,9 +30,12 @@ from citebound.errors import (
     StoreError,
 )
 from citebound.pipeline.context import PipelineContext
+from citebound.pipeline.stages.answer import audit_conversation
 from citebound.pipeline.stages.search import search_pieces
 from citebound.pipeline.state import RequestState, StageRecord
 from citebound.pipeline.table import BY_NAME, STAGE_NAMES
+from citebound.question.conversation import recent_turns
+from citebound.question.preprocess import preprocess
 from citebound.store.snapshot import request_snapshot
 
 
@@ -112,9 +115,6 @@ class Pipeline:
         N4 (`superprompt.n4_recent_conv_max_pairs`) are kept. `max_output_tokens` lowers the
         policy's output cap for this request (it never raises it).
         """
-        from citebound.contracts.conversation import MAX_HISTORY_TURNS
-        from citebound.question.conversation import recent_turns
-
         return RequestState(
             request_id=request_id or uuid.uuid4().hex,
             run_id=run_id,
@@ -136,8 +136,6 @@ class Pipeline:
         0 when there is nothing to embed or the collection cannot be searched, in which case
         each question fails or refuses on its own, as without prefetching. `prefetched` also
         drops what was not used afterwards."""
-        from citebound.question.preprocess import preprocess
-
         pol = self.ctx.policy
         if pol.retrieval.mode == "lexical":
             return 0
@@ -208,8 +206,8 @@ class Pipeline:
 
     def _failed(self, state: RequestState, err: CiteboundError) -> RequestState:
         """End the request FAILED with a reason code; still record it (fail closed)."""
+        # Lazy: citebound.audit adds ~13 ms to importing citebound.pipeline (python -X importtime).
         from citebound.audit import build_audit_record
-        from citebound.pipeline.stages.answer import audit_conversation
 
         stage = next_stage(state) or "packaged"
         if isinstance(err, StageError):

@@ -8,7 +8,7 @@ lists) and the final selection.
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from pydantic import Field, PrivateAttr, TypeAdapter
 
@@ -24,9 +24,7 @@ from citebound.contracts.execution import LLMExecutionResult, ModelCallRecord, V
 from citebound.contracts.public import PublicResponse
 from citebound.contracts.question import PromptBody, Shape
 from citebound.contracts.retrieval import FiltersApplied, RetrievalBundle, RetrievalRow
-
-if TYPE_CHECKING:
-    from citebound.validate.view import EvidenceView
+from citebound.validate.view import EvidenceView
 
 # `RequestState.extras` key of the anchors the reader saw (prompt anchor -> shown anchor), set
 # by the `recorded` stage from packaging, as the audit record keeps them (respond/renumber.py).
@@ -135,8 +133,6 @@ class RequestState(Contract):
     def evidence_view(self) -> EvidenceView:
         """The EvidenceView of `answer_bundle`: the one `keeping_view` kept when it is of this
         very bundle, else projected now (the same view either way)."""
-        from citebound.validate.view import EvidenceView
-
         bundle = self.answer_bundle
         if bundle is None:
             raise ValueError("no answer bundle yet: no evidence view")
@@ -159,6 +155,7 @@ class RequestState(Contract):
         how views join the public citations (shown anchors) to the bundle. From the
         renumbering the `recorded` stage kept in `extras` (a handed-out state has no
         validation); {} before that stage or when no answer was shown."""
+        # Lazy: citebound.respond adds ~3 ms to importing citebound.pipeline (python -X importtime).
         from citebound.respond.renumber import evidence_by_shown
 
         return evidence_by_shown(self.answer_bundle, self.extras.get(DISPLAY_ANCHORS))

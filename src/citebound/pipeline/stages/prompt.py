@@ -8,9 +8,13 @@ from citebound.pipeline.context import PipelineContext
 from citebound.pipeline.stages import superprompt
 from citebound.pipeline.stages.step import done
 from citebound.pipeline.state import RequestState, StageRecord
+from citebound.prompt import build_prompt
+from citebound.prompt.builder import prefix_bundle
+from citebound.text import get_tokenizer
 
 
 def assembled(state: RequestState, ctx: PipelineContext) -> RequestState:
+    # Lazy: citebound.assemble adds ~6 ms to importing citebound.pipeline (python -X importtime).
     from citebound.assemble import assemble
 
     assert state.retrieval_bundle is not None
@@ -38,9 +42,6 @@ def a4_condense(state: RequestState, ctx: PipelineContext) -> RequestState:
     """Extractive: evidence is never paraphrased or summarized. Assembly already budgeted it,
     so A4 enforces N3 by dropping whole chunks from the end (lowest rank) and exposes the
     evidence block as S_CTX_MD."""
-    from citebound.prompt.builder import prefix_bundle
-    from citebound.text import get_tokenizer
-
     bundle = state.answer_bundle
     assert bundle is not None
     n3 = ctx.policy.retrieval.n3_final_selection_max
@@ -125,8 +126,6 @@ def a5_format(state: RequestState, ctx: PipelineContext) -> RequestState:
 
 
 def prompt_built(state: RequestState, ctx: PipelineContext) -> RequestState:
-    from citebound.prompt import build_prompt
-
     assert state.answer_bundle is not None
     if superprompt.is_superprompt(ctx):
         return superprompt.build(state, ctx, done)

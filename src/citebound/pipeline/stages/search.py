@@ -18,9 +18,16 @@ from citebound.pipeline.stages.chooser import ask_json, keep_drop_prompt, parse_
 from citebound.pipeline.stages.step import done
 from citebound.pipeline.state import RequestState, StageRecord
 from citebound.policy import Policy
-from citebound.question.conversation import FollowupRewrite
+from citebound.question.conversation import (
+    REWRITE_TEMPLATE,
+    FollowupRewrite,
+    parse_rewrite,
+    rewrite_prompt,
+    rewrite_query,
+)
 from citebound.question.preprocess import retrieval_query
-from citebound.retrieve import compile_filters
+from citebound.retrieve import compile_filters, query_pieces
+from citebound.retrieve.definitions import promote_rows
 
 T = TypeVar("T")
 
@@ -45,8 +52,6 @@ def search_pieces(
     """(retrieval query, its ≤ N0 pieces) of a preprocessed prompt: what the retrieval stage
     searches and `Pipeline.prefetch` embeds ahead. `query` replaces the prompt's own query
     (a follow-up rewrite)."""
-    from citebound.retrieve import query_pieces
-
     query = retrieval_query(body) if query is None else query
     return query, query_pieces(query, policy.retrieval.n0_query_pieces)
 
@@ -57,13 +62,6 @@ def resolve_followup(
     """The retrieval query of this request: the deterministic follow-up rewrite, or the LLM
     rewrite when `[stages] llm_rewrite` is on and there are earlier turns; and the model
     calls it made."""
-    from citebound.question.conversation import (
-        REWRITE_TEMPLATE,
-        parse_rewrite,
-        rewrite_prompt,
-        rewrite_query,
-    )
-
     assert state.body is not None
     base = retrieval_query(state.body)
     if not (ctx.config.stages.llm_rewrite and state.history):
@@ -122,8 +120,6 @@ def _searched(state: RequestState) -> str:
 
 
 def rerank(state: RequestState, ctx: PipelineContext) -> RequestState:
-    from citebound.retrieve.definitions import promote_rows
-
     head = state.views_by_stage["retrieval"][: ctx.policy.retrieval.n2_rerank_top_k]
     by_id = state.rows_by_id()
     order = ctx.retriever.reranker.rerank(
