@@ -295,6 +295,7 @@ def build_prompt(
     problem = _precheck(bundle)
     if problem is not None:
         if policy.prompt_contract == "superprompt-v1":
+            # Lazy: prompt.superprompt imports this module (cycle).
             from citebound.prompt.superprompt import TEMPLATE_ID, load_superprompt_template
 
             template = PromptTemplate(TEMPLATE_ID, "", load_superprompt_template()[1])

@@ -10,9 +10,10 @@ from typing import Protocol, runtime_checkable
 
 from citebound.contracts.index import IndexManifest
 from citebound.errors import StoreError
-from citebound.index.build import index_dir, read_manifest, read_rows, version_files
+from citebound.index.build import index_dir, read_manifest, read_rows, update_indexes, version_files
 from citebound.index.embedder import Embedder, Matrix, load_embedder
 from citebound.index.lexical import LexicalIndex
+from citebound.index.pgvector import PgVectorIndex
 from citebound.index.vectors import VectorIndex
 from citebound.retrieve.filters import FilterColumns
 from citebound.retrieve.rows import RowCache
@@ -94,8 +95,6 @@ def open_index(
     chunk_ids = [r.chunk_id for r in rows]
     vectors = VectorIndex.load(vectors_file)
     if isinstance(store, PostgresStoreLike) and store.dense_in_database:
-        from citebound.index.pgvector import PgVectorIndex
-
         vectors = PgVectorIndex(
             vectors.matrix,
             store=store,  # type: ignore[arg-type]
@@ -130,8 +129,6 @@ def rebuild_from_shared(
     published: IndexManifest | None = published_manifest(collection)
     if published is None or published.store_version != current:
         return published  # None, or a stale version: open_index says which
-    from citebound.index.build import update_indexes
-
     embedder = embedder or load_embedder(published.embedding_model)
     update_indexes(
         store,

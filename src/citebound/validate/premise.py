@@ -23,14 +23,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from citebound.text.sentences import split_sentences
+from citebound.text.terms import terms
 
 
 def _rank(claim: str, sentences: Sequence[str]) -> list[tuple[int, int]]:
     """(index, terms shared) of every sentence, most claim terms shared first; ties by
     position (earlier first)."""
-    # Imported here: text.terms imports the validator's word tools, which import this module.
-    from citebound.text.terms import terms
-
     wanted = terms(claim)
     shared = [len(wanted & terms(s)) for s in sentences]
     return sorted(((i, n) for i, n in enumerate(shared)), key=lambda x: (-x[1], x[0]))

@@ -66,8 +66,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from citebound.policy import SupportWeights
+from citebound.text import identifiers as identifiers_module
+from citebound.text import overlap
 from citebound.text.identifiers import identifiers, present_in
 from citebound.text.lexicon import ALL_WORDS
+from citebound.validate import checks, order, polarity, swap, wording
 from citebound.validate.evidence import (
     SPAN_END,
     content_lemma,
@@ -75,6 +78,7 @@ from citebound.validate.evidence import (
     fold,
     index_evidence,
     lemma,
+    lemmas,
     plain_numbers,
     spelled_compound,
 )
@@ -355,30 +359,27 @@ def sentence_support(
 def clear_caches() -> None:
     """Forget every memoized evidence text (benchmarks measure first-time validation with
     it); the word-lemma memo stays, as it does in any process after a few requests."""
-    from citebound.text import identifiers, overlap
-    from citebound.validate import checks, evidence, order, polarity, swap, wording
-
     for cached in (
         _word_sequence,
         _sentence_pieces,
-        evidence.plain_numbers,
+        plain_numbers,
         polarity._negated,
         polarity._negated_clause,
         polarity._negated_scope,
         wording._name_runs,
-        wording.shown,
+        shown,
         polarity.all_lemmas,
         polarity.modals,
         polarity.item_counts,
         order._steps,
-        evidence.index_evidence,
+        index_evidence,
         swap.sentence_tokens,
         swap.window_tokens,
         swap.span_tokens,
-        evidence.lemmas,
+        lemmas,
         overlap.content_words,
-        identifiers._canon,
+        identifiers_module._canon,
         checks._normalize,
-        identifiers._identifiers,
+        identifiers_module._identifiers,
     ):
         cached.cache_clear()

@@ -8,6 +8,7 @@ from __future__ import annotations
 from citebound.contracts.enums import CitationStyle
 from citebound.prompt.anchors import citation_format
 from citebound.text import split_sentences
+from citebound.text.tokens import get_tokenizer
 
 
 def citation_marker(anchor: str) -> str:
@@ -52,6 +53,4 @@ def join(
 
 def count_tokens(text: str) -> int:
     """Output tokens as the default policy counts them (cl100k_base, offline)."""
-    from citebound.text.tokens import get_tokenizer
-
     return get_tokenizer("cl100k_base").count(text)

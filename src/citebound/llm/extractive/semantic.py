@@ -67,6 +67,8 @@ CACHE_SENTENCES = 4096
 
 def default_loader() -> Embedder:
     """The packaged MiniLM encoder, the instance retrieval already loaded when it did."""
+    # Lazy: index.embedder adds ~5 ms to importing citebound.llm (python -X importtime),
+    # and most requests never embed (module doc).
     from citebound.index.embedder import DEFAULT_MODEL_NAME, load_embedder
 
     return load_embedder(DEFAULT_MODEL_NAME)
