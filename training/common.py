@@ -46,6 +46,18 @@ def stable_bucket(key: str, buckets: int) -> int:
     return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:4], "big") % buckets
 
 
+def dedupe(pairs: Iterable[Pair]) -> list[Pair]:
+    """Drop exact repeats and pairs whose (premise, claim) appears with both labels."""
+    seen: dict[tuple[str, str], Pair] = {}
+    clash: set[tuple[str, str]] = set()
+    for p in pairs:
+        key = (p.premise, p.claim)
+        if key in seen and seen[key].label != p.label:
+            clash.add(key)
+        seen.setdefault(key, p)
+    return [p for k, p in seen.items() if k not in clash]
+
+
 def write_jsonl(path: Path, pairs: Iterable[Pair]) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
     n = 0

@@ -16,22 +16,10 @@ import random
 from collections import Counter
 from pathlib import Path
 
-from training.common import REPO, Pair, shared_data, write_jsonl
+from training.common import REPO, Pair, dedupe, shared_data, write_jsonl
 from training.reader import sources
 
 SEED = 20261207
-
-
-def _dedupe(pairs: list[Pair]) -> list[Pair]:
-    """Drop exact repeats and (passage, question) pairs seen with both labels."""
-    seen: dict[tuple[str, str], Pair] = {}
-    clash: set[tuple[str, str]] = set()
-    for p in pairs:
-        key = (p.premise, p.claim)
-        if key in seen and seen[key].label != p.label:
-            clash.add(key)
-        seen.setdefault(key, p)
-    return [p for k, p in seen.items() if k not in clash]
 
 
 def build(
@@ -55,7 +43,7 @@ def build(
         "squad_dev_articles": "all trained" if all_squad else "3, 4, 7, 8",
     }
     for name, pairs in splits.items():
-        pairs = _dedupe(pairs)
+        pairs = dedupe(pairs)
         random.Random(SEED).shuffle(pairs)
         write_jsonl(out / f"{name}.jsonl", pairs)
         by = Counter(f"{p.source}/{p.kind}/{p.label}" for p in pairs)

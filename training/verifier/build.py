@@ -13,25 +13,12 @@ import argparse
 import json
 import random
 from collections import Counter
-from collections.abc import Iterable
 from pathlib import Path
 
-from training.common import REPO, Pair, base_model_dir, roc_auc, shared_data, write_jsonl
+from training.common import REPO, Pair, base_model_dir, dedupe, roc_auc, shared_data, write_jsonl
 from training.verifier import sources, synth
 
 SEED = 20261202
-
-
-def _dedupe(pairs: Iterable[Pair]) -> list[Pair]:
-    """Drop exact repeats and pairs whose (premise, claim) appears with both labels."""
-    seen: dict[tuple[str, str], Pair] = {}
-    clash: set[tuple[str, str]] = set()
-    for p in pairs:
-        key = (p.premise, p.claim)
-        if key in seen and seen[key].label != p.label:
-            clash.add(key)
-        seen.setdefault(key, p)
-    return [p for k, p in seen.items() if k not in clash]
 
 
 def length_cue(pairs: list[Pair]) -> dict[str, float]:
@@ -85,7 +72,7 @@ def build(
             splits["dev" if split == "dev" else split].append(pair)
     counts: dict[str, object] = {}
     for name, pairs in splits.items():
-        pairs = _dedupe(pairs)
+        pairs = dedupe(pairs)
         if balance and name != "fit":  # the threshold is fitted on the data as it comes
             pairs = balance_length(pairs)
         random.Random(SEED).shuffle(pairs)
