@@ -100,23 +100,6 @@ def call_json(
     return data, record
 
 
-def ask_json(
-    ctx: PipelineContext,
-    request_id: str,
-    user: str,
-    *,
-    stage: str,
-    switch: str,
-    call: str,
-    template_id: str | None = None,
-) -> tuple[dict[str, Any], ModelCallRecord]:
-    """A chooser call before assembly (A0, A2, rewrite, A3): `call_json` with the JSON
-    classifier system message and no bundle."""
-    return call_json(
-        ctx, request_id, user, stage=stage, switch=switch, call=call, template_id=template_id
-    )
-
-
 def keep_drop_prompt(question: str, rows: list[RetrievalRow]) -> str:
     """A3 semantic gate: which numbered passages help answer the question?"""
     listing = "\n".join(

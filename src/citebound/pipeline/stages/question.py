@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from citebound.pipeline.context import PipelineContext
 from citebound.pipeline.stages import semantic_headers
-from citebound.pipeline.stages.chooser import ask_json
+from citebound.pipeline.stages.chooser import call_json
 from citebound.pipeline.stages.step import done
 from citebound.pipeline.state import RequestState, StageRecord
 from citebound.question.preprocess import preprocess
@@ -43,7 +43,7 @@ def a2_shape(state: RequestState, ctx: PipelineContext) -> RequestState:
     assert state.body is not None
     calls = state.model_calls
     if ctx.config.stages.llm_shape:
-        data, call = ask_json(
+        data, call = call_json(
             ctx,
             state.request_id,
             chooser_prompt(state.body),

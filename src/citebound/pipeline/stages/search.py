@@ -14,7 +14,7 @@ from citebound.contracts.retrieval import RetrievalBundle, RetrievalRow
 from citebound.errors import StageError
 from citebound.gate.decide import decide
 from citebound.pipeline.context import PipelineContext
-from citebound.pipeline.stages.chooser import ask_json, keep_drop_prompt, parse_keep
+from citebound.pipeline.stages.chooser import call_json, keep_drop_prompt, parse_keep
 from citebound.pipeline.stages.step import done
 from citebound.pipeline.state import RequestState, StageRecord
 from citebound.policy import Policy
@@ -66,7 +66,7 @@ def resolve_followup(
     base = retrieval_query(state.body)
     if not (ctx.config.stages.llm_rewrite and state.history):
         return rewrite_query(base, state.body.task, state.history, ctx.policy), []
-    data, call = ask_json(
+    data, call = call_json(
         ctx,
         state.request_id,
         rewrite_prompt(state.user_text, state.history),
@@ -159,7 +159,7 @@ def a3_gate(state: RequestState, ctx: PipelineContext) -> RequestState:
         )
 
     def judge(rows: list[RetrievalRow]) -> list[int]:
-        data, call = ask_json(
+        data, call = call_json(
             ctx,
             state.request_id,
             keep_drop_prompt(state.user_text, rows),

@@ -18,7 +18,7 @@ from citebound.contracts.base import sha256_hex
 from citebound.contracts.execution import ModelCallRecord
 from citebound.contracts.question import MappingDecision, PromptBody
 from citebound.pipeline.context import PipelineContext
-from citebound.pipeline.stages.chooser import SYSTEM, ask_json
+from citebound.pipeline.stages.chooser import SYSTEM, call_json
 from citebound.question.preprocess import CANONICAL, SCHEMA, compose_prompt_ready
 
 
@@ -47,7 +47,7 @@ def apply_semantic(
     unknown, the semantic decisions, the new prompt_ready, the extras to log and the call's
     record (for `model_calls`)."""
     prompt = chooser_prompt(unknown)
-    data, call = ask_json(
+    data, call = call_json(
         ctx, request_id, prompt, stage="preprocessed", switch="llm_header_mapping", call="a0"
     )
     threshold = float(SCHEMA["modes"]["semantic_min_confidence"])
