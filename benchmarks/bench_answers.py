@@ -41,7 +41,7 @@ from citebound.store.sqlite import SqliteStore
 DATA = Path(__file__).resolve().parent / "data"
 # Every F´ set, in the order they were written (set 1, then dev2 ... dev8).
 QUESTIONS = sorted(DATA.glob("fprime_questions*.jsonl"), key=lambda p: (len(p.stem), p.stem))
-PRESETS = ["strict-v1", "hybridrag", "superprompt-v1"]
+PRESETS = ("strict-v1", "hybridrag", "superprompt-v1")
 COLLECTION = "fprime"
 
 
@@ -68,32 +68,33 @@ def main(argv: list[str] | None = None) -> int:
         help="F´ question file(s) (default: every data/fprime_questions*.jsonl); repeat for several",
     )
     args = ap.parse_args(argv)
-    if args.preset:
-        PRESETS[:] = args.preset
+    presets = tuple(args.preset or PRESETS)
+    kept: list[dict[str, object]] = []  # every response, for --answers
     results: dict[str, object] = {
-        f.stem: fprime(args.work, f) for f in (args.questions or QUESTIONS)
+        f.stem: fprime(args.work, f, presets, kept) for f in (args.questions or QUESTIONS)
     }
     if not args.no_squad:
-        results["squad"] = squad(args.work)
+        results["squad"] = squad(args.work, presets, kept)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     if args.answers:
         # Ordered by (preset, set, question id): the file diffs cleanly between two runs.
-        lines = sorted(json.dumps(r, sort_keys=True, ensure_ascii=False) for r in RESPONSES)
+        lines = sorted(json.dumps(r, sort_keys=True, ensure_ascii=False) for r in kept)
         args.answers.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return 0
 
 
-RESPONSES: list[dict[str, object]] = []
-
-
-def record(preset: str, where: str, qid: str, resp: PublicResponse | None) -> None:
+def record(
+    kept: list[dict[str, object]], preset: str, where: str, qid: str, resp: PublicResponse | None
+) -> None:
     """Keep one response for `--answers`, without the timing that differs run to run."""
     body = resp.model_dump(mode="json", exclude={"latency_ms"}) if resp is not None else None
-    RESPONSES.append({"preset": preset, "set": where, "id": qid, "response": body})
+    kept.append({"preset": preset, "set": where, "id": qid, "response": body})
 
 
-def fprime(work: Path, path: Path) -> dict[str, object]:
+def fprime(
+    work: Path, path: Path, presets: tuple[str, ...], kept: list[dict[str, object]]
+) -> dict[str, object]:
     """Answered well / refused on one F´ question set, per preset."""
     docs = dataset_dir("fprime-docs")
     if docs is None:
@@ -107,14 +108,14 @@ def fprime(work: Path, path: Path) -> dict[str, object]:
     questions = load_questions(path)
     print(f"questions: {path.name}")
     results: dict[str, object] = {}
-    for preset in PRESETS:
+    for preset in presets:
         audit = work / f"audit-{preset}"
         shutil.rmtree(audit, ignore_errors=True)  # request ids are the question ids
         pipe, ctx = make_pipeline(store, audit, COLLECTION, preset=preset)
         judgements = []
         for q in questions:
             resp = pipe.run(q.question, request_id=q.id).response
-            record(preset, path.stem, q.id, resp)
+            record(kept, preset, path.stem, q.id, resp)
             status = resp.status.value if resp is not None else "FAILED"
             j = judge(q, status, resp.answer if resp is not None else None)
             judgements.append(j)
@@ -133,7 +134,7 @@ def fprime(work: Path, path: Path) -> dict[str, object]:
     return results
 
 
-def squad(work: Path) -> dict[str, object]:
+def squad(work: Path, presets: tuple[str, ...], kept: list[dict[str, object]]) -> dict[str, object]:
     """The README's SQuAD 2.0 protocol, final outcome per preset and split."""
     folder = dataset_dir("squad2-dev")
     if folder is None:
@@ -147,7 +148,7 @@ def squad(work: Path) -> dict[str, object]:
         "answerer) | gold in the answer (of answered) |"
     )
     print("|---|---|---|---|---|")
-    for preset in PRESETS:
+    for preset in presets:
         audit = work / f"audit-squad-{preset}"
         shutil.rmtree(audit, ignore_errors=True)  # request ids are the SQuAD ids
         pipe, ctx = make_pipeline(store, audit, "squad", preset=preset)
@@ -160,7 +161,9 @@ def squad(work: Path) -> dict[str, object]:
                     qid=it.qid,
                     answers=it.answers,
                     in_corpus=it.kind == "in",
-                    on_state=lambda st, p=preset: record(p, "squad", st.request_id, st.response),
+                    on_state=lambda st, p=preset: record(
+                        kept, p, "squad", st.request_id, st.response
+                    ),
                 ),
             )
             for it in items
