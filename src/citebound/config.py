@@ -132,7 +132,8 @@ class StageSwitches(Contract):
         default=False, description="A4 condenses S_CTX_MD with the provider (superprompt-v1)."
     )
     llm_header_mapping: bool = Field(
-        default=False, description="A0 maps unknown headers with the provider (seed 002 §5.1)."
+        default=False,
+        description="A0 asks the provider to map question headers it does not know to known keys.",
     )
     llm_rewrite: bool = Field(
         default=False,

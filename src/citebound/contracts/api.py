@@ -81,7 +81,7 @@ class RetrieveRequest(AnswerRequest):
 class AssembleRequest(Contract):
     """`POST /v1/assemble`: a retrieval bundle from your own retrieval."""
 
-    bundle: RetrievalBundle = Field(description="Ranked evidence (seed 001 R2 input).")
+    bundle: RetrievalBundle = Field(description="Ranked evidence, as retrieval returns it.")
     question: str | None = Field(
         default=None,
         max_length=MAX_QUESTION_CHARS,
@@ -171,7 +171,7 @@ class ConfidenceView(Contract):
     attribution_coverage: JsonFloat = Field(description="Cited / factual sentences.")
     min_support: JsonFloat | None = Field(default=None, description="Lowest sentence support.")
     mean_support: JsonFloat | None = Field(default=None, description="Mean sentence support.")
-    low_confidence: JsonBool = Field(default=False, description="Seed 003 §7B flag.")
+    low_confidence: JsonBool = Field(default=False, description="Passed with limited support.")
     explanation: str = Field(description="One sentence a person can read.")
 
 
@@ -249,7 +249,7 @@ class StepRequest(Contract):
 class StepButton(Contract):
     """One of the 8 manual-mode buttons (docs/api.md) and the registry stages it runs, in order."""
 
-    name: str = Field(description="Seed 002 name, e.g. A4_Condenser.")
+    name: str = Field(description="Stage display name, e.g. A4_Condenser.")
     stages: list[str] = Field(description="Registry stages this button runs (stage_order names).")
 
 
@@ -259,13 +259,13 @@ class StepResponse(Contract):
     state: str = Field(description="RequestState as JSON text; post it back byte for byte.")
     state_token: str = Field(description="HMAC binding the state to this server and caller.")
     stage: str = Field(
-        description="Last completed seed 002 stage (`raw` before any; stays `a5` after it)."
+        description="Last completed request stage (`raw` before any; stays `a5` after it)."
     )
     next_stage: str | None = Field(description="Stage the next call runs; null when done.")
     stage_order: list[str] = Field(description="Every registry stage, in order.")
     buttons: list[StepButton] = Field(
         default_factory=list,
-        description="Seed 002's 8 manual-mode buttons, in order, grouping stage_order.",
+        description="The 8 step-mode buttons, in order, grouping stage_order.",
     )
     labels: dict[str, str] = Field(description="Human label per stage.")
     views: list[StageView] = Field(default_factory=list, description="Stages run in this call.")

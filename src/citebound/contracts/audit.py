@@ -90,7 +90,9 @@ class AuditRecord(Contract):
     assembly_status: AssemblyStatus | None = Field(
         default=None, description="Assembly status; None when no AnswerBundle was built."
     )
-    generation_status: GenerationStatus = Field(description="R5 generation status (seed 001).")
+    generation_status: GenerationStatus = Field(
+        description="Generation status of the model call (OK, or why it failed)."
+    )
     llm_generation_status: GenerationStatus | None = Field(
         default=None, description="Status the LLM layer returned; None when it was not called."
     )
@@ -169,7 +171,7 @@ class AuditRecord(Contract):
     prompt_tokens: int | None = Field(default=None, description="Prompt tokens reported.")
     completion_tokens: int | None = Field(default=None, description="Completion tokens reported.")
     total_tokens: int | None = Field(default=None, description="Total tokens reported.")
-    question: str = Field(default="", description="The user question (seed 003 query_log).")
+    question: str = Field(default="", description="The user question.")
     prompt_text: str | None = Field(
         default=None, description="Exact prompt text; None unless the operator opted in."
     )

@@ -48,7 +48,8 @@ class PublicStatus(StrEnum):
 # (docs/assemble_prompt.md).
 RENAMED_CITATION_STYLES = {
     "numeric": "citation style 'numeric' was renamed 'decimal' (markers [1], [2], ...); "
-    "seed 004's 'numeric' means superscript markers [¹], which is style 'superscript' here. "
+    "in retrieve_packs / assemble_prompt requests 'numeric' meant superscript markers [¹], which "
+    "is style 'superscript' here. "
     'Set citation_style = "decimal" to keep [1] markers.',
 }
 

@@ -43,7 +43,7 @@ class RetrievalPack(Contract):
     heading_path: list[str] = Field(
         alias="headingPath",
         default_factory=list,
-        description="Section path of the hit; null is read as [] (seed 004).",
+        description="Section path of the hit; null is read as [].",
         json_schema_extra={"type": ["array", "null"]},  # what _no_path accepts, said
     )
     spans: list[PackSpan] = Field(

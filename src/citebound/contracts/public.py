@@ -46,7 +46,10 @@ class PublicResponse(Contract):
     citations: list[PublicCitation] = Field(default_factory=list, description="Cited sources.")
     token_usage: TokenUsage = Field(description="Token usage.")
     latency_ms: float = Field(description="End-to-end latency in ms.")
-    low_confidence: bool = Field(default=False, description="Seed 003 §7B: limited support.")
+    low_confidence: bool = Field(
+        default=False,
+        description="Passed with limited support (a preset that flags it instead of failing).",
+    )
     confidence: Literal["high", "medium", "low"] | None = Field(
         default=None,
         description="OK answers: from the weakest sentence's support score (docs/validation.md).",

@@ -59,7 +59,9 @@ def check_invariants(
     seed = None if spec is None else spec.seed
     history = [*before.history_of_stages, seed] if seed else before.history_of_stages
     if after.history_of_stages != history or after.stage != (seed or before.stage):
-        raise bad("stage / history_of_stages must follow the seed 002 vocabulary")
+        raise bad(
+            "stage / history_of_stages must follow the stage order (raw, preprocessed, ..., a5)"
+        )
     old_rows, new_rows = before.base_context_chunks, after.base_context_chunks
     # Stages only append rows, so the usual case is an equal prefix (list equality tries
     # identity first, in C); anything else gets the full check by chunk id.

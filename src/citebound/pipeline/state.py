@@ -65,10 +65,11 @@ class RequestState(Contract):
         default=None, ge=1, description="Caller's output cap; only ever lowers the policy's."
     )
     stage: str = Field(
-        default="raw", description="Last completed seed 002 stage (raw, preprocessed, ..., a5)."
+        default="raw", description="Last completed request stage (raw, preprocessed, ..., a5)."
     )
     history_of_stages: list[str] = Field(
-        default_factory=list, description="Seed 002 stages completed, append-only."
+        default_factory=list,
+        description="Request stages completed (raw, preprocessed, ..., a5), append-only.",
     )
     steps_done: list[str] = Field(
         default_factory=list,

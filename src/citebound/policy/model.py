@@ -57,7 +57,7 @@ class Policy(Contract):
     prompt_contract: Literal["v1", "superprompt-v1"] = Field(
         default="v1",
         description="v1: the frozen five-section prompt (qa_v1 / summarize_v1); superprompt-v1: "
-        "seed 002's System_MD, Prompt_MD, S_CTX_MD, Attachments_MD (+ Recent Conversation).",
+        "the System_MD, Prompt_MD, S_CTX_MD, Attachments_MD blocks (+ Recent Conversation).",
     )
     superprompt: SuperPromptPolicy = Field(
         default_factory=SuperPromptPolicy, description="superprompt-v1 knobs."

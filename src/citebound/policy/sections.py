@@ -188,7 +188,7 @@ class SuperPromptPolicy(Contract):
         default=12,
         ge=1,
         description="Most lines per S_CTX_MD list (facts, constraints): a readability cap "
-        "(seed 002 §5.6), not fitted on data.",
+        "set by hand, not fitted on data.",
     )
     a4_min_line_support: float = Field(
         default=0.8,

@@ -137,5 +137,5 @@ class ValidationPolicy(Contract):
     regenerate_on_failure: bool = Field(
         default=False,
         description="When R5 rejects a model answer, make at most one more call with the frozen "
-        "regenerate_v1 instructions naming the rejected sentences (seed 003 §6); off = one call.",
+        "regenerate_v1 instructions naming the rejected sentences; off = one call.",
     )
