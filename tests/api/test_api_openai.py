@@ -200,8 +200,8 @@ def test_chat_request_errors_are_4xx(live_server: Callable[..., object]) -> None
 def test_unknown_collection_or_model_is_a_404_naming_the_existing_ones(
     live_server: Callable[..., object],
 ) -> None:
-    # The README once said model="citebound:demo" against `serve --demo` (collection "demo"):
-    # that returned HTTP 200 with an empty answer. A name that does not exist is a 404 now.
+    # A model naming a collection that does not exist ("citebound:dmeo") once returned HTTP 200
+    # with an empty answer; it is a 404 that names the collections there are.
     with live_server() as srv, _client(srv.url) as client:  # type: ignore[attr-defined]
         with pytest.raises(openai.NotFoundError) as info:
             client.chat.completions.create(
